@@ -1,0 +1,191 @@
+"""The frozen intermediate representation: the one model of an ACP schema.
+
+Everything downstream (naming, rendering, diffing) reads these nodes and never the raw JSON
+Schema. Nodes keep wire names; Python names are decided later, in `naming`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# A JSON-level shape. `ref` points at a named definition; `list` and `map` carry `item`.
+ShapeKind = Literal["any", "str", "int", "float", "bool", "null", "object", "ref", "list", "map"]
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """The type of a value on the wire, with the constraints the decoder enforces."""
+
+    kind: ShapeKind
+    ref: str | None = None
+    item: Shape | None = None
+    nullable: bool = False
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    min_items: int | None = None
+    format: str | None = None
+
+    def non_null(self) -> Shape:
+        if not self.nullable:
+            return self
+        return Shape(
+            self.kind, self.ref, self.item, False, self.minimum, self.maximum,
+            self.min_items, self.format,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Leniency:
+    """The schema's `x-deserialize-*` rules on one field (the Rust crate is the reference)."""
+
+    default_on_error: bool = False
+    skip_invalid_items: bool = False
+    default_on_null: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.default_on_error or self.skip_invalid_items or self.default_on_null
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    wire: str
+    shape: Shape
+    required: bool
+    doc: str
+    pointer: str
+    leniency: Leniency = Leniency()
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectType:
+    """A JSON object with declared fields; undeclared keys are kept as `extra`."""
+
+    name: str
+    doc: str
+    fields: tuple[Field, ...]
+    pointer: str
+    method: str | None = None
+    side: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EnumMember:
+    value: str | int
+    title: str | None
+    doc: str
+
+
+@dataclass(frozen=True, slots=True)
+class EnumType:
+    """A string or integer enum; an open one also accepts any other value of its JSON type."""
+
+    name: str
+    doc: str
+    value_kind: Literal["str", "int"]
+    members: tuple[EnumMember, ...]
+    open: bool
+    open_doc: str
+    pointer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One branch of a tagged union: its tag value and its whole payload (shared fields first)."""
+
+    tag: str
+    doc: str
+    fields: tuple[Field, ...]
+    payload: str | None  # the `$defs` type the branch reuses, when it reuses exactly one
+    pointer: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpenVariant:
+    """The catch-all branch: any tag outside `reserved`, payload kept whole."""
+
+    title: str
+    doc: str
+    fields: tuple[Field, ...]  # includes the tag field itself, typed as a free string
+    reserved: tuple[str, ...]  # tags the catch-all must not take (from its `not` clause)
+    pointer: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaggedUnion:
+    name: str
+    doc: str
+    tag: str
+    variants: tuple[Variant, ...]
+    open: OpenVariant | None
+    pointer: str
+    method: str | None = None
+    side: str | None = None
+
+    @property
+    def known_tags(self) -> tuple[str, ...]:
+        return tuple(v.tag for v in self.variants)
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One alternative of an untagged union, chosen by JSON type, then by required keys."""
+
+    title: str | None
+    doc: str
+    shape: Shape
+    json_kind: Literal["null", "bool", "int", "float", "str", "list", "object", "any"]
+    required: tuple[str, ...]  # for object branches: the keys that must be present
+
+
+@dataclass(frozen=True, slots=True)
+class UntaggedUnion:
+    name: str
+    doc: str
+    branches: tuple[Branch, ...]
+    pointer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """A named shape that is not a class of its own (`SessionId` is a string)."""
+
+    name: str
+    doc: str
+    shape: Shape
+    pointer: str
+    method: str | None = None
+    side: str | None = None
+
+
+TypeDef = ObjectType | EnumType | TaggedUnion | UntaggedUnion | Alias
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """A JSON-RPC method: who handles it, whether it is answered, and its payload types."""
+
+    name: str  # the wire method, e.g. "session/prompt"
+    key: str  # the meta.json key, e.g. "session_prompt"
+    side: Literal["agent", "client", "protocol"]
+    kind: Literal["request", "notification"]
+    params: str | None
+    result: str | None
+    unstable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """The whole protocol version: types in schema order, and its methods."""
+
+    title: str
+    version: int | None
+    types: tuple[TypeDef, ...]
+    methods: tuple[Method, ...]
+    source_sha256: str = ""
+    source_ref: str = ""
+    index: dict[str, TypeDef] = field(default_factory=dict, compare=False, hash=False)
+
+    def get(self, name: str) -> TypeDef:
+        return self.index[name]

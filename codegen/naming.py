@@ -1,0 +1,186 @@
+"""Every Python name the generator emits is decided here, and only here.
+
+Rules:
+- A `$defs` name is kept when it is a valid, non-reserved identifier; otherwise it is made one
+  (non-identifier characters become `_`, leading underscores and digits are dealt with).
+- A tagged union's variant takes its tag's PascalCase name when no `$defs` entry, no other
+  variant and no runtime name wants it, else `{Union}{Tag}`, else `{Tag}{Union}`. The open catch-all is
+  `{Union}{Title}` (`SessionUpdateOther`). An overrides file keyed by (union, tag) pins names.
+- Fields: camelCase → snake_case, `_meta` → `meta`; keywords and reserved attributes get `_`.
+- Enum members: UPPER_SNAKE of the title when there is one, else of the value.
+Two different things with the same Python name are an error naming both JSON pointers.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Diagnostics
+from .ir import EnumType, Field, Model, ObjectType, TaggedUnion
+
+# Names the generated package defines itself; a schema may not take them.
+RUNTIME_NAMES = frozenset(
+    {"DecodeError", "UNSET", "UnsetType", "JsonValue", "Model", "decode", "encode", "TypeAlias"}
+)
+# Attributes every generated class has.
+RESERVED_ATTRS = frozenset({"extra", "from_json", "to_json", "TAG", "TAG_FIELD", "RESERVED_TAGS"})
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
+
+
+def pascal(text: str) -> str:
+    words = _WORD.findall(text)
+    return "".join(w[:1].upper() + w[1:] for w in words)
+
+
+def snake(text: str) -> str:
+    return "_".join(w.lower() for w in _WORD.findall(text))
+
+
+def upper_snake(text: str) -> str:
+    return snake(text).upper()
+
+
+def identifier(text: str, fallback: str) -> str:
+    """A valid, non-keyword identifier made from `text`."""
+    name = re.sub(r"\W", "_", text, flags=re.ASCII).strip("_") or fallback
+    if name[0].isdigit():
+        name = f"{fallback}_{name}"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        name += "_"
+    return name
+
+
+@dataclass
+class Names:
+    types: dict[str, str] = field(default_factory=dict)
+    variants: dict[tuple[str, str], str] = field(default_factory=dict)
+    open_variants: dict[str, str] = field(default_factory=dict)
+    members: dict[tuple[str, str | int], str] = field(default_factory=dict)
+    _fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def fields(self, owner: str) -> tuple[str, ...]:
+        return self._fields[owner]
+
+
+def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnostics) -> Names:
+    names = Names()
+    taken: dict[str, str] = {}  # python name → JSON pointer that owns it
+
+    def claim(py: str, pointer: str) -> None:
+        if py in taken:
+            diags.error(pointer, f"Python name {py!r} is also used by {taken[py]}")
+        else:
+            taken[py] = pointer
+
+    for t in model.types:
+        py = identifier(t.name, "Type")
+        if py in RUNTIME_NAMES:
+            py += "_"
+        names.types[t.name] = py
+        claim(py, t.pointer)
+
+    unions = [t for t in model.types if isinstance(t, TaggedUnion)]
+    pinned = _check_overrides(overrides, unions, diags)
+    wanted: dict[str, int] = {}
+    for u in unions:
+        for v in u.variants:
+            base = pascal(v.tag)
+            wanted[base] = wanted.get(base, 0) + 1
+    for u in unions:
+        union_py = names.types[u.name]
+        for v in u.variants:
+            base = identifier(pascal(v.tag), "Tag")
+            free = wanted.get(pascal(v.tag), 0) == 1 and base not in taken and base not in RUNTIME_NAMES
+            py = pinned.get((u.name, v.tag)) or _first_free(
+                ([base] if free else []) + [union_py + base, base + union_py], taken
+            )
+            names.variants[(u.name, v.tag)] = py
+            claim(py, v.pointer)
+        if u.open is not None:
+            py = pinned.get((u.name, None)) or union_py + identifier(pascal(u.open.title), "Other")
+            names.open_variants[u.name] = py
+            claim(py, u.open.pointer)
+
+    for t in model.types:
+        if isinstance(t, ObjectType):
+            names._fields[t.name] = _field_names(t.fields, diags)
+        elif isinstance(t, TaggedUnion):
+            for v in t.variants:
+                names._fields[names.variants[(t.name, v.tag)]] = _field_names(v.fields, diags)
+            if t.open is not None:
+                names._fields[names.open_variants[t.name]] = _field_names(t.open.fields, diags)
+        elif isinstance(t, EnumType):
+            _member_names(t, names, diags)
+    return names
+
+
+def _first_free(candidates: list[str], taken: dict[str, str]) -> str:
+    """The first candidate nobody owns yet; the last one (reported by `claim`) otherwise."""
+    for name in candidates:
+        if name not in taken and name not in RUNTIME_NAMES:
+            return name
+    return candidates[0]
+
+
+def field_name(wire: str) -> str:
+    py = snake(wire) or identifier(wire, "field")
+    py = identifier(py, "field")
+    if py in RESERVED_ATTRS:
+        py += "_"
+    return py
+
+
+def _field_names(fields: tuple[Field, ...], diags: Diagnostics) -> tuple[str, ...]:
+    seen: dict[str, str] = {}
+    out = []
+    for f in fields:
+        py = field_name(f.wire)
+        if py in seen:
+            diags.error(f.pointer, f"field {f.wire!r} maps to Python name {py!r}, as does {seen[py]}")
+        seen[py] = f.pointer
+        out.append(py)
+    return tuple(out)
+
+
+def _member_names(t: EnumType, names: Names, diags: Diagnostics) -> None:
+    seen: dict[str, str | int] = {}
+    for m in t.members:
+        source = m.title if m.title and t.value_kind == "int" else str(m.value)
+        py = upper_snake(source)
+        if not py:
+            py = "VALUE_" + (str(m.value).replace("-", "MINUS_") if t.value_kind == "int" else "EMPTY")
+        py = identifier(py, "VALUE")
+        if py.startswith("_") or py in ("NAME", "VALUE"):
+            py = "V" + py
+        if py in seen:
+            diags.error(t.pointer, f"enum values {seen[py]!r} and {m.value!r} both map to member {py}")
+            continue
+        seen[py] = m.value
+        names.members[(t.name, m.value)] = py
+
+
+def _check_overrides(
+    overrides: dict[str, Any] | None, unions: list[TaggedUnion], diags: Diagnostics
+) -> dict[tuple[str, str | None], str]:
+    """Overrides: `{"Union": {"tag": "Name", ...}}`; the key `"*"` names the open variant."""
+    pinned: dict[tuple[str, str | None], str] = {}
+    if not overrides:
+        return pinned
+    by_name = {u.name: u for u in unions}
+    for union, tags in overrides.items():
+        u = by_name.get(union)
+        if u is None or not isinstance(tags, dict):
+            diags.error(f"overrides/{union}", f"override names {union!r}, which is not a tagged union")
+            continue
+        for tag, py in tags.items():
+            known = tag in u.known_tags or (tag == "*" and u.open is not None)
+            if not known:
+                diags.error(f"overrides/{union}/{tag}", f"override names tag {tag!r}, which {union} does not have")
+            elif not isinstance(py, str) or not py.isidentifier() or keyword.iskeyword(py):
+                diags.error(f"overrides/{union}/{tag}", f"override {py!r} is not a valid Python identifier")
+            else:
+                pinned[(union, None if tag == "*" else tag)] = py
+    return pinned

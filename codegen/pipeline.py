@@ -1,0 +1,109 @@
+"""The pipeline for one package: load → resolve/build (IR) → name → view → render → format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .build import build_model
+from .diagnostics import Diagnostics, InputError
+from .ir import Model
+from .loader import Source, load
+from .naming import Names, assign_names
+from .render import banner, environment
+from .view import ModuleView, ViewBuilder
+from .fmt import format_files
+
+# dataclass() options of every generated class (see README: why not the generated __init__).
+DATACLASS_OPTIONS = "slots=True, kw_only=True"
+
+
+@dataclass(frozen=True)
+class Target:
+    package: str
+    schema_path: Path
+    ref: str = "local"
+    label: str = ""  # the schema's path as pinned (e.g. "v2/schema.json")
+    expected_sha256: str | None = None
+    overrides: dict[str, Any] | None = None
+
+
+@dataclass
+class Generated:
+    model: Model
+    names: Names
+    files: dict[str, str] = field(default_factory=dict)  # path relative to the out dir → text
+
+
+def analyse(path: Path, diags: Diagnostics, overrides: dict[str, Any] | None = None) -> tuple[Source, Model, Names]:
+    """Load, build and name one schema; stops with InputError when the input has errors."""
+    source = load(path)
+    model = build_model(source, diags)
+    diags.raise_if_errors()
+    names = assign_names(model, overrides, diags)
+    diags.raise_if_errors()
+    return source, model, names
+
+
+def generate(target: Target, template_dir: Path, diags: Diagnostics, *, fmt: bool = True) -> Generated:
+    if not target.package.isidentifier():
+        raise InputError(f"package name {target.package!r} is not a Python identifier")
+    source, model, names = analyse(target.schema_path, diags, target.overrides)
+    if target.expected_sha256 and source.sha256 != target.expected_sha256:
+        raise InputError(
+            f"{target.schema_path}: sha256 {source.sha256} does not match the pin {target.expected_sha256}"
+        )
+    view = ViewBuilder(model, names).build()
+    env = environment(template_dir)
+    context = _context(target, source, model, names, view)
+    files: dict[str, str] = {}
+    for template, module in _modules(model):
+        files[f"{target.package}/{module}"] = env.get_template(template).render(**context)
+    files[f"{target.package}/py.typed"] = ""
+    if fmt:
+        files = format_files(files)
+    return Generated(model, names, files)
+
+
+def _modules(model: Model) -> list[tuple[str, str]]:
+    return [
+        ("__init__.py.j2", "__init__.py"),
+        ("_runtime.py.j2", "_runtime.py"),
+        ("models.py.j2", "models.py"),
+        ("methods.py.j2", "methods.py"),
+    ]
+
+
+def _context(target: Target, source: Source, model: Model, names: Names, view: ModuleView) -> dict[str, Any]:
+    methods = [
+        {
+            "name": m.name,
+            "side": m.side,
+            "kind": m.kind,
+            "params_py": names.types.get(m.params or "", ""),
+            "result_py": names.types.get(m.result or "", ""),
+            "unstable": m.unstable,
+        }
+        for m in model.methods
+    ]
+    runtime_names = ["UNSET", "UnsetType", "DecodeError", "JsonValue", "decode", "encode", "METHODS", "MethodInfo"]
+    extra_modules: list[tuple[str, list[str]]] = []
+    meta_names = ["SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION"]
+    all_names = runtime_names + meta_names + view.exports + [n for _, ns in extra_modules for n in ns]
+    return {
+        "banner": banner(target.ref, target.label or target.schema_path.name, source.sha256),
+        "title": model.title,
+        "ref": target.ref,
+        "sha256": source.sha256,
+        "version": model.version,
+        "enums": view.enums,
+        "unions": view.unions,
+        "classes": view.classes,
+        "aliases": view.aliases,
+        "exports": view.exports,
+        "methods": methods,
+        "extra_modules": extra_modules,
+        "all_names": all_names,
+        "dataclass_options": DATACLASS_OPTIONS,
+    }

@@ -1,0 +1,493 @@
+"""Views: what the templates loop over, derived from the IR and the decided names.
+
+Each shape becomes a `Check` (how a value is validated and converted) and an annotation. Both
+are plain data; the templates decide the statements. Python expressions in here are names of
+functions and types only — never text taken from the schema (that goes through `pyliteral`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .ir import (
+    Alias,
+    EnumType,
+    Field,
+    Model,
+    ObjectType,
+    Shape,
+    TaggedUnion,
+    TypeDef,
+    UntaggedUnion,
+)
+from .naming import Names
+
+_PRIMITIVE_TYPES = {"str": "str", "bool": "bool", "object": "dict"}
+_EXPECTED = {
+    "str": "a string",
+    "bool": "a boolean",
+    "object": "an object",
+    "null": "null",
+    "list": "a list",
+    "map": "an object",
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """How to validate (and convert) one value held in the local `v`."""
+
+    kind: str  # any | type | int | float | null | call | enum | list | map
+    expected: str = ""
+    pytype: str = ""  # kind "type": the exact Python type
+    lo: int | float | None = None
+    hi: int | float | None = None
+    call: str = ""  # kind "call": decoder function; list/map: item decoder expression
+    table: str = ""  # kind "enum": lookup table
+    open: bool = False  # kind "enum": unknown values are kept
+    min_items: int | None = None
+    skip_invalid: bool = False
+
+
+@dataclass(frozen=True)
+class FieldView:
+    py: str
+    wire: str
+    annotation: str
+    required: bool
+    nullable: bool
+    doc: str
+    check: Check
+    encode: str  # plain | model | list_model | map_model | generic
+    default_on_error: bool
+    default_on_null: bool
+    empty: str  # the empty value for lenient rules on collections ("[]", "{}") or ""
+
+
+@dataclass(frozen=True)
+class ClassView:
+    py: str
+    doc: str
+    base: str
+    fields: tuple[FieldView, ...]
+    tag_wire: str = ""
+    tag: str = ""  # fixed tag of a variant
+    reserved: tuple[str, ...] = ()  # open variant: tags it must refuse
+    open_tag_py: str = ""  # open variant: Python name of its tag field
+    payload: str = ""
+
+    @property
+    def note(self) -> str:
+        if self.reserved:
+            return (
+                f"The open variant: any `{self.tag_wire}` outside the known and reserved tags, "
+                "with its whole payload kept."
+            )
+        if self.tag:
+            extra = f" Payload: `{self.payload}`." if self.payload else ""
+            return f"Wire tag: `{self.tag_wire}: {self.tag}`.{extra}"
+        return ""
+
+    @property
+    def required(self) -> tuple[FieldView, ...]:
+        return tuple(f for f in self.fields if f.required)
+
+    @property
+    def optional(self) -> tuple[FieldView, ...]:
+        return tuple(f for f in self.fields if not f.required)
+
+    @property
+    def known_keys(self) -> tuple[str, ...]:
+        keys = [f.wire for f in self.fields]
+        return tuple([self.tag_wire, *keys] if self.tag else keys)
+
+
+@dataclass(frozen=True)
+class UnionView:
+    py: str
+    doc: str
+    tag_wire: str
+    variants: tuple[tuple[str, str], ...]  # (tag, class)
+    open_class: str
+    reserved: tuple[str, ...]
+
+    @property
+    def rule(self) -> str:
+        tags = ", ".join(t for t, _ in self.variants)
+        text = f"Tagged union on `{self.tag_wire}` ({tags}): one table lookup picks the variant."
+        if self.open_class:
+            text += (
+                f" Any other tag decodes to `{self.open_class}`, which keeps the whole payload;"
+                " a known or reserved tag with a broken payload is a DecodeError."
+            )
+        else:
+            text += " Closed: any other tag is a DecodeError."
+        return text
+
+
+@dataclass(frozen=True)
+class EnumView:
+    """An enum; `check` decodes one value of it."""
+
+    py: str
+    doc: str
+    base: str  # StrEnum | IntEnum
+    value_type: str  # str | int
+    members: tuple[tuple[str, str | int, str], ...]  # (name, value, doc)
+    open: bool
+    open_doc: str
+
+    @property
+    def check(self) -> Check:
+        values = ", ".join(repr(v) for _, v, _ in self.members)
+        expected = f"one of {values}" if not self.open else ("a string" if self.value_type == "str" else "an integer")
+        return Check("enum", expected, pytype=self.value_type, table="_E_" + self.py, open=self.open)
+
+    @property
+    def open_note(self) -> str:
+        if not self.open:
+            return "Closed: any other value is a DecodeError."
+        return f"Open: any other {self.value_type} decodes as itself. " + self.open_doc
+
+
+@dataclass(frozen=True)
+class Option:
+    required: tuple[str, ...]  # keys (objects) or first-item keys (lists) that select it
+    check: Check
+    doc: str
+    list_item: bool = False
+
+    @property
+    def condition(self) -> str:
+        if self.list_item:
+            keys = "".join(f" and {k!r} in first" for k in self.required)
+            return f"first is None or (type(first) is dict{keys})" if keys else "True"
+        return " and ".join(f"{k!r} in v" for k in self.required) or "True"
+
+
+_CONDITIONS = {
+    "null": "v is None",
+    "bool": "type(v) is bool",
+    "int": "type(v) is int",
+    "float": "type(v) is float or type(v) is int",
+    "str": "type(v) is str",
+    "list": "type(v) is list",
+    "object": "type(v) is dict",
+    "any": "True",
+}
+
+
+@dataclass(frozen=True)
+class Group:
+    json_kind: str
+    options: tuple[Option, ...]
+
+    @property
+    def condition(self) -> str:
+        return _CONDITIONS[self.json_kind]
+
+    @property
+    def missing_message(self) -> str:
+        sets = ["{" + ", ".join(o.required) + "}" for o in self.options]
+        return "needs the keys of one of " + " or ".join(sets)
+
+
+@dataclass(frozen=True)
+class AliasView:
+    py: str
+    doc: str
+    annotation: str
+    check: Check | None  # None: alias of a class or enum, decoded by its target
+    target: str = ""  # decoder of the target when `check` is None
+    groups: tuple[Group, ...] = ()  # untagged unions
+    untagged: bool = False
+    expected: str = ""
+
+    @property
+    def rule(self) -> str:
+        if not self.untagged:
+            return ""
+        return (
+            "Untagged union, decoded without trying alternatives in turn: first by JSON type "
+            "(null, boolean, integer, number, string, list, object, in that order; an integer "
+            "may fill a number); among objects, the first alternative in schema order whose "
+            "required keys are all present; among lists, the same test on the first item "
+            "(an empty list takes the first list alternative)."
+        )
+
+
+@dataclass
+class ModuleView:
+    enums: list[EnumView] = field(default_factory=list)
+    unions: list[UnionView] = field(default_factory=list)
+    classes: list[ClassView] = field(default_factory=list)
+    aliases: list[AliasView] = field(default_factory=list)
+    exports: list[str] = field(default_factory=list)
+
+
+_KIND_ORDER = ("null", "bool", "int", "float", "str", "list", "object", "any")
+_KIND_EXPECTED = {
+    "null": "null",
+    "bool": "a boolean",
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "list": "a list",
+    "object": "an object",
+    "any": "any value",
+}
+
+
+class ViewBuilder:
+    def __init__(self, model: Model, names: Names) -> None:
+        self.model = model
+        self.names = names
+
+    def build(self) -> ModuleView:
+        view = ModuleView()
+        for t in self.model.types:
+            py = self.names.types[t.name]
+            view.exports.append(py)
+            if isinstance(t, EnumType):
+                view.enums.append(self._enum(t, py))
+            elif isinstance(t, ObjectType):
+                view.classes.append(self._class(py, t.doc, "_rt.Model", t.fields))
+            elif isinstance(t, TaggedUnion):
+                self._tagged(t, py, view)
+            elif isinstance(t, UntaggedUnion):
+                view.aliases.append(self._untagged(t, py))
+            else:
+                view.aliases.append(self._alias(t, py))
+        view.aliases = _alias_order(view.aliases)
+        return view
+
+    # -- types ------------------------------------------------------------------------------
+    def _enum(self, t: EnumType, py: str) -> EnumView:
+        members = tuple((self.names.members[(t.name, m.value)], m.value, m.doc) for m in t.members)
+        base = "_enum.StrEnum" if t.value_kind == "str" else "_enum.IntEnum"
+        return EnumView(py, t.doc, base, t.value_kind, members, t.open, t.open_doc)
+
+    def _class(self, py: str, doc: str, base: str, fields: tuple[Field, ...], **kw: Any) -> ClassView:
+        pys = self.names.fields(py) if kw.get("owner") is None else self.names.fields(kw["owner"])
+        kw.pop("owner", None)
+        views = tuple(self._field(f, p) for f, p in zip(fields, pys, strict=True))
+        return ClassView(py, doc, base, views, **kw)
+
+    def _tagged(self, t: TaggedUnion, py: str, view: ModuleView) -> None:
+        variants = []
+        for v in t.variants:
+            cls = self.names.variants[(t.name, v.tag)]
+            view.exports.append(cls)
+            variants.append((v.tag, cls))
+            view.classes.append(
+                self._class(cls, v.doc, py, v.fields, tag_wire=t.tag, tag=v.tag, payload=v.payload or "")
+            )
+        open_cls = ""
+        reserved: tuple[str, ...] = ()
+        if t.open is not None:
+            open_cls = self.names.open_variants[t.name]
+            view.exports.append(open_cls)
+            reserved = t.open.reserved
+            tag_py = self.names.fields(open_cls)[[f.wire for f in t.open.fields].index(t.tag)]
+            view.classes.append(
+                self._class(
+                    open_cls, t.open.doc, py, t.open.fields, tag_wire=t.tag,
+                    reserved=reserved, open_tag_py=tag_py,
+                )
+            )
+        view.unions.append(UnionView(py, t.doc, t.tag, tuple(variants), open_cls, reserved))
+
+    def _alias(self, t: Alias, py: str) -> AliasView:
+        shape = t.shape
+        if shape.kind == "ref" and shape.ref is not None and not shape.nullable:
+            target = self.model.get(shape.ref)
+            target_py = self.names.types[shape.ref]
+            return AliasView(py, t.doc, target_py, None, target="_d_" + target_py)
+        return AliasView(py, t.doc, self.annotation(shape), self.check(shape))
+
+    def _untagged(self, t: UntaggedUnion, py: str) -> AliasView:
+        by_kind: dict[str, list[Option]] = {}
+        for b in t.branches:
+            required = b.required
+            if b.json_kind == "list" and b.shape.item is not None:
+                required = self._object_required(b.shape.item)
+            option = Option(required, self.check(b.shape), b.doc, list_item=b.json_kind == "list")
+            by_kind.setdefault(b.json_kind, []).append(option)
+        groups = tuple(Group(k, tuple(by_kind[k])) for k in _KIND_ORDER if k in by_kind)
+        parts = [_KIND_EXPECTED[g.json_kind] for g in groups]
+        expected = ", ".join(parts[:-1]) + " or " + parts[-1] if len(parts) > 1 else parts[0]
+        members = " | ".join(dict.fromkeys(self.annotation(b.shape) for b in t.branches))
+        return AliasView(py, t.doc, members, None, groups=groups, untagged=True, expected=expected)
+
+    def _object_required(self, shape: Shape) -> tuple[str, ...]:
+        if shape.kind == "ref" and shape.ref is not None:
+            target = self.model.get(shape.ref)
+            if isinstance(target, ObjectType):
+                return tuple(f.wire for f in target.fields if f.required)
+            if isinstance(target, TaggedUnion):
+                return (target.tag,)
+        return ()
+
+    # -- fields -----------------------------------------------------------------------------
+    def _field(self, f: Field, py: str) -> FieldView:
+        shape = f.shape
+        ann = self.annotation(shape)
+        if not f.required:
+            ann += " | _UnsetType"
+        check = self.check(shape.non_null(), skip_invalid=f.leniency.skip_invalid_items)
+        resolved = self._resolve(shape)
+        empty = {"list": "[]", "map": "{}", "object": "{}"}.get(resolved.kind, "")
+        return FieldView(
+            py=py,
+            wire=f.wire,
+            annotation=ann,
+            required=f.required,
+            nullable=shape.nullable,
+            doc=f.doc,
+            check=check,
+            encode=self._encode_kind(shape),
+            default_on_error=f.leniency.default_on_error and (not f.required or bool(empty)),
+            default_on_null=f.leniency.default_on_null and bool(empty),
+            empty=empty,
+        )
+
+    def annotation(self, shape: Shape) -> str:
+        base: str
+        if shape.kind == "ref" and shape.ref is not None:
+            target = self.model.get(shape.ref)
+            base = self.names.types[shape.ref]
+            if isinstance(target, EnumType) and target.open:
+                base += " | " + target.value_kind
+        elif shape.kind == "list":
+            base = f"list[{self.annotation(shape.item or Shape('any'))}]"
+        elif shape.kind == "map":
+            base = f"dict[str, {self.annotation(shape.item or Shape('any'))}]"
+        else:
+            base = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None",
+                    "object": "dict[str, _Any]"}.get(shape.kind, "_Any")
+        if shape.nullable and base not in ("None", "_Any"):
+            base += " | None"
+        return base
+
+    def _resolve(self, shape: Shape) -> Shape:
+        """Look through aliases of plain shapes (a `SessionId` is checked as a string)."""
+        seen = set()
+        while shape.kind == "ref" and shape.ref is not None and shape.ref not in seen:
+            seen.add(shape.ref)
+            target = self.model.get(shape.ref)
+            if not isinstance(target, Alias):
+                return shape
+            inner = target.shape
+            shape = Shape(
+                inner.kind, inner.ref, inner.item, inner.nullable or shape.nullable,
+                inner.minimum, inner.maximum, inner.min_items, inner.format,
+            )
+        return shape
+
+    def check(self, shape: Shape, skip_invalid: bool = False) -> Check:
+        shape = self._resolve(shape)
+        kind = shape.kind
+        if kind == "ref" and shape.ref is not None:
+            target = self.model.get(shape.ref)
+            py = self.names.types[shape.ref]
+            if isinstance(target, EnumType):
+                values = ", ".join(repr(m.value) for m in target.members)
+                expected = f"one of {values}" if not target.open else _EXPECTED.get(target.value_kind, "an integer")
+                if target.value_kind == "int" and target.open:
+                    expected = "an integer"
+                return Check("enum", expected, pytype=target.value_kind, table="_E_" + py, open=target.open)
+            return Check("call", call="_d_" + py)
+        if kind in _PRIMITIVE_TYPES:
+            return Check("type", _EXPECTED[kind], pytype=_PRIMITIVE_TYPES[kind])
+        if kind == "int":
+            return Check("int", _number_expected("an integer", shape), lo=shape.minimum, hi=shape.maximum)
+        if kind == "float":
+            return Check("float", _number_expected("a number", shape), lo=shape.minimum, hi=shape.maximum)
+        if kind == "null":
+            return Check("null", "null")
+        if kind in ("list", "map"):
+            item = shape.item or Shape("any")
+            return Check(kind, _EXPECTED[kind], call=self.item_decoder(item), min_items=shape.min_items,
+                         skip_invalid=skip_invalid)
+        return Check("any")
+
+    def item_decoder(self, shape: Shape) -> str:
+        """An expression for a function `(value) -> decoded` (items of lists and maps)."""
+        nullable = shape.nullable
+        base = self._item_decoder(shape.non_null() if not self._resolve(shape).nullable else shape)
+        if nullable:
+            return f"_rt.or_null({base})"
+        return base
+
+    def _item_decoder(self, shape: Shape) -> str:
+        if shape.kind == "ref" and shape.ref is not None:
+            return "_d_" + self.names.types[shape.ref]
+        if shape.kind in ("str", "bool", "object", "any", "null"):
+            return f"_rt.d_{shape.kind}"
+        if shape.kind in ("int", "float"):
+            if shape.minimum is None and shape.maximum is None:
+                return f"_rt.d_{shape.kind}"
+            return f"_rt.{shape.kind}_range({shape.minimum!r}, {shape.maximum!r})"
+        if shape.kind == "list":
+            return f"_rt.list_decoder({self.item_decoder(shape.item or Shape('any'))})"
+        if shape.kind == "map":
+            return f"_rt.map_decoder({self.item_decoder(shape.item or Shape('any'))})"
+        return "_rt.d_any"
+
+    def _encode_kind(self, shape: Shape) -> str:
+        if self._is_model(shape):
+            return "model"
+        if shape.kind in ("list", "map") and shape.item is not None:
+            if self._is_model(shape.item) and not shape.item.nullable:
+                return f"{shape.kind}_model"
+            return "plain" if self._is_plain(shape.item) else "generic"
+        return "plain" if self._is_plain(shape) else "generic"
+
+    def _is_model(self, shape: Shape) -> bool:
+        if shape.kind != "ref" or shape.ref is None:
+            return False
+        return isinstance(self.model.get(shape.ref), ObjectType | TaggedUnion)
+
+    def _is_plain(self, shape: Shape) -> bool:
+        shape = self._resolve(shape)
+        if shape.kind == "ref" and shape.ref is not None:
+            return isinstance(self.model.get(shape.ref), EnumType)
+        if shape.kind in ("list", "map"):
+            return self._is_plain(shape.item or Shape("any"))
+        return True
+
+
+def _number_expected(what: str, shape: Shape) -> str:
+    lo, hi = shape.minimum, shape.maximum
+    if lo is not None and hi is not None:
+        return f"{what} from {lo} to {hi}"
+    if lo is not None:
+        return f"{what} >= {lo}"
+    if hi is not None:
+        return f"{what} <= {hi}"
+    return what
+
+
+def _alias_order(aliases: list[AliasView]) -> list[AliasView]:
+    """Aliases are runtime expressions: one naming another must come after it."""
+    by_name = {a.py: a for a in aliases}
+    done: dict[str, AliasView] = {}
+
+    def visit(a: AliasView, stack: set[str]) -> None:
+        if a.py in done or a.py in stack:
+            return
+        stack.add(a.py)
+        for word in a.annotation.replace("[", " ").replace("]", " ").replace("|", " ").replace(",", " ").split():
+            dep = by_name.get(word)
+            if dep is not None and dep is not a:
+                visit(dep, stack)
+        done[a.py] = a
+
+    for a in aliases:
+        visit(a, set())
+    return list(done.values())
+
+
+def describe_type(t: TypeDef) -> str:
+    return type(t).__name__
