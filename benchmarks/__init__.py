@@ -1,0 +1,1 @@
+"""Benchmarks of acp-codegen; run `python benchmarks/run.py`."""

@@ -1,0 +1,317 @@
+#!/usr/bin/env node
+// ACP v2 test client built on the official TypeScript SDK
+// (@agentclientprotocol/sdk 2.4.0, entry point "experimental/v2").
+//
+// usage: node ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS]
+//                           [--lenient] [--] AGENT_CMD [ARGS...]
+//
+// Spawns AGENT_CMD (stdin/stdout carry ACP, its stderr is passed through),
+// runs initialize -> session/new -> session/prompt (text "hello" unless
+// --prompt is given), answers each session/request_permission with the first
+// option whose kind starts with "allow", records the `sessionUpdate` kind of
+// every session/update in arrival order, and once the prompt was accepted and
+// an idle state_update arrived prints exactly one line to stdout:
+//
+//   {"stopReason":"end_turn","updates":["user_message","state_update",...]}
+//
+// --cancel       send session/cancel right after the first agent_message_chunk
+//                (permission requests are then answered `cancelled`), then
+//                still wait for idle; the stop reason should be "cancelled".
+// --timeout S    overall deadline in seconds (default 20).
+// --lenient      do not fail when the SDK rejects what the agent sent (a
+//                session/prompt result without `messageId`, or session/update
+//                notifications its validators refuse); warn on stderr instead.
+//                Rejected updates are never listed in "updates".
+//
+// Exit status 0 on success; otherwise 1 (2 for bad usage) with a one-line
+// error on stderr.
+
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+
+import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+
+const USAGE =
+  "usage: ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS] [--lenient] [--] AGENT_CMD [ARGS...]";
+
+/** One-line, bounded text for error reports. */
+function oneLine(text, max = 600) {
+  const flat = String(text).replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max)}...` : flat;
+}
+
+/** @param {unknown} error */
+function describeError(error) {
+  if (error instanceof acp.RequestError) {
+    const data = error.data === undefined ? "" : ` data=${safeJson(error.data)}`;
+    return `JSON-RPC error ${error.code}: ${error.message}${data}`;
+  }
+  if (isZodError(error)) {
+    const issues = error.issues
+      .map((issue) => `${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+      .join("; ");
+    return `SDK validation failed: ${issues}`;
+  }
+  if (error instanceof Error) return error.message;
+  return safeJson(error);
+}
+
+/** @param {unknown} error @returns {error is {issues: Array<{path: Array<string|number>, message: string}>}} */
+function isZodError(error) {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    /** @type {any} */ (error).name === "ZodError" &&
+    Array.isArray(/** @type {any} */ (error).issues)
+  );
+}
+
+function safeJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function parseArgs(argv) {
+  const options = { prompt: "hello", cancel: false, timeoutSeconds: 20, lenient: false };
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--") {
+      i++;
+      break;
+    } else if (arg === "--prompt") {
+      if (i + 1 >= argv.length) throw new UsageError("--prompt needs a value");
+      options.prompt = argv[++i];
+    } else if (arg === "--cancel") {
+      options.cancel = true;
+    } else if (arg === "--lenient") {
+      options.lenient = true;
+    } else if (arg === "--timeout") {
+      const value = Number(argv[++i]);
+      if (!(value > 0)) throw new UsageError("--timeout needs a positive number of seconds");
+      options.timeoutSeconds = value;
+    } else if (arg === "-h" || arg === "--help") {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    } else if (arg.startsWith("--")) {
+      throw new UsageError(`unknown option ${arg}`);
+    } else {
+      break;
+    }
+  }
+  const command = argv.slice(i);
+  if (command.length === 0) throw new UsageError("missing AGENT_CMD");
+  return { ...options, command };
+}
+
+class UsageError extends Error {}
+
+function deferred() {
+  let resolve, reject;
+  const promise = new Promise((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+async function main() {
+  let options;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`ts_client: error: ${error.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+
+  const [cmd, ...cmdArgs] = options.command;
+  const child = spawn(cmd, cmdArgs, { stdio: ["pipe", "pipe", "inherit"] });
+  const childExited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+
+  /** Settles the whole run: resolve with the result line, reject on failure. */
+  const done = deferred();
+  child.once("error", (error) => done.reject(new Error(`cannot start agent ${safeJson(cmd)}: ${error.message}`)));
+  child.once("exit", (code, signal) =>
+    done.reject(new Error(`agent exited (${signal ?? `code ${code}`}) before the turn ended`)),
+  );
+  // Writes to a dead agent must fail the run, not crash the process.
+  child.stdin.on("error", () => {});
+
+  const state = {
+    /** kinds of the session/update notifications the SDK delivered */
+    updates: /** @type {string[]} */ ([]),
+    /** kinds of every session/update seen on the wire, valid or not */
+    rawUpdates: /** @type {string[]} */ ([]),
+    sessionId: /** @type {string | undefined} */ (undefined),
+    promptSent: false,
+    promptAccepted: false,
+    idleAfterPrompt: false,
+    stopReason: /** @type {unknown} */ (null),
+    cancelSent: false,
+    /** set once the result is decided; later notifications are ignored */
+    finished: false,
+    /** @type {acp.ClientContext | undefined} */
+    agent: undefined,
+  };
+
+  const timer = setTimeout(
+    () => done.reject(new Error(`timeout after ${options.timeoutSeconds}s (updates so far: ${safeJson(state.updates)})`)),
+    options.timeoutSeconds * 1000,
+  );
+
+  const maybeFinish = () => {
+    if (state.promptAccepted && state.idleAfterPrompt && !state.finished) {
+      state.finished = true;
+      done.resolve();
+    }
+  };
+
+  const sendCancel = () => {
+    if (state.cancelSent || !state.agent || !state.sessionId) return;
+    state.cancelSent = true;
+    state.agent
+      .notify("session/cancel", { sessionId: state.sessionId })
+      .catch((error) => done.reject(new Error(`cannot send session/cancel: ${describeError(error)}`)));
+  };
+
+  // Tap the raw incoming messages: the SDK drops session/update notifications
+  // that fail its validators before any handler sees them, and we want to
+  // report that instead of silently missing updates.
+  const wire = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const tapped = {
+    writable: wire.writable,
+    readable: wire.readable.pipeThrough(
+      new TransformStream({
+        transform(message, controller) {
+          const m = /** @type {any} */ (message);
+          if (!state.finished && m && m.method === "session/update" && !("id" in m)) {
+            const kind = m.params?.update?.sessionUpdate;
+            state.rawUpdates.push(typeof kind === "string" ? kind : safeJson(kind));
+          }
+          controller.enqueue(message);
+        },
+      }),
+    ),
+  };
+
+  const app = acp
+    .client({ name: "ts_client" })
+    .onRequest("session/request_permission", ({ params }) => {
+      if (state.cancelSent) {
+        return { outcome: { outcome: "cancelled" } };
+      }
+      const option = params.options.find((o) => typeof o.kind === "string" && o.kind.startsWith("allow"));
+      if (!option) {
+        process.stderr.write("ts_client: warning: no allow* option offered; answering cancelled\n");
+        return { outcome: { outcome: "cancelled" } };
+      }
+      return { outcome: { outcome: "selected", optionId: option.optionId } };
+    })
+    .onNotification("session/update", ({ params }) => {
+      if (state.finished) return;
+      const update = /** @type {any} */ (params.update);
+      const kind = update.sessionUpdate;
+      state.updates.push(kind);
+      if (options.cancel && kind === "agent_message_chunk") sendCancel();
+      if (kind === "state_update" && update.state === "idle" && state.promptSent && !state.idleAfterPrompt) {
+        // The first idle after the prompt was sent ends the turn.
+        state.idleAfterPrompt = true;
+        state.stopReason = update.stopReason ?? null;
+        maybeFinish();
+      }
+    });
+
+  const run = app.connectWith(tapped, async (agent) => {
+    state.agent = agent;
+    await agent.request("initialize", {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      info: { name: "acp-codegen-interop-ts-client", version: "0.1.0" },
+      capabilities: {},
+    });
+    const session = await agent.request("session/new", { cwd: process.cwd(), mcpServers: [] });
+    state.sessionId = session.sessionId;
+    state.promptSent = true;
+    try {
+      await agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: options.prompt }],
+      });
+    } catch (error) {
+      // A ZodError means the agent answered with a result the SDK refused
+      // (e.g. an alpha.3 `{}` without `messageId`); a RequestError means the
+      // agent answered with an error.
+      if (!(options.lenient && isZodError(error))) {
+        throw new Error(`session/prompt: ${describeError(error)}`);
+      }
+      process.stderr.write(`ts_client: warning: session/prompt result rejected by the SDK (${oneLine(describeError(error))}); continuing (--lenient)\n`);
+    }
+    state.promptAccepted = true;
+    maybeFinish();
+    await done.promise;
+  });
+  run.catch((error) => done.reject(error));
+
+  try {
+    await done.promise;
+    // Let notifications already read finish their trip through the SDK.
+    await new Promise((resolve) => setImmediate(resolve));
+    const rejected = notDelivered(state.rawUpdates, state.updates);
+    if (rejected.length > 0) {
+      const message = `the SDK rejected ${rejected.length} session/update notification(s) of kind ${safeJson(rejected)}`;
+      if (!options.lenient) throw new Error(message);
+      process.stderr.write(`ts_client: warning: ${message} (--lenient)\n`);
+    }
+    const line = JSON.stringify({ stopReason: state.stopReason, updates: state.updates });
+    await new Promise((resolve) => process.stdout.write(`${line}\n`, resolve));
+    await shutdown(child, childExited, timer);
+    process.exit(0);
+  } catch (error) {
+    let message = describeError(error);
+    // A dead agent usually surfaces first as a broken pipe or a closed
+    // connection; name the real cause when the agent is gone.
+    const exit = await Promise.race([childExited, new Promise((resolve) => setTimeout(resolve, 200, null))]);
+    if (exit && !message.startsWith("agent exited")) {
+      message = `agent exited (${exit.signal ?? `code ${exit.code}`}) before the turn ended: ${message}`;
+    }
+    process.stderr.write(`ts_client: error: ${oneLine(message)}\n`);
+    await shutdown(child, childExited, timer);
+    process.exit(1);
+  }
+}
+
+/**
+ * Kinds in `raw` (wire order) that the SDK did not deliver. `delivered` is a
+ * subsequence of `raw` because the SDK handles notifications in order; raw
+ * entries after the last delivered one may simply not have been handled yet
+ * when the run ended, so they are not counted.
+ */
+function notDelivered(raw, delivered) {
+  const missing = [];
+  let j = 0;
+  for (const kind of raw) {
+    if (j === delivered.length) break;
+    if (delivered[j] === kind) j++;
+    else missing.push(kind);
+  }
+  return missing;
+}
+
+/** Closes the agent's stdin, then terminates it if it does not exit soon. */
+async function shutdown(child, childExited, timer) {
+  clearTimeout(timer);
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  child.stdin.end();
+  const grace = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+  if (await Promise.race([childExited.then(() => true), grace(2000).then(() => false)])) return;
+  child.kill("SIGTERM");
+  if (await Promise.race([childExited.then(() => true), grace(1000).then(() => false)])) return;
+  child.kill("SIGKILL");
+}
+
+main().catch((error) => {
+  process.stderr.write(`ts_client: error: ${oneLine(describeError(error))}\n`);
+  process.exit(1);
+});
