@@ -129,7 +129,9 @@ class _Builder:
                 if type(value) not in (str, int):
                     return None
                 kinds.add(type(value))
-                members.append(EnumMember(value, _text(b.get("title")) or None, _text(b.get("description"))))
+                members.append(
+                    EnumMember(value, _text(b.get("title")) or None, _text(b.get("description")))
+                )
             elif b.get("type") in ("string", "integer") and open_doc is None:
                 kinds.add(str if b["type"] == "string" else int)
                 open_doc = _text(b.get("description"))
@@ -164,7 +166,9 @@ class _Builder:
         loose_idx = [i for i, c in enumerate(consts) if tag not in c]
         if not tagged_idx or len(loose_idx) > 1:
             return None
-        shared_node = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "discriminator")}
+        shared_node = {
+            k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "discriminator")
+        }
         shared = self.r.fields(shared_node, at, skip=frozenset({tag}))
         variants: list[Variant] = []
         seen: dict[str, str] = {}
@@ -172,7 +176,9 @@ class _Builder:
             b, bat = branches[i], pointer_join(at, key, i)
             value = consts[i][tag]
             if value in seen:
-                self.diags.error(bat, f"tag {value!r} of {tag!r} is used twice (first at {seen[value]})")
+                self.diags.error(
+                    bat, f"tag {value!r} of {tag!r} is used twice (first at {seen[value]})"
+                )
                 continue
             seen[value] = bat
             own = self.r.fields(b, bat, skip=frozenset({tag}))
@@ -207,7 +213,11 @@ class _Builder:
             for prop, sub in props.items():
                 if isinstance(sub, dict) and isinstance(sub.get("const"), str):
                     out[prop] = sub["const"]
-                elif isinstance(sub, dict) and isinstance(sub.get("enum"), list) and len(sub["enum"]) == 1:
+                elif (
+                    isinstance(sub, dict)
+                    and isinstance(sub.get("enum"), list)
+                    and len(sub["enum"]) == 1
+                ):
                     if isinstance(sub["enum"][0], str):
                         out[prop] = sub["enum"][0]
         refs = []
@@ -223,7 +233,9 @@ class _Builder:
         return out
 
     # -- untagged unions ------------------------------------------------------------------
-    def _untagged(self, name: str, doc: str, key: str, branches: list[Any], at: str) -> UntaggedUnion:
+    def _untagged(
+        self, name: str, doc: str, key: str, branches: list[Any], at: str
+    ) -> UntaggedUnion:
         out: list[Branch] = []
         for i, b in enumerate(branches):
             bat = pointer_join(at, key, i)
@@ -249,7 +261,14 @@ class _Builder:
         if shape.kind == "object":
             req = node.get("required") if isinstance(node, dict) else None
             return "object", tuple(r for r in req or () if isinstance(r, str))
-        kinds = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "null", "list": "list"}
+        kinds = {
+            "str": "str",
+            "int": "int",
+            "float": "float",
+            "bool": "bool",
+            "null": "null",
+            "list": "list",
+        }
         return kinds.get(shape.kind, "any"), ()
 
 

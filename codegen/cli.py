@@ -25,8 +25,16 @@ from .pipeline import Target, generate
 
 # Subcommands that live in their own modules: (name, module, help).
 PLUGINS = (
-    ("diff", "codegen.specdiff.command", "what changed between two ACP schema versions, and whom it breaks"),
-    ("replay", "codegen.replay", "rebuild a session from a JSON-lines transcript of JSON-RPC messages"),
+    (
+        "diff",
+        "codegen.specdiff.command",
+        "what changed between two ACP schema versions, and whom it breaks",
+    ),
+    (
+        "replay",
+        "codegen.replay",
+        "rebuild a session from a JSON-lines transcript of JSON-RPC messages",
+    ),
 )
 
 
@@ -41,18 +49,28 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     g = sub.add_parser("generate", help="generate the bindings (defaults from [tool.acp-codegen])")
-    g.add_argument("--check", action="store_true", help="print a diff and exit 1 if the output would change")
-    g.add_argument("--schema", type=Path, help="an ACP-shaped schema.json (meta.json beside it is used)")
+    g.add_argument(
+        "--check", action="store_true", help="print a diff and exit 1 if the output would change"
+    )
+    g.add_argument(
+        "--schema", type=Path, help="an ACP-shaped schema.json (meta.json beside it is used)"
+    )
     g.add_argument("--out", type=Path, help="output directory (with --schema)")
     g.add_argument("--package", help="package name (with --schema)")
     g.add_argument("--ref", help="a pinned ref instead of the lock file's default")
-    g.add_argument("--unstable", action="store_true", help="also generate the unstable lanes (PKG_unstable)")
-    g.add_argument("--names", type=Path, help="JSON overrides of variant names: {Union: {tag: Name}}")
+    g.add_argument(
+        "--unstable", action="store_true", help="also generate the unstable lanes (PKG_unstable)"
+    )
+    g.add_argument(
+        "--names", type=Path, help="JSON overrides of variant names: {Union: {tag: Name}}"
+    )
     g.add_argument("-v", "--verbose", action="store_true", help="also print info diagnostics")
 
     s = sub.add_parser("schema", help="manage the pinned upstream schemas")
     ssub = s.add_subparsers(dest="schema_command", required=True, parser_class=_Parser)
-    sync_p = ssub.add_parser("sync", help="fill the cache from $ACP_SCHEMA_MIRROR or upstream, checking sha256")
+    sync_p = ssub.add_parser(
+        "sync", help="fill the cache from $ACP_SCHEMA_MIRROR or upstream, checking sha256"
+    )
     sync_p.add_argument("refs", nargs="*", help="only these refs (default: every pin)")
     pin_p = ssub.add_parser("pin", help="pin every schema file of an upstream release")
     pin_p.add_argument("ref")
@@ -111,7 +129,11 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path]:
         targets = [Target(args.package, schema, "local", schema.name, None, overrides)]
         if args.unstable:
             unstable = schema.with_name(schema.name.replace(".json", ".unstable.json"))
-            targets.append(Target(args.package + "_unstable", unstable, "local", unstable.name, None, overrides))
+            targets.append(
+                Target(
+                    args.package + "_unstable", unstable, "local", unstable.name, None, overrides
+                )
+            )
         return targets, args.out, default_templates()
     if args.out is not None or args.package is not None:
         raise InputError("--out and --package go with --schema")
@@ -180,7 +202,10 @@ def _schema(args: argparse.Namespace) -> int:
         if unknown:
             raise InputError(f"not pinned: {', '.join(sorted(unknown))}")
         written = sync(lock, args.refs or None)
-        print(f"acp-codegen: {len(lock.pins)} pinned file(s) verified, {len(written)} fetched", file=sys.stderr)
+        print(
+            f"acp-codegen: {len(lock.pins)} pinned file(s) verified, {len(written)} fetched",
+            file=sys.stderr,
+        )
         return 0
     if args.schema_command == "pin":
         added = pin_ref(lock, args.ref, make_default=not args.no_default)

@@ -43,7 +43,9 @@ def find_project(start: Path) -> Path | None:
 def load_config(start: Path | None = None) -> Config:
     root = find_project(start or Path.cwd())
     if root is None:
-        raise InputError("no pyproject.toml with [tool.acp-codegen] here or above; pass --schema and --out")
+        raise InputError(
+            "no pyproject.toml with [tool.acp-codegen] here or above; pass --schema and --out"
+        )
     data: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     section = data["tool"]["acp-codegen"]
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .diagnostics import InputError
 
-RUFF_ARGS = ("--isolated", "--line-length", "100", "--target-version", "py311")
+RUFF_ARGS = ("--isolated", "--no-cache", "--line-length", "100", "--target-version", "py311")
 
 
 def ruff_binary() -> str:
@@ -20,7 +20,7 @@ def ruff_binary() -> str:
     if here.exists():
         return str(here)
     try:
-        from ruff.__main__ import find_ruff_bin  # the pinned package knows its binary
+        from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
 
         return str(find_ruff_bin())
     except ImportError:
@@ -42,7 +42,6 @@ def format_files(files: dict[str, str]) -> dict[str, str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         ruff = ruff_binary()
-        _run([ruff, "check", *RUFF_ARGS, "--select", "I", "--fix", "--quiet", "--exit-zero", str(root)])
         _run([ruff, "format", *RUFF_ARGS, "--quiet", str(root)])
         out = dict(files)
         for name in py:

@@ -30,8 +30,14 @@ class Shape:
         if not self.nullable:
             return self
         return Shape(
-            self.kind, self.ref, self.item, False, self.minimum, self.maximum,
-            self.min_items, self.format,
+            self.kind,
+            self.ref,
+            self.item,
+            False,
+            self.minimum,
+            self.maximum,
+            self.min_items,
+            self.format,
         )
 
 

@@ -37,7 +37,9 @@ def find_methods(
         wire = node["x-method"]
         role = roles.get(name) or _role_from_name(name)
         if role is None:
-            diags.warning(f"#/$defs/{name}", f"cannot tell whether {name} is params or result of {wire}")
+            diags.warning(
+                f"#/$defs/{name}", f"cannot tell whether {name} is params or result of {wire}"
+            )
             continue
         by_method.setdefault(wire, {}).setdefault(role, name)
         if isinstance(node.get("x-side"), str) and role != "response":
@@ -49,12 +51,17 @@ def find_methods(
         listed = {w: (w.replace("/", "_"), _side(sides.get(w))) for w in by_method}
     for wire, (key, side) in listed.items():
         found = by_method.get(wire, {})
-        kind: Literal["request", "notification"] = "notification" if "notification" in found else "request"
+        kind: Literal["request", "notification"] = (
+            "notification" if "notification" in found else "request"
+        )
         if not found:
             diags.warning("", f"method {wire!r} from meta.json has no x-method definitions")
         annotated = sides.get(wire)
         if annotated is not None and annotated != side:
-            diags.warning(f"#/$defs/{found.get(kind, '')}", f"x-side {annotated!r} disagrees with meta.json ({side!r}) for {wire!r}")
+            diags.warning(
+                f"#/$defs/{found.get(kind, '')}",
+                f"x-side {annotated!r} disagrees with meta.json ({side!r}) for {wire!r}",
+            )
         out.append(
             Method(
                 name=wire,
@@ -69,7 +76,9 @@ def find_methods(
     return tuple(out)
 
 
-def _meta_entries(meta: dict[str, Any] | None) -> dict[str, tuple[str, Literal["agent", "client", "protocol"]]]:
+def _meta_entries(
+    meta: dict[str, Any] | None,
+) -> dict[str, tuple[str, Literal["agent", "client", "protocol"]]]:
     out: dict[str, tuple[str, Literal["agent", "client", "protocol"]]] = {}
     if not meta:
         return out
@@ -91,7 +100,11 @@ def _side(value: str | None) -> Literal["agent", "client", "protocol"]:
 
 
 def _role_from_name(name: str) -> Role | None:
-    for suffix, role in (("Notification", "notification"), ("Request", "request"), ("Response", "response")):
+    for suffix, role in (
+        ("Notification", "notification"),
+        ("Request", "request"),
+        ("Response", "response"),
+    ):
         if name.endswith(suffix):
             return role  # type: ignore[return-value]
     return None

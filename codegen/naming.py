@@ -4,8 +4,9 @@ Rules:
 - A `$defs` name is kept when it is a valid, non-reserved identifier; otherwise it is made one
   (non-identifier characters become `_`, leading underscores and digits are dealt with).
 - A tagged union's variant takes its tag's PascalCase name when no `$defs` entry, no other
-  variant and no runtime name wants it, else `{Union}{Tag}`, else `{Tag}{Union}`. The open catch-all is
-  `{Union}{Title}` (`SessionUpdateOther`). An overrides file keyed by (union, tag) pins names.
+  variant and no runtime name wants it, else `{Union}{Tag}`, else `{Tag}{Union}`. The open
+  catch-all is `{Union}{Title}` (`SessionUpdateOther`). An overrides file keyed by
+  (union, tag) pins names.
 - Fields: camelCase → snake_case, `_meta` → `meta`; keywords and reserved attributes get `_`.
 - Enum members: UPPER_SNAKE of the title when there is one, else of the value.
 Two different things with the same Python name are an error naming both JSON pointers.
@@ -93,7 +94,11 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
         union_py = names.types[u.name]
         for v in u.variants:
             base = identifier(pascal(v.tag), "Tag")
-            free = wanted.get(pascal(v.tag), 0) == 1 and base not in taken and base not in RUNTIME_NAMES
+            free = (
+                wanted.get(pascal(v.tag), 0) == 1
+                and base not in taken
+                and base not in RUNTIME_NAMES
+            )
             py = pinned.get((u.name, v.tag)) or _first_free(
                 ([base] if free else []) + [union_py + base, base + union_py], taken
             )
@@ -139,7 +144,9 @@ def _field_names(fields: tuple[Field, ...], diags: Diagnostics) -> tuple[str, ..
     for f in fields:
         py = field_name(f.wire)
         if py in seen:
-            diags.error(f.pointer, f"field {f.wire!r} maps to Python name {py!r}, as does {seen[py]}")
+            diags.error(
+                f.pointer, f"field {f.wire!r} maps to Python name {py!r}, as does {seen[py]}"
+            )
         seen[py] = f.pointer
         out.append(py)
     return tuple(out)
@@ -151,12 +158,16 @@ def _member_names(t: EnumType, names: Names, diags: Diagnostics) -> None:
         source = m.title if m.title and t.value_kind == "int" else str(m.value)
         py = upper_snake(source)
         if not py:
-            py = "VALUE_" + (str(m.value).replace("-", "MINUS_") if t.value_kind == "int" else "EMPTY")
+            py = "VALUE_" + (
+                str(m.value).replace("-", "MINUS_") if t.value_kind == "int" else "EMPTY"
+            )
         py = identifier(py, "VALUE")
         if py.startswith("_") or py in ("NAME", "VALUE"):
             py = "V" + py
         if py in seen:
-            diags.error(t.pointer, f"enum values {seen[py]!r} and {m.value!r} both map to member {py}")
+            diags.error(
+                t.pointer, f"enum values {seen[py]!r} and {m.value!r} both map to member {py}"
+            )
             continue
         seen[py] = m.value
         names.members[(t.name, m.value)] = py
@@ -173,14 +184,21 @@ def _check_overrides(
     for union, tags in overrides.items():
         u = by_name.get(union)
         if u is None or not isinstance(tags, dict):
-            diags.error(f"overrides/{union}", f"override names {union!r}, which is not a tagged union")
+            diags.error(
+                f"overrides/{union}", f"override names {union!r}, which is not a tagged union"
+            )
             continue
         for tag, py in tags.items():
             known = tag in u.known_tags or (tag == "*" and u.open is not None)
             if not known:
-                diags.error(f"overrides/{union}/{tag}", f"override names tag {tag!r}, which {union} does not have")
+                diags.error(
+                    f"overrides/{union}/{tag}",
+                    f"override names tag {tag!r}, which {union} does not have",
+                )
             elif not isinstance(py, str) or not py.isidentifier() or keyword.iskeyword(py):
-                diags.error(f"overrides/{union}/{tag}", f"override {py!r} is not a valid Python identifier")
+                diags.error(
+                    f"overrides/{union}/{tag}", f"override {py!r} is not a valid Python identifier"
+                )
             else:
                 pinned[(union, None if tag == "*" else tag)] = py
     return pinned

@@ -7,13 +7,9 @@ set, else downloads its URL; a file whose sha256 differs from the pin is never w
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
-import tarfile
 import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +52,9 @@ class Lock:
         for pin in self.pins:
             if pin.ref == ref and pin.path == path:
                 return pin
-        raise InputError(f"no pin for {path} at {ref} in {self.path}: run `acp-codegen schema pin {ref}`")
+        raise InputError(
+            f"no pin for {path} at {ref} in {self.path}: run `acp-codegen schema pin {ref}`"
+        )
 
     def refs(self) -> list[str]:
         return list(dict.fromkeys(p.ref for p in self.pins))
@@ -79,7 +77,11 @@ def read_lock(path: Path) -> Lock:
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"lock file {path} is malformed: {exc}") from None
     for pin in pins:
-        if ".." in Path(pin.path).parts or ".." in Path(pin.ref).parts or Path(pin.path).is_absolute():
+        if (
+            ".." in Path(pin.path).parts
+            or ".." in Path(pin.ref).parts
+            or Path(pin.path).is_absolute()
+        ):
             raise InputError(f"lock file {path}: unsafe path {pin.ref}/{pin.path}")
     return Lock(path, default, pins)
 
@@ -139,7 +141,9 @@ def _fetch(pin: Pin) -> bytes:
         source = pin.url
     digest = hashlib.sha256(data).hexdigest()
     if digest != pin.sha256:
-        raise InputError(f"sha256 mismatch for {source}: got {digest}, pinned {pin.sha256}; nothing written")
+        raise InputError(
+            f"sha256 mismatch for {source}: got {digest}, pinned {pin.sha256}; nothing written"
+        )
     return data
 
 
@@ -155,6 +159,11 @@ def _read_mirror(mirror: str, ref: str, path: str) -> bytes | None:
 
 def _download(url: str, missing_ok: bool) -> bytes | None:
     """Fetch a URL; `tarball.tgz#member` reads one member of a (npm) tarball."""
+    import io  # the network path only: keep these imports off every start-up
+    import tarfile
+    import urllib.error
+    import urllib.request
+
     base, _, member = url.partition("#")
     try:
         with urllib.request.urlopen(base, timeout=30) as response:

@@ -8,12 +8,12 @@ from typing import Any
 
 from .build import build_model
 from .diagnostics import Diagnostics, InputError
+from .fmt import format_files
 from .ir import Model
 from .loader import Source, load
 from .naming import Names, assign_names
 from .render import banner, environment
 from .view import ModuleView, ViewBuilder
-from .fmt import format_files
 
 # dataclass() options of every generated class. `__init__` is written out in the template and
 # `__repr__`/`__eq__` come from the runtime's Model base: dataclass() would otherwise compile
@@ -38,7 +38,9 @@ class Generated:
     files: dict[str, str] = field(default_factory=dict)  # path relative to the out dir → text
 
 
-def analyse(path: Path, diags: Diagnostics, overrides: dict[str, Any] | None = None) -> tuple[Source, Model, Names]:
+def analyse(
+    path: Path, diags: Diagnostics, overrides: dict[str, Any] | None = None
+) -> tuple[Source, Model, Names]:
     """Load, build and name one schema; stops with InputError when the input has errors."""
     source = load(path)
     model = build_model(source, diags)
@@ -48,13 +50,16 @@ def analyse(path: Path, diags: Diagnostics, overrides: dict[str, Any] | None = N
     return source, model, names
 
 
-def generate(target: Target, template_dir: Path, diags: Diagnostics, *, fmt: bool = True) -> Generated:
+def generate(
+    target: Target, template_dir: Path, diags: Diagnostics, *, fmt: bool = True
+) -> Generated:
     if not target.package.isidentifier():
         raise InputError(f"package name {target.package!r} is not a Python identifier")
     source, model, names = analyse(target.schema_path, diags, target.overrides)
     if target.expected_sha256 and source.sha256 != target.expected_sha256:
         raise InputError(
-            f"{target.schema_path}: sha256 {source.sha256} does not match the pin {target.expected_sha256}"
+            f"{target.schema_path}: sha256 {source.sha256} "
+            f"does not match the pin {target.expected_sha256}"
         )
     view = ViewBuilder(model, names).build()
     env = environment(template_dir)
@@ -77,7 +82,15 @@ def _modules(model: Model) -> list[tuple[str, str]]:
     ]
 
 
-def _context(target: Target, source: Source, model: Model, names: Names, view: ModuleView) -> dict[str, Any]:
+def isort_key(name: str) -> tuple[int, str, str]:
+    """Ruff's import order within one `from` statement: CONSTANTS, Classes, then the rest."""
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return (kind, name.lower(), name)
+
+
+def _context(
+    target: Target, source: Source, model: Model, names: Names, view: ModuleView
+) -> dict[str, Any]:
     methods = [
         {
             "name": m.name,
@@ -89,10 +102,14 @@ def _context(target: Target, source: Source, model: Model, names: Names, view: M
         }
         for m in model.methods
     ]
-    runtime_names = ["UNSET", "UnsetType", "DecodeError", "JsonValue", "decode", "encode", "METHODS", "MethodInfo"]
-    extra_modules: list[tuple[str, list[str]]] = []
+    modules: dict[str, list[str]] = {
+        "_runtime": ["UNSET", "UnsetType", "DecodeError", "JsonValue", "decode", "encode"],
+        "methods": ["METHODS", "MethodInfo"],
+        "models": list(view.exports),
+    }
+    imports = [(module, sorted(names, key=isort_key)) for module, names in sorted(modules.items())]
     meta_names = ["SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION"]
-    all_names = runtime_names + meta_names + view.exports + [n for _, ns in extra_modules for n in ns]
+    all_names = [n for _, names in imports for n in names] + meta_names
     return {
         "banner": banner(target.ref, target.label or target.schema_path.name, source.sha256),
         "title": model.title,
@@ -105,7 +122,7 @@ def _context(target: Target, source: Source, model: Model, names: Names, view: M
         "aliases": view.aliases,
         "exports": view.exports,
         "methods": methods,
-        "extra_modules": extra_modules,
+        "imports": imports,
         "all_names": all_names,
         "dataclass_options": DATACLASS_OPTIONS,
     }

@@ -3,6 +3,7 @@ the `pylit` and `docstring` filters, which always produce valid, inert Python li
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from . import __version__
 def environment(template_dir: Path) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir)),
+        bytecode_cache=_bytecode_cache(),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -23,6 +25,20 @@ def environment(template_dir: Path) -> jinja2.Environment:
     env.filters["pylit"] = pylit
     env.filters["docstring"] = docstring
     return env
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates are cached per user: compiling them costs more than rendering."""
+    folder = (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        / "acp-codegen"
+        / __version__
+    )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder))
 
 
 def pylit(value: Any) -> str:
@@ -38,7 +54,9 @@ def docstring(text: str, indent: int = 0, note: str = "") -> str:
     """A triple-quoted docstring that holds `text` verbatim and can never end early."""
     body = "\n\n".join(part.strip() for part in (text, note) if part and part.strip())
     body = body or "No description in the schema."
-    escaped = "".join(_escape_char(ch) for ch in body.replace("\\", "\\\\"))
+    escaped = body.replace("\\", "\\\\")
+    if not escaped.replace("\n", "").replace("\t", "").isprintable():  # rare: escape one by one
+        escaped = "".join(_escape_char(ch) for ch in escaped)
     escaped = escaped.replace('"""', '\\"\\"\\"')
     if escaped.endswith('"'):
         escaped = escaped[:-1] + '\\"'
@@ -46,11 +64,19 @@ def docstring(text: str, indent: int = 0, note: str = "") -> str:
     lines = [line.rstrip() for line in escaped.split("\n")]
     if len(lines) == 1:
         return f'"""{lines[0]}"""'
-    return '"""' + lines[0] + "\n" + "\n".join((pad + ln) if ln else "" for ln in lines[1:]) + "\n" + pad + '"""'
+    return (
+        '"""'
+        + lines[0]
+        + "\n"
+        + "\n".join((pad + ln) if ln else "" for ln in lines[1:])
+        + "\n"
+        + pad
+        + '"""'
+    )
 
 
 def _escape_char(ch: str) -> str:
-    if ch == "\n" or ch == "\t" or (ch.isprintable() and ch not in "\u2028\u2029"):
+    if ch == "\n" or ch == "\t" or ch.isprintable():
         return ch
     code = ord(ch)
     if code < 0x100:

@@ -98,10 +98,12 @@ class Resolver:
         if kind == "null":
             return Shape("null")
         if kind in ("integer", "number"):
-            lo, hi = INT_FORMAT_BOUNDS.get(fmt or "", (None, None)) if kind == "integer" else (None, None)
-            lo = _number(node.get("minimum"), lo)
-            hi = _number(node.get("maximum"), hi)
-            return Shape("int" if kind == "integer" else "float", minimum=lo, maximum=hi, format=fmt)
+            bounds = INT_FORMAT_BOUNDS.get(fmt or "") if kind == "integer" else None
+            lo = _number(node.get("minimum"), bounds[0] if bounds else None)
+            hi = _number(node.get("maximum"), bounds[1] if bounds else None)
+            return Shape(
+                "int" if kind == "integer" else "float", minimum=lo, maximum=hi, format=fmt
+            )
         if kind == "array":
             items = node.get("items", True)
             min_items = node.get("minItems")
@@ -113,7 +115,9 @@ class Resolver:
         if kind == "object":
             extra = node.get("additionalProperties")
             if isinstance(extra, dict) and extra and "properties" not in node:
-                return Shape("map", item=self.shape(extra, pointer_join(pointer, "additionalProperties")))
+                return Shape(
+                    "map", item=self.shape(extra, pointer_join(pointer, "additionalProperties"))
+                )
             return Shape("object")
         return Shape("any")
 
@@ -122,10 +126,16 @@ class Resolver:
         if not isinstance(node, dict):
             return Leniency()
         for key in node:
-            if isinstance(key, str) and key.startswith("x-deserialize-") and key not in KNOWN_LENIENCY:
+            if (
+                isinstance(key, str)
+                and key.startswith("x-deserialize-")
+                and key not in KNOWN_LENIENCY
+            ):
                 if pointer not in self._reported:
                     self._reported.add(pointer)
-                    self.diags.error(pointer, f"unknown leniency rule {key!r}: the generator cannot honour it")
+                    self.diags.error(
+                        pointer, f"unknown leniency rule {key!r}: the generator cannot honour it"
+                    )
         return Leniency(
             default_on_error=node.get("x-deserialize-default-on-error") is True,
             skip_invalid_items=node.get("x-deserialize-skip-invalid-items") is True,
@@ -154,7 +164,10 @@ class Resolver:
                 return
             self._collect(self.definition(name), def_pointer(name), out, seen | {name}, skip)
             return
-        required = node.get("required") if isinstance(node.get("required"), list) else []
+        raw_required = node.get("required")
+        required: list[str] = (
+            [r for r in raw_required if isinstance(r, str)] if isinstance(raw_required, list) else []
+        )
         props = node.get("properties")
         if isinstance(props, dict):
             for wire, sub in props.items():
@@ -179,11 +192,20 @@ class Resolver:
                 self._collect(sub, pointer_join(pointer, "allOf", i), out, seen, skip)
         for key in ("anyOf", "oneOf"):
             branches = node.get(key)
-            if isinstance(branches, list) and branches and not isinstance(node.get("discriminator"), dict):
+            if (
+                isinstance(branches, list)
+                and branches
+                and not isinstance(node.get("discriminator"), dict)
+            ):
                 self._collect_alternatives(branches, pointer_join(pointer, key), out, seen, skip)
 
     def _collect_alternatives(
-        self, branches: list[Any], pointer: str, out: dict[str, Field], seen: set[str], skip: frozenset[str]
+        self,
+        branches: list[Any],
+        pointer: str,
+        out: dict[str, Field],
+        seen: set[str],
+        skip: frozenset[str],
     ) -> None:
         per_branch: list[dict[str, Field]] = []
         for i, sub in enumerate(branches):
@@ -236,7 +258,14 @@ def _with_null(shape: Shape, nullable: bool) -> Shape:
     if not nullable or shape.nullable:
         return shape
     return Shape(
-        shape.kind, shape.ref, shape.item, True, shape.minimum, shape.maximum, shape.min_items, shape.format
+        shape.kind,
+        shape.ref,
+        shape.item,
+        True,
+        shape.minimum,
+        shape.maximum,
+        shape.min_items,
+        shape.format,
     )
 
 

@@ -141,8 +141,14 @@ class EnumView:
     @property
     def check(self) -> Check:
         values = ", ".join(repr(v) for _, v, _ in self.members)
-        expected = f"one of {values}" if not self.open else ("a string" if self.value_type == "str" else "an integer")
-        return Check("enum", expected, pytype=self.value_type, table="_E_" + self.py, open=self.open)
+        expected = (
+            f"one of {values}"
+            if not self.open
+            else ("a string" if self.value_type == "str" else "an integer")
+        )
+        return Check(
+            "enum", expected, pytype=self.value_type, table="_E_" + self.py, open=self.open
+        )
 
     @property
     def open_note(self) -> str:
@@ -268,7 +274,9 @@ class ViewBuilder:
         base = "_enum.StrEnum" if t.value_kind == "str" else "_enum.IntEnum"
         return EnumView(py, t.doc, base, t.value_kind, members, t.open, t.open_doc)
 
-    def _class(self, py: str, doc: str, base: str, fields: tuple[Field, ...], **kw: Any) -> ClassView:
+    def _class(
+        self, py: str, doc: str, base: str, fields: tuple[Field, ...], **kw: Any
+    ) -> ClassView:
         pys = self.names.fields(py) if kw.get("owner") is None else self.names.fields(kw["owner"])
         kw.pop("owner", None)
         views = tuple(self._field(f, p) for f, p in zip(fields, pys, strict=True))
@@ -281,7 +289,9 @@ class ViewBuilder:
             view.exports.append(cls)
             variants.append((v.tag, cls))
             view.classes.append(
-                self._class(cls, v.doc, py, v.fields, tag_wire=t.tag, tag=v.tag, payload=v.payload or "")
+                self._class(
+                    cls, v.doc, py, v.fields, tag_wire=t.tag, tag=v.tag, payload=v.payload or ""
+                )
             )
         open_cls = ""
         reserved: tuple[str, ...] = ()
@@ -292,8 +302,13 @@ class ViewBuilder:
             tag_py = self.names.fields(open_cls)[[f.wire for f in t.open.fields].index(t.tag)]
             view.classes.append(
                 self._class(
-                    open_cls, t.open.doc, py, t.open.fields, tag_wire=t.tag,
-                    reserved=reserved, open_tag_py=tag_py,
+                    open_cls,
+                    t.open.doc,
+                    py,
+                    t.open.fields,
+                    tag_wire=t.tag,
+                    reserved=reserved,
+                    open_tag_py=tag_py,
                 )
             )
         view.unions.append(UnionView(py, t.doc, t.tag, tuple(variants), open_cls, reserved))
@@ -301,7 +316,6 @@ class ViewBuilder:
     def _alias(self, t: Alias, py: str) -> AliasView:
         shape = t.shape
         if shape.kind == "ref" and shape.ref is not None and not shape.nullable:
-            target = self.model.get(shape.ref)
             target_py = self.names.types[shape.ref]
             return AliasView(py, t.doc, target_py, None, target="_d_" + target_py)
         return AliasView(py, t.doc, self.annotation(shape), self.check(shape))
@@ -364,8 +378,14 @@ class ViewBuilder:
         elif shape.kind == "map":
             base = f"dict[str, {self.annotation(shape.item or Shape('any'))}]"
         else:
-            base = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None",
-                    "object": "dict[str, _Any]"}.get(shape.kind, "_Any")
+            base = {
+                "str": "str",
+                "int": "int",
+                "float": "float",
+                "bool": "bool",
+                "null": "None",
+                "object": "dict[str, _Any]",
+            }.get(shape.kind, "_Any")
         if shape.nullable and base not in ("None", "_Any"):
             base += " | None"
         return base
@@ -380,8 +400,14 @@ class ViewBuilder:
                 return shape
             inner = target.shape
             shape = Shape(
-                inner.kind, inner.ref, inner.item, inner.nullable or shape.nullable,
-                inner.minimum, inner.maximum, inner.min_items, inner.format,
+                inner.kind,
+                inner.ref,
+                inner.item,
+                inner.nullable or shape.nullable,
+                inner.minimum,
+                inner.maximum,
+                inner.min_items,
+                inner.format,
             )
         return shape
 
@@ -393,23 +419,38 @@ class ViewBuilder:
             py = self.names.types[shape.ref]
             if isinstance(target, EnumType):
                 values = ", ".join(repr(m.value) for m in target.members)
-                expected = f"one of {values}" if not target.open else _EXPECTED.get(target.value_kind, "an integer")
+                expected = (
+                    f"one of {values}"
+                    if not target.open
+                    else _EXPECTED.get(target.value_kind, "an integer")
+                )
                 if target.value_kind == "int" and target.open:
                     expected = "an integer"
-                return Check("enum", expected, pytype=target.value_kind, table="_E_" + py, open=target.open)
+                return Check(
+                    "enum", expected, pytype=target.value_kind, table="_E_" + py, open=target.open
+                )
             return Check("call", call="_d_" + py)
         if kind in _PRIMITIVE_TYPES:
             return Check("type", _EXPECTED[kind], pytype=_PRIMITIVE_TYPES[kind])
         if kind == "int":
-            return Check("int", _number_expected("an integer", shape), lo=shape.minimum, hi=shape.maximum)
+            return Check(
+                "int", _number_expected("an integer", shape), lo=shape.minimum, hi=shape.maximum
+            )
         if kind == "float":
-            return Check("float", _number_expected("a number", shape), lo=shape.minimum, hi=shape.maximum)
+            return Check(
+                "float", _number_expected("a number", shape), lo=shape.minimum, hi=shape.maximum
+            )
         if kind == "null":
             return Check("null", "null")
         if kind in ("list", "map"):
             item = shape.item or Shape("any")
-            return Check(kind, _EXPECTED[kind], call=self.item_decoder(item), min_items=shape.min_items,
-                         skip_invalid=skip_invalid)
+            return Check(
+                kind,
+                _EXPECTED[kind],
+                call=self.item_decoder(item),
+                min_items=shape.min_items,
+                skip_invalid=skip_invalid,
+            )
         return Check("any")
 
     def item_decoder(self, shape: Shape) -> str:
@@ -478,7 +519,13 @@ def _alias_order(aliases: list[AliasView]) -> list[AliasView]:
         if a.py in done or a.py in stack:
             return
         stack.add(a.py)
-        for word in a.annotation.replace("[", " ").replace("]", " ").replace("|", " ").replace(",", " ").split():
+        for word in (
+            a.annotation.replace("[", " ")
+            .replace("]", " ")
+            .replace("|", " ")
+            .replace(",", " ")
+            .split()
+        ):
             dep = by_name.get(word)
             if dep is not None and dep is not a:
                 visit(dep, stack)
