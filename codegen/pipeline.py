@@ -63,9 +63,9 @@ def generate(
         )
     view = ViewBuilder(model, names).build()
     env = environment(template_dir)
-    context = _context(target, source, model, names, view)
+    context = _context(target, source, model, names, view, _extra_modules(model, template_dir))
     files: dict[str, str] = {}
-    for template, module in _modules(model):
+    for template, module in _modules(model, template_dir):
         files[f"{target.package}/{module}"] = env.get_template(template).render(**context)
     files[f"{target.package}/py.typed"] = ""
     if fmt:
@@ -73,13 +73,45 @@ def generate(
     return Generated(model, names, files)
 
 
-def _modules(model: Model) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class ExtraModule:
+    """A module generated beside the models when its template exists and the schema has what
+    it needs (e.g. the session model needs v2's `SessionUpdate`)."""
+
+    template: str
+    module: str
+    exports: tuple[str, ...]
+    needs_types: tuple[str, ...] = ()
+
+
+EXTRA_MODULES = (
+    ExtraModule(
+        "rpc.py.j2",
+        "rpc",
+        ("AgentBase", "AgentStub", "ClientBase", "ClientStub", "Connection", "RpcError"),
+    ),
+    ExtraModule(
+        "session_state.py.j2", "session_state", ("SessionState",), ("SessionUpdate", "StateUpdate")
+    ),
+)
+
+
+def _extra_modules(model: Model, template_dir: Path) -> list[ExtraModule]:
     return [
+        m
+        for m in EXTRA_MODULES
+        if (template_dir / m.template).exists() and all(t in model.index for t in m.needs_types)
+    ]
+
+
+def _modules(model: Model, template_dir: Path) -> list[tuple[str, str]]:
+    core = [
         ("__init__.py.j2", "__init__.py"),
         ("_runtime.py.j2", "_runtime.py"),
         ("models.py.j2", "models.py"),
         ("methods.py.j2", "methods.py"),
     ]
+    return core + [(m.template, m.module + ".py") for m in _extra_modules(model, template_dir)]
 
 
 def isort_key(name: str) -> tuple[int, str, str]:
@@ -89,7 +121,12 @@ def isort_key(name: str) -> tuple[int, str, str]:
 
 
 def _context(
-    target: Target, source: Source, model: Model, names: Names, view: ModuleView
+    target: Target,
+    source: Source,
+    model: Model,
+    names: Names,
+    view: ModuleView,
+    extra: list[ExtraModule],
 ) -> dict[str, Any]:
     methods = [
         {
@@ -107,6 +144,8 @@ def _context(
         "methods": ["METHODS", "MethodInfo"],
         "models": list(view.exports),
     }
+    for m in extra:
+        modules[m.module] = list(m.exports)
     imports = [(module, sorted(names, key=isort_key)) for module, names in sorted(modules.items())]
     meta_names = ["SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION"]
     all_names = [n for _, names in imports for n in names] + meta_names
@@ -123,6 +162,9 @@ def _context(
         "exports": view.exports,
         "methods": methods,
         "imports": imports,
+        "union_by_name": {u.py: u for u in view.unions},
+        "class_by_name": {c.py: c for c in view.classes},
+        "type_names": names.types,
         "all_names": all_names,
         "dataclass_options": DATACLASS_OPTIONS,
     }

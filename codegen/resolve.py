@@ -166,7 +166,9 @@ class Resolver:
             return
         raw_required = node.get("required")
         required: list[str] = (
-            [r for r in raw_required if isinstance(r, str)] if isinstance(raw_required, list) else []
+            [r for r in raw_required if isinstance(r, str)]
+            if isinstance(raw_required, list)
+            else []
         )
         props = node.get("properties")
         if isinstance(props, dict):
