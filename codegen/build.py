@@ -193,8 +193,17 @@ class _Builder:
             b, bat = branches[i], pointer_join(at, key, i)
             own = self.r.fields(b, bat)
             tag_field = next((f for f in own if f.wire == tag), None)
+            if tag_field is None and not _declares(b, tag):
+                title = _text(b.get("title")) or "default"
+                payload = _single_payload(self.r, b, tag, bat)
+                fallback = Variant(
+                    "", _text(b.get("description")), _merge(shared, own), payload, bat, title
+                )
+                return TaggedUnion(
+                    name, doc, tag, tuple(variants), None, at, method, side, fallback
+                )
             if tag_field is None or tag_field.shape.kind not in ("str", "any"):
-                return None  # a branch without the tag: not a tagged union after all
+                return None  # the tag is there but not a string: not a tagged union
             own = [_as_required_str(f) if f.wire == tag else f for f in own]
             reserved = sorted(set(seen) | set(_reserved_tags(b, tag)), key=str)
             title = _text(b.get("title")) or "other"
@@ -314,6 +323,11 @@ def _single_payload(r: Resolver, branch: Any, tag: str, at: str) -> str | None:
     if "$ref" in branch:
         return r.ref_name(branch, at)
     return None
+
+
+def _declares(branch: Any, prop: str) -> bool:
+    props = branch.get("properties") if isinstance(branch, dict) else None
+    return isinstance(props, dict) and prop in props
 
 
 def _merge(shared: list[Field], own: list[Field]) -> tuple[Field, ...]:

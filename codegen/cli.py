@@ -110,11 +110,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
 
 
-def _print_diagnostics(diags: Diagnostics, verbose: bool) -> None:
+def _print_diagnostics(diags: Diagnostics, verbose: bool, skip_errors: bool = False) -> None:
     seen: set[str] = set()
     for d in diags.items:
         line = str(d)
-        if (d.level == "info" and not verbose) or line in seen:
+        if (
+            (d.level == "info" and not verbose)
+            or line in seen
+            or (skip_errors and d.level == "error")
+        ):
             continue
         seen.add(line)
         print(f"acp-codegen: {line}", file=sys.stderr)
@@ -181,8 +185,8 @@ def _generate(args: argparse.Namespace) -> int:
     try:
         for target in targets:
             files.update(generate(target, templates, diags).files)
-    finally:
-        _print_diagnostics(diags, args.verbose)
+    finally:  # errors are printed once, by main(), from the InputError
+        _print_diagnostics(diags, args.verbose, skip_errors=True)
     packages = [t.package for t in targets]
     if args.check:
         text = diff_files(files, out, packages)

@@ -105,6 +105,7 @@ class Variant:
     fields: tuple[Field, ...]
     payload: str | None  # the `$defs` type the branch reuses, when it reuses exactly one
     pointer: str
+    title: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +129,9 @@ class TaggedUnion:
     pointer: str
     method: str | None = None
     side: str | None = None
+    # A branch without the tag (v1's SetSessionConfigOptionRequest): taken when the tag is
+    # absent, and for an unknown tag when the union has no open variant.
+    fallback: Variant | None = None
 
     @property
     def known_tags(self) -> tuple[str, ...]:

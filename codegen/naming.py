@@ -59,6 +59,7 @@ class Names:
     types: dict[str, str] = field(default_factory=dict)
     variants: dict[tuple[str, str], str] = field(default_factory=dict)
     open_variants: dict[str, str] = field(default_factory=dict)
+    fallback_variants: dict[str, str] = field(default_factory=dict)
     members: dict[tuple[str, str | int], str] = field(default_factory=dict)
     _fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -108,6 +109,13 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
             py = pinned.get((u.name, None)) or union_py + identifier(pascal(u.open.title), "Other")
             names.open_variants[u.name] = py
             claim(py, u.open.pointer)
+        if u.fallback is not None:
+            title = identifier(pascal(u.fallback.title), "Default")
+            py = _first_free(
+                [union_py + title, title + union_py, union_py + title + "Default"], taken
+            )
+            names.fallback_variants[u.name] = py
+            claim(py, u.fallback.pointer)
 
     for t in model.types:
         if isinstance(t, ObjectType):
@@ -117,6 +125,9 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
                 names._fields[names.variants[(t.name, v.tag)]] = _field_names(v.fields, diags)
             if t.open is not None:
                 names._fields[names.open_variants[t.name]] = _field_names(t.open.fields, diags)
+            if t.fallback is not None:
+                fallback = names.fallback_variants[t.name]
+                names._fields[fallback] = _field_names(t.fallback.fields, diags)
         elif isinstance(t, EnumType):
             _member_names(t, names, diags)
     return names

@@ -111,6 +111,7 @@ class UnionView:
     variants: tuple[tuple[str, str], ...]  # (tag, class)
     open_class: str
     reserved: tuple[str, ...]
+    fallback_class: str = ""
 
     @property
     def rule(self) -> str:
@@ -120,6 +121,10 @@ class UnionView:
             text += (
                 f" Any other tag decodes to `{self.open_class}`, which keeps the whole payload;"
                 " a known or reserved tag with a broken payload is a DecodeError."
+            )
+        elif self.fallback_class:
+            text += (
+                f" Without the tag, or with an unknown one, it decodes as `{self.fallback_class}`."
             )
         else:
             text += " Closed: any other tag is a DecodeError."
@@ -311,7 +316,22 @@ class ViewBuilder:
                     open_tag_py=tag_py,
                 )
             )
-        view.unions.append(UnionView(py, t.doc, t.tag, tuple(variants), open_cls, reserved))
+        fallback_cls = ""
+        if t.fallback is not None:
+            fallback_cls = self.names.fallback_variants[t.name]
+            view.exports.append(fallback_cls)
+            view.classes.append(
+                self._class(
+                    fallback_cls,
+                    t.fallback.doc,
+                    py,
+                    t.fallback.fields,
+                    payload=t.fallback.payload or "",
+                )
+            )
+        view.unions.append(
+            UnionView(py, t.doc, t.tag, tuple(variants), open_cls, reserved, fallback_cls)
+        )
 
     def _alias(self, t: Alias, py: str) -> AliasView:
         shape = t.shape

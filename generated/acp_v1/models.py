@@ -432,6 +432,24 @@ class ElicitationPropertySchema(_rt.Model):
         return _rt.guard(_d_ElicitationPropertySchema, data)  # type: ignore[no-any-return]
 
 
+class AuthMethod(_rt.Model):
+    """Describes an available authentication method.
+
+    The `type` field acts as the discriminator in the serialized JSON form.
+    When no `type` is present, the method is treated as `agent`.
+
+    Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `AgentAuthMethod`.
+    """
+
+    __slots__ = ()
+    TAG_FIELD: _ClassVar[str] = "type"
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethod:
+        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethod, data)  # type: ignore[no-any-return]
+
+
 class SessionConfigOption(_rt.Model):
     """A session configuration option selector and its current state.
 
@@ -464,6 +482,41 @@ class SessionUpdate(_rt.Model):
     def from_json(cls, data: _Any) -> SessionUpdate:
         """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
         return _rt.guard(_d_SessionUpdate, data)  # type: ignore[no-any-return]
+
+
+class McpServer(_rt.Model):
+    """Configuration for connecting to an MCP (Model Context Protocol) server.
+
+    MCP servers provide tools and context that the agent can use when
+    processing prompts.
+
+    See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
+
+    Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `StdioMcpServer`.
+    """
+
+    __slots__ = ()
+    TAG_FIELD: _ClassVar[str] = "type"
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServer:
+        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServer, data)  # type: ignore[no-any-return]
+
+
+class SetSessionConfigOptionRequest(_rt.Model):
+    """Request parameters for setting a session configuration option.
+
+    Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`.
+    """
+
+    __slots__ = ()
+    TAG_FIELD: _ClassVar[str] = "type"
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequest:
+        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionRequest, data)  # type: ignore[no-any-return]
 
 
 class RequestPermissionOutcome(_rt.Model):
@@ -4115,7 +4168,7 @@ class InitializeResponse(_rt.Model):
         if self.agent_capabilities is not _UNSET:
             out["agentCapabilities"] = self.agent_capabilities.to_json()
         if self.auth_methods is not _UNSET:
-            out["authMethods"] = _rt.enc(self.auth_methods)
+            out["authMethods"] = [i.to_json() for i in self.auth_methods]
         if self.agent_info is not _UNSET:
             out["agentInfo"] = self.agent_info.to_json() if self.agent_info is not None else None
         if self.meta is not _UNSET:
@@ -4719,6 +4772,139 @@ class LogoutCapabilities(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TerminalAuthMethod(AuthMethod):
+    """Client runs the configured agent program as a separate interactive
+    process, without passing this method to `authenticate`.
+
+    Wire tag: `type: terminal`. Payload: `AuthMethodTerminal`.
+    """
+
+    TAG: _ClassVar[str] = "terminal"
+    id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    args: list[str] | _UnsetType = _UNSET
+    """Additional arguments to append to the configured agent invocation for terminal auth."""
+    env: dict[str, str] | _UnsetType = _UNSET
+    """Additional environment variables to set on the configured agent invocation for terminal auth.
+    These values override same-named variables in the base launch configuration.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        args: list[str] | _UnsetType = _UNSET,
+        env: dict[str, str] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TerminalAuthMethod:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TerminalAuthMethod, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "terminal",
+            "id": self.id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.args is not _UNSET:
+            out["args"] = self.args
+        if self.env is not _UNSET:
+            out["env"] = self.env
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentAuthMethod(AuthMethod):
+    """Agent handles authentication itself through `authenticate`.
+
+    This is the default when no `type` is specified.
+    """
+
+    id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentAuthMethod:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentAuthMethod, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": self.id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -8219,10 +8405,194 @@ class NewSessionRequest(_rt.Model):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
             "cwd": self.cwd,
-            "mcpServers": _rt.enc(self.mcp_servers),
+            "mcpServers": [i.to_json() for i in self.mcp_servers],
         }
         if self.additional_directories is not _UNSET:
             out["additionalDirectories"] = self.additional_directories
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Http(McpServer):
+    """HTTP transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
+
+    Wire tag: `type: http`. Payload: `McpServerHttp`.
+    """
+
+    TAG: _ClassVar[str] = "http"
+    name: str
+    """Human-readable name identifying this MCP server."""
+    url: str
+    """URL to the MCP server."""
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Http:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Http, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "http",
+            "name": self.name,
+            "url": self.url,
+            "headers": [i.to_json() for i in self.headers],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Sse(McpServer):
+    """SSE transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
+
+    Wire tag: `type: sse`. Payload: `McpServerSse`.
+    """
+
+    TAG: _ClassVar[str] = "sse"
+    name: str
+    """Human-readable name identifying this MCP server."""
+    url: str
+    """URL to the MCP server."""
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Sse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Sse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "sse",
+            "name": self.name,
+            "url": self.url,
+            "headers": [i.to_json() for i in self.headers],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StdioMcpServer(McpServer):
+    """Stdio transport configuration
+
+    All Agents MUST support this transport.
+    """
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+    command: str
+    """Absolute path to the MCP server executable."""
+    args: list[str]
+    """Command-line arguments to pass to the MCP server."""
+    env: list[EnvVariable]
+    """Environment variables to set when launching the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: str,
+        args: list[str],
+        env: list[EnvVariable],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StdioMcpServer:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StdioMcpServer, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "command": self.command,
+            "args": self.args,
+            "env": [i.to_json() for i in self.env],
+        }
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -8504,7 +8874,7 @@ class LoadSessionRequest(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
-            "mcpServers": _rt.enc(self.mcp_servers),
+            "mcpServers": [i.to_json() for i in self.mcp_servers],
             "cwd": self.cwd,
             "sessionId": self.session_id,
         }
@@ -8682,7 +9052,7 @@ class ResumeSessionRequest(_rt.Model):
         if self.additional_directories is not _UNSET:
             out["additionalDirectories"] = self.additional_directories
         if self.mcp_servers is not _UNSET:
-            out["mcpServers"] = _rt.enc(self.mcp_servers)
+            out["mcpServers"] = [i.to_json() for i in self.mcp_servers]
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -8791,9 +9161,13 @@ class SetSessionModeRequest(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequest(_rt.Model):
-    """Request parameters for setting a session configuration option."""
+class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequest):
+    """A boolean value (`type: "boolean"`).
 
+    Wire tag: `type: boolean`.
+    """
+
+    TAG: _ClassVar[str] = "boolean"
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
@@ -8807,7 +9181,6 @@ class SetSessionConfigOptionRequest(_rt.Model):
     """
     value: bool
     """The boolean value."""
-    type: str | _UnsetType = _UNSET
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
@@ -8818,20 +9191,78 @@ class SetSessionConfigOptionRequest(_rt.Model):
         config_id: SessionConfigId,
         value: bool,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        type: str | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.session_id = session_id
         self.config_id = config_id
         self.meta = meta
         self.value = value
-        self.type = type
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequest:
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestBoolean:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionRequest, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SetSessionConfigOptionRequestBoolean, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "boolean",
+            "sessionId": self.session_id,
+            "configId": self.config_id,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionConfigOptionRequestValueId(SetSessionConfigOptionRequest):
+    """A [`SessionConfigValueId`] string value.
+
+    This is the default when `type` is absent on the wire. Unknown `type`
+    values with string payloads also gracefully deserialize into this
+    variant.
+    """
+
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    value: SessionConfigValueId
+    """The value ID."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        value: SessionConfigValueId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+        self.value = value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestValueId:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionRequestValueId, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8842,8 +9273,6 @@ class SetSessionConfigOptionRequest(_rt.Model):
         }
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
-        if self.type is not _UNSET:
-            out["type"] = self.type
         if self.extra:
             out.update(self.extra)
         return out
@@ -9884,14 +10313,6 @@ ProtocolVersion: _TypeAlias = _Annotated[int, _rt.Alias("ProtocolVersion")]
 This version is only bumped for breaking changes.
 Non-breaking changes should be introduced via capabilities.
 """
-AuthMethod: _TypeAlias = _Annotated[AuthMethodTerminal | AuthMethodAgent, _rt.Alias("AuthMethod")]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
 AuthMethodId: _TypeAlias = _Annotated[str, _rt.Alias("AuthMethodId")]
 """Typed identifier used for auth method values on the wire."""
 SessionModeId: _TypeAlias = _Annotated[str, _rt.Alias("SessionModeId")]
@@ -9932,18 +10353,6 @@ Extension notifications provide a way to send one-way messages for custom functi
 while maintaining protocol compatibility.
 
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-"""
-McpServer: _TypeAlias = _Annotated[
-    McpServerHttp | McpServerSse | McpServerStdio, _rt.Alias("McpServer")
-]
-"""Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
 """
 ClientResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("ClientResponse")]
 """A JSON-RPC response object.
@@ -10087,6 +10496,18 @@ def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
     raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
 
 
+def _d_AuthMethod(data: _Any) -> AuthMethod:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data)  # type: ignore[no-any-return]
+    if tag is None or type(tag) is str:
+        return _d_AgentAuthMethod(data)
+    raise _rt.bad_tag("type", tag, ["terminal"])
+
+
 def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -10121,6 +10542,30 @@ def _d_SessionUpdate(data: _Any) -> SessionUpdate:
             "usage_update",
         ],
     )
+
+
+def _d_McpServer(data: _Any) -> McpServer:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_McpServer.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data)  # type: ignore[no-any-return]
+    if tag is None or type(tag) is str:
+        return _d_StdioMcpServer(data)
+    raise _rt.bad_tag("type", tag, ["http", "sse"])
+
+
+def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data)  # type: ignore[no-any-return]
+    if tag is None or type(tag) is str:
+        return _d_SetSessionConfigOptionRequestValueId(data)
+    raise _rt.bad_tag("type", tag, ["boolean"])
 
 
 def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
@@ -13670,6 +14115,131 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
     return self
 
 
+def _d_TerminalAuthMethod(data: _Any) -> TerminalAuthMethod:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(TerminalAuthMethod)
+    n = 3
+    key: str | None = None
+    try:
+        v = data.get("type", _UNSET)
+        if v != "terminal":
+            raise _rt.wrong_tag("type", "terminal", v)
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.id = v
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "args"
+        v = data.get("args", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_skip(v, _rt.d_str)
+            except _DecodeError:
+                v = _UNSET
+        self.args = v
+        key = "env"
+        v = data.get("env", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if type(v) is not dict:
+                    raise _rt.expected("an object", v)
+                v = _rt.map_of(v, _rt.d_str)
+            except _DecodeError:
+                v = _UNSET
+        self.env = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_TerminalAuthMethod) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_AgentAuthMethod(data: _Any) -> AgentAuthMethod:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AgentAuthMethod)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.id = v
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_AgentAuthMethod) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 def _d_AuthMethodTerminal(data: _Any) -> AuthMethodTerminal:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16504,6 +17074,161 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
+def _d_Http(data: _Any) -> Http:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Http)
+    n = 4
+    key: str | None = None
+    try:
+        v = data.get("type", _UNSET)
+        if v != "http":
+            raise _rt.wrong_tag("type", "http", v)
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "url"
+        v = data.get("url", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.url = v
+        key = "headers"
+        v = data.get("headers", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_HttpHeader)
+        self.headers = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Http) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_Sse(data: _Any) -> Sse:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Sse)
+    n = 4
+    key: str | None = None
+    try:
+        v = data.get("type", _UNSET)
+        if v != "sse":
+            raise _rt.wrong_tag("type", "sse", v)
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "url"
+        v = data.get("url", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.url = v
+        key = "headers"
+        v = data.get("headers", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_HttpHeader)
+        self.headers = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Sse) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_StdioMcpServer(data: _Any) -> StdioMcpServer:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(StdioMcpServer)
+    n = 4
+    key: str | None = None
+    try:
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "command"
+        v = data.get("command", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.command = v
+        key = "args"
+        v = data.get("args", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _rt.d_str)
+        self.args = v
+        key = "env"
+        v = data.get("env", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_EnvVariable)
+        self.env = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_StdioMcpServer) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 def _d_HttpHeader(data: _Any) -> HttpHeader:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16958,13 +17683,16 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
     return self
 
 
-def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionRequest:
+def _d_SetSessionConfigOptionRequestBoolean(data: _Any) -> SetSessionConfigOptionRequestBoolean:
     if type(data) is not dict:
         raise _rt.not_object(data)
-    self = _new(SetSessionConfigOptionRequest)
-    n = 3
+    self = _new(SetSessionConfigOptionRequestBoolean)
+    n = 4
     key: str | None = None
     try:
+        v = data.get("type", _UNSET)
+        if v != "boolean":
+            raise _rt.wrong_tag("type", "boolean", v)
         key = "sessionId"
         v = data.get("sessionId", _UNSET)
         if v is _UNSET:
@@ -16997,15 +17725,58 @@ def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionReques
         if type(v) is not bool:
             raise _rt.expected("a boolean", v)
         self.value = v
-        key = "type"
-        v = data.get("type", _UNSET)
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean) if len(data) > n else {}
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptionRequestValueId:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(SetSessionConfigOptionRequestValueId)
+    n = 3
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "configId"
+        v = data.get("configId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.config_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
         if v is not _UNSET:
             n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.type = v
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "value"
+        v = data.get("value", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.value = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionConfigOptionRequest) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SetSessionConfigOptionRequestValueId) if len(data) > n else {}
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17794,20 +18565,6 @@ def _d_ProtocolVersion(v: _Any) -> _Any:
     return v
 
 
-def _d_AuthMethod(v: _Any) -> _Any:
-    if type(v) is dict:
-        if "id" in v and "name" in v:
-            v = _d_AuthMethodTerminal(v)
-            return v
-        if "id" in v and "name" in v:
-            v = _d_AuthMethodAgent(v)
-            return v
-        raise _rt.DecodeError(
-            "object matches no alternative: " + "needs the keys of one of {id, name} or {id, name}"
-        )
-    raise _rt.expected("an object", v)
-
-
 def _d_AuthMethodId(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
@@ -17876,24 +18633,6 @@ def _d_AvailableCommandInput(v: _Any) -> _Any:
 
 def _d_ExtNotification(v: _Any) -> _Any:
     return v
-
-
-def _d_McpServer(v: _Any) -> _Any:
-    if type(v) is dict:
-        if "name" in v and "url" in v and "headers" in v:
-            v = _d_McpServerHttp(v)
-            return v
-        if "name" in v and "url" in v and "headers" in v:
-            v = _d_McpServerSse(v)
-            return v
-        if "name" in v and "command" in v and "args" in v and "env" in v:
-            v = _d_McpServerStdio(v)
-            return v
-        raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {name, url, headers} or {name, url, headers} or {name, command, args, env}"
-        )
-    raise _rt.expected("an object", v)
 
 
 def _d_ClientResponse(v: _Any) -> _Any:
@@ -17979,6 +18718,9 @@ _T_ElicitationPropertySchema: dict[str, _Any] = {
     "boolean": _d_ElicitationPropertySchemaBoolean,
     "array": _d_Array,
 }
+_T_AuthMethod: dict[str, _Any] = {
+    "terminal": _d_TerminalAuthMethod,
+}
 _T_SessionConfigOption: dict[str, _Any] = {
     "select": _d_Select,
     "boolean": _d_SessionConfigOptionBoolean,
@@ -17995,6 +18737,13 @@ _T_SessionUpdate: dict[str, _Any] = {
     "config_option_update": _d_SessionUpdateConfigOptionUpdate,
     "session_info_update": _d_SessionUpdateSessionInfoUpdate,
     "usage_update": _d_SessionUpdateUsageUpdate,
+}
+_T_McpServer: dict[str, _Any] = {
+    "http": _d_Http,
+    "sse": _d_Sse,
+}
+_T_SetSessionConfigOptionRequest: dict[str, _Any] = {
+    "boolean": _d_SetSessionConfigOptionRequestBoolean,
 }
 _T_RequestPermissionOutcome: dict[str, _Any] = {
     "cancelled": _d_Cancelled,
@@ -18140,6 +18889,8 @@ _K_SessionResumeCapabilities = frozenset(["_meta"])
 _K_SessionCloseCapabilities = frozenset(["_meta"])
 _K_AgentAuthCapabilities = frozenset(["logout", "_meta"])
 _K_LogoutCapabilities = frozenset(["_meta"])
+_K_TerminalAuthMethod = frozenset(["type", "id", "name", "description", "args", "env", "_meta"])
+_K_AgentAuthMethod = frozenset(["id", "name", "description", "_meta"])
 _K_AuthMethodTerminal = frozenset(["id", "name", "description", "args", "env", "_meta"])
 _K_AuthMethodAgent = frozenset(["id", "name", "description", "_meta"])
 _K_Implementation = frozenset(["name", "title", "version", "_meta"])
@@ -18248,6 +18999,9 @@ _K_ElicitationUrlCapabilities = frozenset(["_meta"])
 _K_AuthenticateRequest = frozenset(["methodId", "_meta"])
 _K_LogoutRequest = frozenset(["_meta"])
 _K_NewSessionRequest = frozenset(["cwd", "additionalDirectories", "mcpServers", "_meta"])
+_K_Http = frozenset(["type", "name", "url", "headers", "_meta"])
+_K_Sse = frozenset(["type", "name", "url", "headers", "_meta"])
+_K_StdioMcpServer = frozenset(["name", "command", "args", "env", "_meta"])
 _K_HttpHeader = frozenset(["name", "value", "_meta"])
 _K_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
 _K_McpServerSse = frozenset(["name", "url", "headers", "_meta"])
@@ -18262,7 +19016,10 @@ _K_ResumeSessionRequest = frozenset(
 )
 _K_CloseSessionRequest = frozenset(["sessionId", "_meta"])
 _K_SetSessionModeRequest = frozenset(["sessionId", "modeId", "_meta"])
-_K_SetSessionConfigOptionRequest = frozenset(["sessionId", "configId", "_meta", "value", "type"])
+_K_SetSessionConfigOptionRequestBoolean = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
+_K_SetSessionConfigOptionRequestValueId = frozenset(["sessionId", "configId", "_meta", "value"])
 _K_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
 _K_WriteTextFileResponse = frozenset(["_meta"])
 _K_ReadTextFileResponse = frozenset(["content", "_meta"])
@@ -18295,7 +19052,6 @@ _rt.register(ElicitationId, _d_ElicitationId)
 _rt.register(ExtRequest, _d_ExtRequest)
 _rt.register(AgentResponse, _d_AgentResponse)
 _rt.register(ProtocolVersion, _d_ProtocolVersion)
-_rt.register(AuthMethod, _d_AuthMethod)
 _rt.register(AuthMethodId, _d_AuthMethodId)
 _rt.register(SessionModeId, _d_SessionModeId)
 _rt.register(SessionConfigId, _d_SessionConfigId)
@@ -18306,7 +19062,6 @@ _rt.register(ExtResponse, _d_ExtResponse)
 _rt.register(MessageId, _d_MessageId)
 _rt.register(AvailableCommandInput, _d_AvailableCommandInput)
 _rt.register(ExtNotification, _d_ExtNotification)
-_rt.register(McpServer, _d_McpServer)
 _rt.register(ClientResponse, _d_ClientResponse)
 _rt.register(ElicitationContentValue, _d_ElicitationContentValue)
 
@@ -18399,6 +19154,8 @@ __all__ = [
     "AgentAuthCapabilities",
     "LogoutCapabilities",
     "AuthMethod",
+    "TerminalAuthMethod",
+    "AgentAuthMethod",
     "AuthMethodId",
     "AuthMethodTerminal",
     "AuthMethodAgent",
@@ -18481,6 +19238,9 @@ __all__ = [
     "LogoutRequest",
     "NewSessionRequest",
     "McpServer",
+    "Http",
+    "Sse",
+    "StdioMcpServer",
     "HttpHeader",
     "McpServerHttp",
     "McpServerSse",
@@ -18492,6 +19252,8 @@ __all__ = [
     "CloseSessionRequest",
     "SetSessionModeRequest",
     "SetSessionConfigOptionRequest",
+    "SetSessionConfigOptionRequestBoolean",
+    "SetSessionConfigOptionRequestValueId",
     "PromptRequest",
     "ClientResponse",
     "WriteTextFileResponse",
