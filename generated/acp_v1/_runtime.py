@@ -142,7 +142,8 @@ def encode(value: Any) -> Any:
         raise TypeError("UNSET is not a JSON value; omit the field instead")
     if isinstance(value, enum.Enum):
         return value.value
-    return value
+    to_json = getattr(value, "to_json", None)  # a model of another generated package
+    return to_json() if callable(to_json) else value
 
 
 enc = encode
