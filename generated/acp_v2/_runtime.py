@@ -8,6 +8,7 @@ decode never pays for them.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable
 from typing import Any, ClassVar, Final, TypeAlias, TypeVar, overload
@@ -68,21 +69,21 @@ class Model:
     """Base of every generated class."""
 
     __slots__ = ()
-    __dataclass_fields__: ClassVar[dict[str, Any]]
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # set by @dataclass on every subclass
 
     def to_json(self) -> Any:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        names = getattr(self, "__dataclass_fields__", {})
-        body = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
         return f"{type(self).__qualname__}({body})"
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        names = getattr(self, "__dataclass_fields__", {})
-        return all(getattr(self, name) == getattr(other, name) for name in names)
+        return all(
+            getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(self)
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like a dataclass with eq=True
 
