@@ -156,7 +156,7 @@ class Bench:
     def imports(self) -> None:
         python = sys.executable
         path = os.pathsep.join([str(GENERATED), str(baseline.WORK_DIR)])
-        env = {**os.environ, "PYTHONPATH": path}
+        env = {**tool_env(), "PYTHONPATH": path}
         commands = {
             "bare": [python, "-c", "pass"],
             "acp_v2": [python, "-c", "import acp_v2"],
@@ -233,7 +233,7 @@ class Bench:
 
     def generator_row(self, case: str, command_for: Callable[[int], list[str]]) -> Row:
         venv_bin = str(Path(sys.executable).parent)  # tools such as ruff, venv not activated
-        env = {**os.environ, "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")])}
+        env = {**tool_env(), "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")])}
         times = []
         try:
             for run in range(-1 if self.warm_up else 0, self.generate_runs):  # -1: warm-up
@@ -244,6 +244,13 @@ class Bench:
             return Row("generate", case, note=f"{NOT_YET} ({error})")
         note = f"min {_format_seconds(min(times))}"
         return Row("generate", case, statistics.median(times), f"median of {len(times)}", note=note)
+
+
+def tool_env() -> dict[str, str]:
+    """The environment for timed subprocesses: as an installed program runs, with bytecode
+    caches (a PYTHONDONTWRITEBYTECODE in the caller's environment would make every start
+    recompile every module, for both sides of a comparison)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def load_acp_v2(messages: list[dict[str, Any]]) -> Any:
