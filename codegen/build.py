@@ -44,7 +44,7 @@ def build_model(source: Source, diags: Diagnostics) -> Model:
     defs: dict[str, Any] = schema["$defs"]
     builder = _Builder(Resolver(defs, diags), diags)
     _check_leniency_keywords(schema, diags)
-    types = tuple(builder.get(name) for name in defs)
+    types = _break_alias_cycles(tuple(builder.get(name) for name in defs), diags)
     index = {t.name: t for t in types}
     methods: tuple[Method, ...] = find_methods(defs, source.meta, source.stable_meta, diags)
     title = schema.get("title") if isinstance(schema.get("title"), str) else ""
@@ -57,6 +57,42 @@ def build_model(source: Source, diags: Diagnostics) -> Model:
         source_sha256=source.sha256,
         index=index,
     )
+
+
+def _break_alias_cycles(types: tuple[TypeDef, ...], diags: Diagnostics) -> tuple[TypeDef, ...]:
+    """Aliases are module-level expressions: one that reaches itself through aliases alone
+    (`A = list[A]`) cannot be written out, so it is kept as raw JSON, with a warning."""
+    index = {t.name: t for t in types}
+
+    def alias_refs(t: TypeDef) -> list[str]:
+        shapes = [t.shape] if isinstance(t, Alias) else []
+        shapes += [b.shape for b in t.branches] if isinstance(t, UntaggedUnion) else []
+        found = []
+        while shapes:
+            shape = shapes.pop()
+            if shape.ref is not None and isinstance(index.get(shape.ref), Alias | UntaggedUnion):
+                found.append(shape.ref)
+            if shape.item is not None:
+                shapes.append(shape.item)
+        return found
+
+    def reaches_itself(t: TypeDef) -> bool:
+        stack, seen = alias_refs(t), set()
+        while stack:
+            name = stack.pop()
+            if name == t.name:
+                return True
+            if name not in seen:
+                seen.add(name)
+                stack.extend(alias_refs(index[name]))
+        return False
+
+    out = list(types)
+    for i, t in enumerate(types):
+        if reaches_itself(t):
+            diags.warning(t.pointer, "refers to itself through aliases only; kept as raw JSON")
+            out[i] = Alias(t.name, t.doc, Shape("any"), t.pointer)
+    return tuple(out)
 
 
 def _check_leniency_keywords(schema: dict[str, Any], diags: Diagnostics) -> None:
@@ -252,6 +288,8 @@ class _Builder:
             title = _text(b.get("title")) if isinstance(b, dict) else ""
             bdoc = _text(b.get("description")) if isinstance(b, dict) else ""
             json_kind, required = self._json_kind(shape, b, bat)
+            if any((o.shape, o.json_kind, o.required) == (shape, json_kind, required) for o in out):
+                continue  # the same alternative again (v0.2's ClientResponse has `null` thrice)
             out.append(Branch(title or None, bdoc, shape, json_kind, required))
         return UntaggedUnion(name, doc, tuple(out), at)
 

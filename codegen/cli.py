@@ -43,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(wanted: Sequence[str] = ()) -> argparse.ArgumentParser:
     p = _Parser(prog="acp-codegen", description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--version", action="version", version=f"acp-codegen {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -80,15 +80,18 @@ def parser() -> argparse.ArgumentParser:
     for name, module, help_text in PLUGINS:
         plugin = sub.add_parser(name, help=help_text)
         plugin.set_defaults(plugin=module)
+        if name not in wanted:  # only the command being run loads its module
+            continue
         try:
             importlib.import_module(module).add_arguments(plugin)
-        except ModuleNotFoundError:
+        except ImportError:
             plugin.set_defaults(plugin_missing=True)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser(wanted=argv[:1]).parse_args(argv)
     try:
         if args.command == "generate":
             return _generate(args)
@@ -122,6 +125,10 @@ def _print_diagnostics(diags: Diagnostics, verbose: bool, skip_errors: bool = Fa
             continue
         seen.add(line)
         print(f"acp-codegen: {line}", file=sys.stderr)
+
+
+def _errors_only(diags: Diagnostics) -> Diagnostics:
+    return Diagnostics([d for d in diags.items if d.level == "error"])
 
 
 def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path]:
@@ -185,7 +192,9 @@ def _generate(args: argparse.Namespace) -> int:
     try:
         for target in targets:
             files.update(generate(target, templates, diags).files)
-    finally:  # errors are printed once, by main(), from the InputError
+    except InputError as exc:  # main() prints the errors; the rest is printed just below
+        raise InputError(_errors_only(exc.diagnostics)) from None
+    finally:
         _print_diagnostics(diags, args.verbose, skip_errors=True)
     packages = [t.package for t in targets]
     if args.check:

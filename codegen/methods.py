@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from .diagnostics import Diagnostics
 from .ir import Method
-from .resolve import DEFS_PREFIX
+from .resolve import DEFS_PREFIX, defs_name
 
 Role = Literal["request", "notification", "response"]
 META_SIDES: dict[str, Literal["agent", "client", "protocol"]] = {
@@ -134,7 +134,7 @@ def _refs(node: Any) -> list[str]:
         if isinstance(cur, dict):
             ref = cur.get("$ref")
             if isinstance(ref, str) and ref.startswith(DEFS_PREFIX):
-                out.append(ref[len(DEFS_PREFIX) :])
+                out.append(defs_name(ref))
             stack.extend(cur.values())
         elif isinstance(cur, list):
             stack.extend(cur)

@@ -14,6 +14,7 @@ Two different things with the same Python name are an error naming both JSON poi
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -25,9 +26,15 @@ from .ir import EnumType, Field, Model, ObjectType, TaggedUnion
 # Names the generated package defines itself; a schema may not take them.
 RUNTIME_NAMES = frozenset(
     {"DecodeError", "UNSET", "UnsetType", "JsonValue", "Model", "decode", "encode", "TypeAlias"}
+    | {"METHODS", "MethodInfo", "SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION"}
 )
-# Attributes every generated class has.
-RESERVED_ATTRS = frozenset({"extra", "from_json", "to_json", "TAG", "TAG_FIELD", "RESERVED_TAGS"})
+# A class named `str` or `list` would shadow the builtin that every decoder uses.
+BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+# Attributes every generated class has, `__init__`'s `self`, and the builtins named by the
+# annotation every class has (`extra: dict[str, Any]`), which a field of that name would hide.
+RESERVED_ATTRS = frozenset(
+    {"extra", "from_json", "to_json", "TAG", "TAG_FIELD", "RESERVED_TAGS", "self", "str", "dict"}
+)
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
 
 
@@ -70,6 +77,7 @@ class Names:
 def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnostics) -> Names:
     names = Names()
     taken: dict[str, str] = {}  # python name → JSON pointer that owns it
+    reserved = RUNTIME_NAMES | BUILTIN_NAMES | _extra_module_exports()
 
     def claim(py: str, pointer: str) -> None:
         if py in taken:
@@ -79,13 +87,13 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
 
     for t in model.types:
         py = identifier(t.name, "Type")
-        if py in RUNTIME_NAMES:
+        if py in reserved:
             py += "_"
         names.types[t.name] = py
         claim(py, t.pointer)
 
     unions = [t for t in model.types if isinstance(t, TaggedUnion)]
-    pinned = _check_overrides(overrides, unions, diags)
+    pinned = _check_overrides(overrides, unions, reserved, diags)
     wanted: dict[str, int] = {}
     for u in unions:
         for v in u.variants:
@@ -95,13 +103,9 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
         union_py = names.types[u.name]
         for v in u.variants:
             base = identifier(pascal(v.tag), "Tag")
-            free = (
-                wanted.get(pascal(v.tag), 0) == 1
-                and base not in taken
-                and base not in RUNTIME_NAMES
-            )
+            free = wanted.get(pascal(v.tag), 0) == 1 and base not in taken and base not in reserved
             py = pinned.get((u.name, v.tag)) or _first_free(
-                ([base] if free else []) + [union_py + base, base + union_py], taken
+                ([base] if free else []) + [union_py + base, base + union_py], taken, reserved
             )
             names.variants[(u.name, v.tag)] = py
             claim(py, v.pointer)
@@ -112,33 +116,47 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
         if u.fallback is not None:
             title = identifier(pascal(u.fallback.title), "Default")
             py = _first_free(
-                [union_py + title, title + union_py, union_py + title + "Default"], taken
+                [union_py + title, title + union_py, union_py + title + "Default"],
+                taken,
+                reserved,
             )
             names.fallback_variants[u.name] = py
             claim(py, u.fallback.pointer)
 
+    classes = frozenset(taken)  # a field may not hide a class its annotations name
     for t in model.types:
         if isinstance(t, ObjectType):
-            names._fields[t.name] = _field_names(t.fields, diags)
+            names._fields[names.types[t.name]] = _field_names(t.fields, classes, diags)
         elif isinstance(t, TaggedUnion):
             for v in t.variants:
-                names._fields[names.variants[(t.name, v.tag)]] = _field_names(v.fields, diags)
+                names._fields[names.variants[(t.name, v.tag)]] = _field_names(
+                    v.fields, classes, diags
+                )
             if t.open is not None:
-                names._fields[names.open_variants[t.name]] = _field_names(t.open.fields, diags)
+                names._fields[names.open_variants[t.name]] = _field_names(
+                    t.open.fields, classes, diags
+                )
             if t.fallback is not None:
                 fallback = names.fallback_variants[t.name]
-                names._fields[fallback] = _field_names(t.fallback.fields, diags)
+                names._fields[fallback] = _field_names(t.fallback.fields, classes, diags)
         elif isinstance(t, EnumType):
             _member_names(t, names, diags)
     return names
 
 
-def _first_free(candidates: list[str], taken: dict[str, str]) -> str:
-    """The first candidate nobody owns yet; the last one (reported by `claim`) otherwise."""
+def _first_free(candidates: list[str], taken: dict[str, str], reserved: frozenset[str]) -> str:
+    """The first candidate nobody owns yet; the first one (reported by `claim`) otherwise."""
     for name in candidates:
-        if name not in taken and name not in RUNTIME_NAMES:
+        if name not in taken and name not in reserved:
             return name
     return candidates[0]
+
+
+def _extra_module_exports() -> frozenset[str]:
+    """Names the optional modules (rpc, session_state, ...) export from the package."""
+    from .pipeline import EXTRA_MODULES  # imported late: pipeline imports this module
+
+    return frozenset(name for m in EXTRA_MODULES for name in m.exports)
 
 
 def field_name(wire: str) -> str:
@@ -149,11 +167,15 @@ def field_name(wire: str) -> str:
     return py
 
 
-def _field_names(fields: tuple[Field, ...], diags: Diagnostics) -> tuple[str, ...]:
+def _field_names(
+    fields: tuple[Field, ...], classes: frozenset[str], diags: Diagnostics
+) -> tuple[str, ...]:
     seen: dict[str, str] = {}
     out = []
     for f in fields:
         py = field_name(f.wire)
+        if py in classes:
+            py += "_"
         if py in seen:
             diags.error(
                 f.pointer, f"field {f.wire!r} maps to Python name {py!r}, as does {seen[py]}"
@@ -166,12 +188,11 @@ def _field_names(fields: tuple[Field, ...], diags: Diagnostics) -> tuple[str, ..
 def _member_names(t: EnumType, names: Names, diags: Diagnostics) -> None:
     seen: dict[str, str | int] = {}
     for m in t.members:
-        source = m.title if m.title and t.value_kind == "int" else str(m.value)
-        py = upper_snake(source)
-        if not py:
-            py = "VALUE_" + (
-                str(m.value).replace("-", "MINUS_") if t.value_kind == "int" else "EMPTY"
-            )
+        if isinstance(m.value, int) and not (m.title and upper_snake(m.title)):
+            py = "VALUE_" + str(m.value).replace("-", "MINUS_")  # keep the sign: -1 is not 1
+        else:
+            py = upper_snake(m.title if isinstance(m.value, int) and m.title else str(m.value))
+            py = py or "VALUE_EMPTY"
         py = identifier(py, "VALUE")
         if py.startswith("_") or py in ("NAME", "VALUE"):
             py = "V" + py
@@ -185,7 +206,10 @@ def _member_names(t: EnumType, names: Names, diags: Diagnostics) -> None:
 
 
 def _check_overrides(
-    overrides: dict[str, Any] | None, unions: list[TaggedUnion], diags: Diagnostics
+    overrides: dict[str, Any] | None,
+    unions: list[TaggedUnion],
+    reserved: frozenset[str],
+    diags: Diagnostics,
 ) -> dict[tuple[str, str | None], str]:
     """Overrides: `{"Union": {"tag": "Name", ...}}`; the key `"*"` names the open variant."""
     pinned: dict[tuple[str, str | None], str] = {}
@@ -209,6 +233,11 @@ def _check_overrides(
             elif not isinstance(py, str) or not py.isidentifier() or keyword.iskeyword(py):
                 diags.error(
                     f"overrides/{union}/{tag}", f"override {py!r} is not a valid Python identifier"
+                )
+            elif py in reserved or py.startswith("_"):  # `_` names are the modules' own
+                diags.error(
+                    f"overrides/{union}/{tag}",
+                    f"override {py!r} is a name the generated package reserves",
                 )
             else:
                 pinned[(union, None if tag == "*" else tag)] = py

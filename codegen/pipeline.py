@@ -13,6 +13,7 @@ from .ir import Model
 from .loader import Source, load
 from .naming import Names, assign_names
 from .render import banner, environment
+from .rpcview import build_rpc_view
 from .view import ModuleView, ViewBuilder
 
 # dataclass() options of every generated class. `__init__` is written out in the template and
@@ -85,11 +86,10 @@ class ExtraModule:
 
 
 EXTRA_MODULES = (
-    ExtraModule(
-        "rpc.py.j2",
-        "rpc",
-        ("AgentBase", "AgentStub", "ClientBase", "ClientStub", "Connection", "RpcError"),
-    ),
+    ExtraModule("jsonrpc.py.j2", "jsonrpc", ("ConnectionClosed", "RpcError")),
+    ExtraModule("connection.py.j2", "connection", ("Connection",)),
+    ExtraModule("rpc.py.j2", "rpc", ("AgentBase", "AgentStub", "ClientBase", "ClientStub")),
+    ExtraModule("stdio.py.j2", "stdio", ("connect_process", "connect_stdio")),
     ExtraModule(
         "session_state.py.j2", "session_state", ("SessionState",), ("SessionUpdate", "StateUpdate")
     ),
@@ -167,4 +167,5 @@ def _context(
         "type_names": names.types,
         "all_names": all_names,
         "dataclass_options": DATACLASS_OPTIONS,
+        "rpc": build_rpc_view(model, names),
     }

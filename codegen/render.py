@@ -59,7 +59,11 @@ def docstring(text: str, indent: int = 0, note: str = "") -> str:
         escaped = "".join(_escape_char(ch) for ch in escaped)
     escaped = escaped.replace('"""', '\\"\\"\\"')
     if escaped.endswith('"'):
-        escaped = escaped[:-1] + '\\"'
+        # A final quote would merge with the closing `"""`; escape it unless it already is
+        # (an odd run of backslashes before it; doubled backslashes come in pairs).
+        body = escaped[:-1]
+        if (len(body) - len(body.rstrip("\\"))) % 2 == 0:
+            escaped = body + '\\"'
     pad = " " * indent
     lines = [line.rstrip() for line in escaped.split("\n")]
     if len(lines) == 1:

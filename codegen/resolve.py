@@ -52,7 +52,7 @@ class Resolver:
         if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
             self.diags.error(pointer, f"unsupported $ref {ref!r}: only '#/$defs/<name>' is allowed")
             return None
-        name = ref[len(DEFS_PREFIX) :]
+        name = defs_name(ref)
         if name not in self.defs:
             self.diags.error(pointer, f"$ref to missing definition {name!r}")
             return None
@@ -185,9 +185,6 @@ class Resolver:
                     pointer=at,
                     leniency=self.leniency(sub, at),
                 )
-        for wire in required:
-            if wire in out and not out[wire].required:
-                out[wire] = _replace_required(out[wire], True)
         all_of = node.get("allOf")
         if isinstance(all_of, list):
             for i, sub in enumerate(all_of):
@@ -200,6 +197,10 @@ class Resolver:
                 and not isinstance(node.get("discriminator"), dict)
             ):
                 self._collect_alternatives(branches, pointer_join(pointer, key), out, seen, skip)
+        # Last: `required` also covers properties that came from `allOf` or alternatives.
+        for wire in required:
+            if wire in out and not out[wire].required:
+                out[wire] = _replace_required(out[wire], True)
 
     def _collect_alternatives(
         self,
@@ -220,6 +221,11 @@ class Resolver:
                     continue
                 in_all = all(wire in other and other[wire].required for other in per_branch)
                 out[wire] = _replace_required(f, f.required and in_all)
+
+
+def defs_name(ref: str) -> str:
+    """`#/$defs/a~1b` → `a/b`: the name a local reference points at (RFC 6901 escapes)."""
+    return ref[len(DEFS_PREFIX) :].replace("~1", "/").replace("~0", "~")
 
 
 def def_pointer(name: str) -> str:

@@ -11,7 +11,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from codegen.ir import Alias, EnumType, Field, Model, ObjectType, Shape, TaggedUnion, UntaggedUnion
+from codegen.ir import (
+    Alias,
+    Branch,
+    EnumType,
+    Field,
+    Model,
+    ObjectType,
+    Shape,
+    TaggedUnion,
+    UntaggedUnion,
+)
 
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=8)
 JSON = st.recursive(
@@ -51,9 +61,17 @@ class WireStrategies:
         if isinstance(t, TaggedUnion):
             return self._tagged(t)
         if isinstance(t, UntaggedUnion):
-            return st.one_of([self.shape(b.shape) for b in t.branches])
+            return st.one_of([self._branch(b) for b in t.branches])
         assert isinstance(t, Alias)
         return self.shape(t.shape)
+
+    def _branch(self, branch: Branch) -> st.SearchStrategy[Any]:
+        if branch.shape.kind != "object":
+            return self.shape(branch.shape)
+        # An inline object alternative: raw JSON, but with the keys that select it.
+        keys = st.fixed_dictionaries({key: JSON for key in branch.required})
+        rest = st.dictionaries(st.text(max_size=6), JSON, max_size=2)
+        return st.tuples(rest, keys).map(lambda pair: {**pair[0], **pair[1]})
 
     def _object(
         self, fields: tuple[Field, ...], fixed: dict[str, Any] | None = None

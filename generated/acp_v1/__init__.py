@@ -13,6 +13,13 @@ from ._runtime import (
     decode,
     encode,
 )
+from .connection import (
+    Connection,
+)
+from .jsonrpc import (
+    ConnectionClosed,
+    RpcError,
+)
 from .methods import (
     METHODS,
     MethodInfo,
@@ -232,6 +239,16 @@ from .models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
+from .rpc import (
+    AgentBase,
+    AgentStub,
+    ClientBase,
+    ClientStub,
+)
+from .stdio import (
+    connect_process,
+    connect_stdio,
+)
 
 SCHEMA_REF = "schema-v2.0.0-alpha.3"
 SCHEMA_SHA256 = "caf62ff962ada396878372ced11efb2c6764e59d90919a38583c319948931a42"
@@ -244,6 +261,9 @@ __all__ = [
     "UnsetType",
     "decode",
     "encode",
+    "Connection",
+    "ConnectionClosed",
+    "RpcError",
     "METHODS",
     "MethodInfo",
     "Accept",
@@ -459,6 +479,12 @@ __all__ = [
     "WaitForTerminalExitResponse",
     "WriteTextFileRequest",
     "WriteTextFileResponse",
+    "AgentBase",
+    "AgentStub",
+    "ClientBase",
+    "ClientStub",
+    "connect_process",
+    "connect_stdio",
     "SCHEMA_REF",
     "SCHEMA_SHA256",
     "PROTOCOL_VERSION",

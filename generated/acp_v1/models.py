@@ -18754,11 +18754,13 @@ _T_CreateElicitationResponse: dict[str, _Any] = {
     "decline": _d_Decline,
     "cancel": _d_Cancel,
 }
-_K_AgentRequest = frozenset(["id", "method", "params"])
-_K_WriteTextFileRequest = frozenset(["sessionId", "path", "content", "_meta"])
-_K_ReadTextFileRequest = frozenset(["sessionId", "path", "line", "limit", "_meta"])
-_K_RequestPermissionRequest = frozenset(["sessionId", "toolCall", "options", "_meta"])
-_K_ToolCallUpdate = frozenset(
+_K_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
+_K_WriteTextFileRequest: frozenset[str] = frozenset(["sessionId", "path", "content", "_meta"])
+_K_ReadTextFileRequest: frozenset[str] = frozenset(["sessionId", "path", "line", "limit", "_meta"])
+_K_RequestPermissionRequest: frozenset[str] = frozenset(
+    ["sessionId", "toolCall", "options", "_meta"]
+)
+_K_ToolCallUpdate: frozenset[str] = frozenset(
     [
         "toolCallId",
         "kind",
@@ -18771,54 +18773,54 @@ _K_ToolCallUpdate = frozenset(
         "_meta",
     ]
 )
-_K_ToolCallContentContent = frozenset(["type", "content", "_meta"])
-_K_ToolCallContentDiff = frozenset(["type", "path", "oldText", "newText", "_meta"])
-_K_ToolCallContentTerminal = frozenset(["type", "terminalId", "_meta"])
-_K_Text = frozenset(["type", "annotations", "text", "_meta"])
-_K_Image = frozenset(["type", "annotations", "data", "mimeType", "uri", "_meta"])
-_K_Audio = frozenset(["type", "annotations", "data", "mimeType", "_meta"])
-_K_ContentBlockResourceLink = frozenset(
+_K_ToolCallContentContent: frozenset[str] = frozenset(["type", "content", "_meta"])
+_K_ToolCallContentDiff: frozenset[str] = frozenset(["type", "path", "oldText", "newText", "_meta"])
+_K_ToolCallContentTerminal: frozenset[str] = frozenset(["type", "terminalId", "_meta"])
+_K_Text: frozenset[str] = frozenset(["type", "annotations", "text", "_meta"])
+_K_Image: frozenset[str] = frozenset(["type", "annotations", "data", "mimeType", "uri", "_meta"])
+_K_Audio: frozenset[str] = frozenset(["type", "annotations", "data", "mimeType", "_meta"])
+_K_ContentBlockResourceLink: frozenset[str] = frozenset(
     ["type", "annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
 )
-_K_Resource = frozenset(["type", "annotations", "resource", "_meta"])
-_K_Annotations = frozenset(["audience", "lastModified", "priority", "_meta"])
-_K_TextContent = frozenset(["annotations", "text", "_meta"])
-_K_ImageContent = frozenset(["annotations", "data", "mimeType", "uri", "_meta"])
-_K_AudioContent = frozenset(["annotations", "data", "mimeType", "_meta"])
-_K_ResourceLink = frozenset(
+_K_Resource: frozenset[str] = frozenset(["type", "annotations", "resource", "_meta"])
+_K_Annotations: frozenset[str] = frozenset(["audience", "lastModified", "priority", "_meta"])
+_K_TextContent: frozenset[str] = frozenset(["annotations", "text", "_meta"])
+_K_ImageContent: frozenset[str] = frozenset(["annotations", "data", "mimeType", "uri", "_meta"])
+_K_AudioContent: frozenset[str] = frozenset(["annotations", "data", "mimeType", "_meta"])
+_K_ResourceLink: frozenset[str] = frozenset(
     ["annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
 )
-_K_TextResourceContents = frozenset(["mimeType", "text", "uri", "_meta"])
-_K_BlobResourceContents = frozenset(["blob", "mimeType", "uri", "_meta"])
-_K_EmbeddedResource = frozenset(["annotations", "resource", "_meta"])
-_K_Content = frozenset(["content", "_meta"])
-_K_Diff = frozenset(["path", "oldText", "newText", "_meta"])
-_K_Terminal = frozenset(["terminalId", "_meta"])
-_K_ToolCallLocation = frozenset(["path", "line", "_meta"])
-_K_PermissionOption = frozenset(["optionId", "name", "kind", "_meta"])
-_K_CreateTerminalRequest = frozenset(
+_K_TextResourceContents: frozenset[str] = frozenset(["mimeType", "text", "uri", "_meta"])
+_K_BlobResourceContents: frozenset[str] = frozenset(["blob", "mimeType", "uri", "_meta"])
+_K_EmbeddedResource: frozenset[str] = frozenset(["annotations", "resource", "_meta"])
+_K_Content: frozenset[str] = frozenset(["content", "_meta"])
+_K_Diff: frozenset[str] = frozenset(["path", "oldText", "newText", "_meta"])
+_K_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
+_K_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
+_K_PermissionOption: frozenset[str] = frozenset(["optionId", "name", "kind", "_meta"])
+_K_CreateTerminalRequest: frozenset[str] = frozenset(
     ["sessionId", "command", "args", "env", "cwd", "outputByteLimit", "_meta"]
 )
-_K_EnvVariable = frozenset(["name", "value", "_meta"])
-_K_TerminalOutputRequest = frozenset(["sessionId", "terminalId", "_meta"])
-_K_ReleaseTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
-_K_WaitForTerminalExitRequest = frozenset(["sessionId", "terminalId", "_meta"])
-_K_KillTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
-_K_Form = frozenset(
+_K_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
+_K_TerminalOutputRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
+_K_ReleaseTerminalRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
+_K_WaitForTerminalExitRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
+_K_KillTerminalRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
+_K_Form: frozenset[str] = frozenset(
     ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
 )
-_K_Url = frozenset(
+_K_Url: frozenset[str] = frozenset(
     ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
 )
-_K_CreateElicitationRequestOther = frozenset(
+_K_CreateElicitationRequestOther: frozenset[str] = frozenset(
     ["message", "_meta", "mode", "sessionId", "toolCallId", "requestId"]
 )
-_K_ElicitationSessionScope = frozenset(["sessionId", "toolCallId"])
-_K_ElicitationRequestScope = frozenset(["requestId"])
-_K_ElicitationSchema = frozenset(
+_K_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
+_K_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
+_K_ElicitationSchema: frozenset[str] = frozenset(
     ["type", "title", "properties", "required", "description", "_meta"]
 )
-_K_String = frozenset(
+_K_String: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -18833,17 +18835,21 @@ _K_String = frozenset(
         "_meta",
     ]
 )
-_K_Number = frozenset(["type", "title", "description", "minimum", "maximum", "default", "_meta"])
-_K_Integer = frozenset(["type", "title", "description", "minimum", "maximum", "default", "_meta"])
-_K_ElicitationPropertySchemaBoolean = frozenset(
+_K_Number: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
+_K_Integer: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
+_K_ElicitationPropertySchemaBoolean: frozenset[str] = frozenset(
     ["type", "title", "description", "default", "_meta"]
 )
-_K_Array = frozenset(
+_K_Array: frozenset[str] = frozenset(
     ["type", "title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
-_K_ElicitationPropertySchemaOther = frozenset(["type"])
-_K_EnumOption = frozenset(["const", "title", "description", "_meta"])
-_K_StringPropertySchema = frozenset(
+_K_ElicitationPropertySchemaOther: frozenset[str] = frozenset(["type"])
+_K_EnumOption: frozenset[str] = frozenset(["const", "title", "description", "_meta"])
+_K_StringPropertySchema: frozenset[str] = frozenset(
     [
         "title",
         "description",
@@ -18857,76 +18863,84 @@ _K_StringPropertySchema = frozenset(
         "_meta",
     ]
 )
-_K_NumberPropertySchema = frozenset(
+_K_NumberPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
-_K_IntegerPropertySchema = frozenset(
+_K_IntegerPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
-_K_BooleanPropertySchema = frozenset(["title", "description", "default", "_meta"])
-_K_StringMultiSelectItems = frozenset(["enum", "_meta"])
-_K_TitledMultiSelectItems = frozenset(["anyOf", "_meta"])
-_K_MultiSelectPropertySchema = frozenset(
+_K_BooleanPropertySchema: frozenset[str] = frozenset(["title", "description", "default", "_meta"])
+_K_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
+_K_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
+_K_MultiSelectPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
-_K_ElicitationFormMode = frozenset(["requestedSchema", "sessionId", "toolCallId", "requestId"])
-_K_ElicitationUrlMode = frozenset(["elicitationId", "url", "sessionId", "toolCallId", "requestId"])
-_K_InitializeResponse = frozenset(
+_K_ElicitationFormMode: frozenset[str] = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
+_K_ElicitationUrlMode: frozenset[str] = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
+_K_InitializeResponse: frozenset[str] = frozenset(
     ["protocolVersion", "agentCapabilities", "authMethods", "agentInfo", "_meta"]
 )
-_K_AgentCapabilities = frozenset(
+_K_AgentCapabilities: frozenset[str] = frozenset(
     ["loadSession", "promptCapabilities", "mcpCapabilities", "sessionCapabilities", "auth", "_meta"]
 )
-_K_PromptCapabilities = frozenset(["image", "audio", "embeddedContext", "_meta"])
-_K_McpCapabilities = frozenset(["http", "sse", "_meta"])
-_K_SessionCapabilities = frozenset(
+_K_PromptCapabilities: frozenset[str] = frozenset(["image", "audio", "embeddedContext", "_meta"])
+_K_McpCapabilities: frozenset[str] = frozenset(["http", "sse", "_meta"])
+_K_SessionCapabilities: frozenset[str] = frozenset(
     ["list", "delete", "additionalDirectories", "resume", "close", "_meta"]
 )
-_K_SessionListCapabilities = frozenset(["_meta"])
-_K_SessionDeleteCapabilities = frozenset(["_meta"])
-_K_SessionAdditionalDirectoriesCapabilities = frozenset(["_meta"])
-_K_SessionResumeCapabilities = frozenset(["_meta"])
-_K_SessionCloseCapabilities = frozenset(["_meta"])
-_K_AgentAuthCapabilities = frozenset(["logout", "_meta"])
-_K_LogoutCapabilities = frozenset(["_meta"])
-_K_TerminalAuthMethod = frozenset(["type", "id", "name", "description", "args", "env", "_meta"])
-_K_AgentAuthMethod = frozenset(["id", "name", "description", "_meta"])
-_K_AuthMethodTerminal = frozenset(["id", "name", "description", "args", "env", "_meta"])
-_K_AuthMethodAgent = frozenset(["id", "name", "description", "_meta"])
-_K_Implementation = frozenset(["name", "title", "version", "_meta"])
-_K_AuthenticateResponse = frozenset(["_meta"])
-_K_LogoutResponse = frozenset(["_meta"])
-_K_NewSessionResponse = frozenset(["sessionId", "modes", "configOptions", "_meta"])
-_K_SessionModeState = frozenset(["currentModeId", "availableModes", "_meta"])
-_K_SessionMode = frozenset(["id", "name", "description", "_meta"])
-_K_Select = frozenset(
+_K_SessionListCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_SessionResumeCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_SessionCloseCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_AgentAuthCapabilities: frozenset[str] = frozenset(["logout", "_meta"])
+_K_LogoutCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_TerminalAuthMethod: frozenset[str] = frozenset(
+    ["type", "id", "name", "description", "args", "env", "_meta"]
+)
+_K_AgentAuthMethod: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
+_K_AuthMethodTerminal: frozenset[str] = frozenset(
+    ["id", "name", "description", "args", "env", "_meta"]
+)
+_K_AuthMethodAgent: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
+_K_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
+_K_AuthenticateResponse: frozenset[str] = frozenset(["_meta"])
+_K_LogoutResponse: frozenset[str] = frozenset(["_meta"])
+_K_NewSessionResponse: frozenset[str] = frozenset(["sessionId", "modes", "configOptions", "_meta"])
+_K_SessionModeState: frozenset[str] = frozenset(["currentModeId", "availableModes", "_meta"])
+_K_SessionMode: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
+_K_Select: frozenset[str] = frozenset(
     ["type", "id", "name", "description", "category", "_meta", "currentValue", "options"]
 )
-_K_SessionConfigOptionBoolean = frozenset(
+_K_SessionConfigOptionBoolean: frozenset[str] = frozenset(
     ["type", "id", "name", "description", "category", "_meta", "currentValue"]
 )
-_K_SessionConfigSelectOption = frozenset(["value", "name", "description", "_meta"])
-_K_SessionConfigSelectGroup = frozenset(["group", "name", "options", "_meta"])
-_K_SessionConfigSelect = frozenset(["currentValue", "options"])
-_K_SessionConfigBoolean = frozenset(["currentValue"])
-_K_LoadSessionResponse = frozenset(["modes", "configOptions", "_meta"])
-_K_ListSessionsResponse = frozenset(["sessions", "nextCursor", "_meta"])
-_K_SessionInfo = frozenset(
+_K_SessionConfigSelectOption: frozenset[str] = frozenset(["value", "name", "description", "_meta"])
+_K_SessionConfigSelectGroup: frozenset[str] = frozenset(["group", "name", "options", "_meta"])
+_K_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
+_K_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
+_K_LoadSessionResponse: frozenset[str] = frozenset(["modes", "configOptions", "_meta"])
+_K_ListSessionsResponse: frozenset[str] = frozenset(["sessions", "nextCursor", "_meta"])
+_K_SessionInfo: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
 )
-_K_DeleteSessionResponse = frozenset(["_meta"])
-_K_ResumeSessionResponse = frozenset(["modes", "configOptions", "_meta"])
-_K_CloseSessionResponse = frozenset(["_meta"])
-_K_SetSessionModeResponse = frozenset(["_meta"])
-_K_SetSessionConfigOptionResponse = frozenset(["configOptions", "_meta"])
-_K_PromptResponse = frozenset(["stopReason", "_meta"])
-_K_Error = frozenset(["code", "message", "data"])
-_K_AgentNotification = frozenset(["method", "params"])
-_K_SessionNotification = frozenset(["sessionId", "update", "_meta"])
-_K_UserMessageChunk = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
-_K_AgentMessageChunk = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
-_K_AgentThoughtChunk = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
-_K_SessionUpdateToolCall = frozenset(
+_K_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
+_K_ResumeSessionResponse: frozenset[str] = frozenset(["modes", "configOptions", "_meta"])
+_K_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
+_K_SetSessionModeResponse: frozenset[str] = frozenset(["_meta"])
+_K_SetSessionConfigOptionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
+_K_PromptResponse: frozenset[str] = frozenset(["stopReason", "_meta"])
+_K_Error: frozenset[str] = frozenset(["code", "message", "data"])
+_K_AgentNotification: frozenset[str] = frozenset(["method", "params"])
+_K_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
+_K_UserMessageChunk: frozenset[str] = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
+_K_AgentMessageChunk: frozenset[str] = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
+_K_AgentThoughtChunk: frozenset[str] = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
+_K_SessionUpdateToolCall: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -18940,7 +18954,7 @@ _K_SessionUpdateToolCall = frozenset(
         "_meta",
     ]
 )
-_K_SessionUpdateToolCallUpdate = frozenset(
+_K_SessionUpdateToolCallUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -18954,14 +18968,24 @@ _K_SessionUpdateToolCallUpdate = frozenset(
         "_meta",
     ]
 )
-_K_SessionUpdatePlan = frozenset(["sessionUpdate", "entries", "_meta"])
-_K_SessionUpdateAvailableCommandsUpdate = frozenset(["sessionUpdate", "availableCommands", "_meta"])
-_K_SessionUpdateCurrentModeUpdate = frozenset(["sessionUpdate", "currentModeId", "_meta"])
-_K_SessionUpdateConfigOptionUpdate = frozenset(["sessionUpdate", "configOptions", "_meta"])
-_K_SessionUpdateSessionInfoUpdate = frozenset(["sessionUpdate", "title", "updatedAt", "_meta"])
-_K_SessionUpdateUsageUpdate = frozenset(["sessionUpdate", "used", "size", "cost", "_meta"])
-_K_ContentChunk = frozenset(["content", "messageId", "_meta"])
-_K_ToolCall = frozenset(
+_K_SessionUpdatePlan: frozenset[str] = frozenset(["sessionUpdate", "entries", "_meta"])
+_K_SessionUpdateAvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
+_K_SessionUpdateCurrentModeUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "currentModeId", "_meta"]
+)
+_K_SessionUpdateConfigOptionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
+_K_SessionUpdateSessionInfoUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
+_K_SessionUpdateUsageUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
+_K_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"])
+_K_ToolCall: frozenset[str] = frozenset(
     [
         "toolCallId",
         "title",
@@ -18974,73 +18998,83 @@ _K_ToolCall = frozenset(
         "_meta",
     ]
 )
-_K_PlanEntry = frozenset(["content", "priority", "status", "_meta"])
-_K_Plan = frozenset(["entries", "_meta"])
-_K_AvailableCommand = frozenset(["name", "description", "input", "_meta"])
-_K_UnstructuredCommandInput = frozenset(["hint", "_meta"])
-_K_AvailableCommandsUpdate = frozenset(["availableCommands", "_meta"])
-_K_CurrentModeUpdate = frozenset(["currentModeId", "_meta"])
-_K_ConfigOptionUpdate = frozenset(["configOptions", "_meta"])
-_K_SessionInfoUpdate = frozenset(["title", "updatedAt", "_meta"])
-_K_Cost = frozenset(["amount", "currency", "_meta"])
-_K_UsageUpdate = frozenset(["used", "size", "cost", "_meta"])
-_K_CompleteElicitationNotification = frozenset(["elicitationId", "_meta"])
-_K_ClientRequest = frozenset(["id", "method", "params"])
-_K_InitializeRequest = frozenset(["protocolVersion", "clientCapabilities", "clientInfo", "_meta"])
-_K_ClientCapabilities = frozenset(["fs", "terminal", "session", "auth", "elicitation", "_meta"])
-_K_FileSystemCapabilities = frozenset(["readTextFile", "writeTextFile", "_meta"])
-_K_ClientSessionCapabilities = frozenset(["configOptions", "_meta"])
-_K_SessionConfigOptionsCapabilities = frozenset(["boolean", "_meta"])
-_K_BooleanConfigOptionCapabilities = frozenset(["_meta"])
-_K_AuthCapabilities = frozenset(["terminal", "_meta"])
-_K_ElicitationCapabilities = frozenset(["form", "url", "_meta"])
-_K_ElicitationFormCapabilities = frozenset(["_meta"])
-_K_ElicitationUrlCapabilities = frozenset(["_meta"])
-_K_AuthenticateRequest = frozenset(["methodId", "_meta"])
-_K_LogoutRequest = frozenset(["_meta"])
-_K_NewSessionRequest = frozenset(["cwd", "additionalDirectories", "mcpServers", "_meta"])
-_K_Http = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_Sse = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_StdioMcpServer = frozenset(["name", "command", "args", "env", "_meta"])
-_K_HttpHeader = frozenset(["name", "value", "_meta"])
-_K_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
-_K_McpServerSse = frozenset(["name", "url", "headers", "_meta"])
-_K_McpServerStdio = frozenset(["name", "command", "args", "env", "_meta"])
-_K_LoadSessionRequest = frozenset(
+_K_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
+_K_Plan: frozenset[str] = frozenset(["entries", "_meta"])
+_K_AvailableCommand: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
+_K_UnstructuredCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
+_K_AvailableCommandsUpdate: frozenset[str] = frozenset(["availableCommands", "_meta"])
+_K_CurrentModeUpdate: frozenset[str] = frozenset(["currentModeId", "_meta"])
+_K_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
+_K_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
+_K_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
+_K_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
+_K_CompleteElicitationNotification: frozenset[str] = frozenset(["elicitationId", "_meta"])
+_K_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
+_K_InitializeRequest: frozenset[str] = frozenset(
+    ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"]
+)
+_K_ClientCapabilities: frozenset[str] = frozenset(
+    ["fs", "terminal", "session", "auth", "elicitation", "_meta"]
+)
+_K_FileSystemCapabilities: frozenset[str] = frozenset(["readTextFile", "writeTextFile", "_meta"])
+_K_ClientSessionCapabilities: frozenset[str] = frozenset(["configOptions", "_meta"])
+_K_SessionConfigOptionsCapabilities: frozenset[str] = frozenset(["boolean", "_meta"])
+_K_BooleanConfigOptionCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
+_K_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
+_K_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_AuthenticateRequest: frozenset[str] = frozenset(["methodId", "_meta"])
+_K_LogoutRequest: frozenset[str] = frozenset(["_meta"])
+_K_NewSessionRequest: frozenset[str] = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
+_K_Http: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
+_K_Sse: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
+_K_StdioMcpServer: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
+_K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
+_K_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
+_K_McpServerSse: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
+_K_McpServerStdio: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
+_K_LoadSessionRequest: frozenset[str] = frozenset(
     ["mcpServers", "cwd", "additionalDirectories", "sessionId", "_meta"]
 )
-_K_ListSessionsRequest = frozenset(["cwd", "cursor", "_meta"])
-_K_DeleteSessionRequest = frozenset(["sessionId", "_meta"])
-_K_ResumeSessionRequest = frozenset(
+_K_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
+_K_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
+_K_ResumeSessionRequest: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "mcpServers", "_meta"]
 )
-_K_CloseSessionRequest = frozenset(["sessionId", "_meta"])
-_K_SetSessionModeRequest = frozenset(["sessionId", "modeId", "_meta"])
-_K_SetSessionConfigOptionRequestBoolean = frozenset(
+_K_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
+_K_SetSessionModeRequest: frozenset[str] = frozenset(["sessionId", "modeId", "_meta"])
+_K_SetSessionConfigOptionRequestBoolean: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
-_K_SetSessionConfigOptionRequestValueId = frozenset(["sessionId", "configId", "_meta", "value"])
-_K_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
-_K_WriteTextFileResponse = frozenset(["_meta"])
-_K_ReadTextFileResponse = frozenset(["content", "_meta"])
-_K_RequestPermissionResponse = frozenset(["outcome", "_meta"])
-_K_Cancelled = frozenset(["outcome"])
-_K_Selected = frozenset(["outcome", "optionId", "_meta"])
-_K_SelectedPermissionOutcome = frozenset(["optionId", "_meta"])
-_K_CreateTerminalResponse = frozenset(["terminalId", "_meta"])
-_K_TerminalOutputResponse = frozenset(["output", "truncated", "exitStatus", "_meta"])
-_K_TerminalExitStatus = frozenset(["exitCode", "signal", "_meta"])
-_K_ReleaseTerminalResponse = frozenset(["_meta"])
-_K_WaitForTerminalExitResponse = frozenset(["exitCode", "signal", "_meta"])
-_K_KillTerminalResponse = frozenset(["_meta"])
-_K_Accept = frozenset(["action", "_meta", "content"])
-_K_Decline = frozenset(["action", "_meta"])
-_K_Cancel = frozenset(["action", "_meta"])
-_K_CreateElicitationResponseOther = frozenset(["_meta", "action"])
-_K_ElicitationAcceptAction = frozenset(["content"])
-_K_ClientNotification = frozenset(["method", "params"])
-_K_CancelNotification = frozenset(["sessionId", "_meta"])
-_K_CancelRequestNotification = frozenset(["requestId", "_meta"])
+_K_SetSessionConfigOptionRequestValueId: frozenset[str] = frozenset(
+    ["sessionId", "configId", "_meta", "value"]
+)
+_K_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
+_K_WriteTextFileResponse: frozenset[str] = frozenset(["_meta"])
+_K_ReadTextFileResponse: frozenset[str] = frozenset(["content", "_meta"])
+_K_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
+_K_Cancelled: frozenset[str] = frozenset(["outcome"])
+_K_Selected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
+_K_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
+_K_CreateTerminalResponse: frozenset[str] = frozenset(["terminalId", "_meta"])
+_K_TerminalOutputResponse: frozenset[str] = frozenset(
+    ["output", "truncated", "exitStatus", "_meta"]
+)
+_K_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
+_K_ReleaseTerminalResponse: frozenset[str] = frozenset(["_meta"])
+_K_WaitForTerminalExitResponse: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
+_K_KillTerminalResponse: frozenset[str] = frozenset(["_meta"])
+_K_Accept: frozenset[str] = frozenset(["action", "_meta", "content"])
+_K_Decline: frozenset[str] = frozenset(["action", "_meta"])
+_K_Cancel: frozenset[str] = frozenset(["action", "_meta"])
+_K_CreateElicitationResponseOther: frozenset[str] = frozenset(["_meta", "action"])
+_K_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
+_K_ClientNotification: frozenset[str] = frozenset(["method", "params"])
+_K_CancelNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
+_K_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 _rt.register(RequestId, _d_RequestId)
 _rt.register(SessionId, _d_SessionId)
 _rt.register(ToolCallId, _d_ToolCallId)

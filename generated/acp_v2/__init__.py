@@ -13,6 +13,13 @@ from ._runtime import (
     decode,
     encode,
 )
+from .connection import (
+    Connection,
+)
+from .jsonrpc import (
+    ConnectionClosed,
+    RpcError,
+)
 from .methods import (
     METHODS,
     MethodInfo,
@@ -268,6 +275,19 @@ from .models import (
     UserMessage,
     UserMessageChunk,
 )
+from .rpc import (
+    AgentBase,
+    AgentStub,
+    ClientBase,
+    ClientStub,
+)
+from .session_state import (
+    SessionState,
+)
+from .stdio import (
+    connect_process,
+    connect_stdio,
+)
 
 SCHEMA_REF = "schema-v2.0.0-alpha.3"
 SCHEMA_SHA256 = "36e8270fb12d4d067005cc02f729f5433930e6834ab4a72260838ee096d62378"
@@ -280,6 +300,9 @@ __all__ = [
     "UnsetType",
     "decode",
     "encode",
+    "Connection",
+    "ConnectionClosed",
+    "RpcError",
     "METHODS",
     "MethodInfo",
     "AbsolutePath",
@@ -531,6 +554,13 @@ __all__ = [
     "UsageUpdate",
     "UserMessage",
     "UserMessageChunk",
+    "AgentBase",
+    "AgentStub",
+    "ClientBase",
+    "ClientStub",
+    "SessionState",
+    "connect_process",
+    "connect_stdio",
     "SCHEMA_REF",
     "SCHEMA_SHA256",
     "PROTOCOL_VERSION",

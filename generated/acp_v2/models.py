@@ -21318,14 +21318,16 @@ _T_CreateElicitationResponse: dict[str, _Any] = {
     "decline": _d_Decline,
     "cancel": _d_Cancel,
 }
-_K_AgentRequest = frozenset(["id", "method", "params"])
-_K_RequestPermissionRequest = frozenset(
+_K_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
+_K_RequestPermissionRequest: frozenset[str] = frozenset(
     ["sessionId", "title", "description", "subject", "options", "_meta"]
 )
-_K_ToolCall = frozenset(["type", "toolCall"])
-_K_Command = frozenset(["type", "command", "cwd", "toolCallId", "terminalId", "_meta"])
-_K_RequestPermissionSubjectOther = frozenset(["type"])
-_K_ToolCallUpdate = frozenset(
+_K_ToolCall: frozenset[str] = frozenset(["type", "toolCall"])
+_K_Command: frozenset[str] = frozenset(
+    ["type", "command", "cwd", "toolCallId", "terminalId", "_meta"]
+)
+_K_RequestPermissionSubjectOther: frozenset[str] = frozenset(["type"])
+_K_ToolCallUpdate: frozenset[str] = frozenset(
     [
         "toolCallId",
         "title",
@@ -21338,14 +21340,14 @@ _K_ToolCallUpdate = frozenset(
         "_meta",
     ]
 )
-_K_ToolCallContentContent = frozenset(["type", "content", "_meta"])
-_K_ToolCallContentDiff = frozenset(["type", "changes", "patch", "_meta"])
-_K_ToolCallContentTerminal = frozenset(["type", "terminalId", "_meta"])
-_K_ToolCallContentOther = frozenset(["type"])
-_K_ContentBlockText = frozenset(["type", "text", "annotations", "_meta"])
-_K_Image = frozenset(["type", "data", "mimeType", "uri", "annotations", "_meta"])
-_K_Audio = frozenset(["type", "data", "mimeType", "annotations", "_meta"])
-_K_ContentBlockResourceLink = frozenset(
+_K_ToolCallContentContent: frozenset[str] = frozenset(["type", "content", "_meta"])
+_K_ToolCallContentDiff: frozenset[str] = frozenset(["type", "changes", "patch", "_meta"])
+_K_ToolCallContentTerminal: frozenset[str] = frozenset(["type", "terminalId", "_meta"])
+_K_ToolCallContentOther: frozenset[str] = frozenset(["type"])
+_K_ContentBlockText: frozenset[str] = frozenset(["type", "text", "annotations", "_meta"])
+_K_Image: frozenset[str] = frozenset(["type", "data", "mimeType", "uri", "annotations", "_meta"])
+_K_Audio: frozenset[str] = frozenset(["type", "data", "mimeType", "annotations", "_meta"])
+_K_ContentBlockResourceLink: frozenset[str] = frozenset(
     [
         "type",
         "name",
@@ -21359,50 +21361,56 @@ _K_ContentBlockResourceLink = frozenset(
         "_meta",
     ]
 )
-_K_Resource = frozenset(["type", "resource", "annotations", "_meta"])
-_K_ContentBlockOther = frozenset(["type"])
-_K_Annotations = frozenset(["audience", "lastModified", "priority", "_meta"])
-_K_TextContent = frozenset(["text", "annotations", "_meta"])
-_K_ImageContent = frozenset(["data", "mimeType", "uri", "annotations", "_meta"])
-_K_AudioContent = frozenset(["data", "mimeType", "annotations", "_meta"])
-_K_Icon = frozenset(["src", "mimeType", "sizes", "theme"])
-_K_ResourceLink = frozenset(
+_K_Resource: frozenset[str] = frozenset(["type", "resource", "annotations", "_meta"])
+_K_ContentBlockOther: frozenset[str] = frozenset(["type"])
+_K_Annotations: frozenset[str] = frozenset(["audience", "lastModified", "priority", "_meta"])
+_K_TextContent: frozenset[str] = frozenset(["text", "annotations", "_meta"])
+_K_ImageContent: frozenset[str] = frozenset(["data", "mimeType", "uri", "annotations", "_meta"])
+_K_AudioContent: frozenset[str] = frozenset(["data", "mimeType", "annotations", "_meta"])
+_K_Icon: frozenset[str] = frozenset(["src", "mimeType", "sizes", "theme"])
+_K_ResourceLink: frozenset[str] = frozenset(
     ["name", "uri", "title", "description", "icons", "mimeType", "size", "annotations", "_meta"]
 )
-_K_TextResourceContents = frozenset(["text", "uri", "mimeType", "_meta"])
-_K_BlobResourceContents = frozenset(["blob", "uri", "mimeType", "_meta"])
-_K_EmbeddedResource = frozenset(["resource", "annotations", "_meta"])
-_K_Content = frozenset(["content", "_meta"])
-_K_Add = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
-_K_Delete = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
-_K_Modify = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
-_K_Move = frozenset(["operation", "fileType", "mimeType", "_meta", "oldPath", "path"])
-_K_Copy = frozenset(["operation", "fileType", "mimeType", "_meta", "oldPath", "path"])
-_K_DiffChangeOther = frozenset(["fileType", "mimeType", "_meta", "operation"])
-_K_DiffPathChange = frozenset(["path"])
-_K_DiffPathPairChange = frozenset(["oldPath", "path"])
-_K_DiffPatch = frozenset(["format", "text"])
-_K_Diff = frozenset(["changes", "patch", "_meta"])
-_K_Terminal = frozenset(["terminalId", "_meta"])
-_K_ToolCallLocation = frozenset(["path", "line", "_meta"])
-_K_ToolCallPermissionSubject = frozenset(["toolCall"])
-_K_CommandPermissionSubject = frozenset(["command", "cwd", "toolCallId", "terminalId", "_meta"])
-_K_PermissionOption = frozenset(["optionId", "name", "kind", "_meta"])
-_K_Form = frozenset(
+_K_TextResourceContents: frozenset[str] = frozenset(["text", "uri", "mimeType", "_meta"])
+_K_BlobResourceContents: frozenset[str] = frozenset(["blob", "uri", "mimeType", "_meta"])
+_K_EmbeddedResource: frozenset[str] = frozenset(["resource", "annotations", "_meta"])
+_K_Content: frozenset[str] = frozenset(["content", "_meta"])
+_K_Add: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
+_K_Delete: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
+_K_Modify: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
+_K_Move: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
+)
+_K_Copy: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
+)
+_K_DiffChangeOther: frozenset[str] = frozenset(["fileType", "mimeType", "_meta", "operation"])
+_K_DiffPathChange: frozenset[str] = frozenset(["path"])
+_K_DiffPathPairChange: frozenset[str] = frozenset(["oldPath", "path"])
+_K_DiffPatch: frozenset[str] = frozenset(["format", "text"])
+_K_Diff: frozenset[str] = frozenset(["changes", "patch", "_meta"])
+_K_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
+_K_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
+_K_ToolCallPermissionSubject: frozenset[str] = frozenset(["toolCall"])
+_K_CommandPermissionSubject: frozenset[str] = frozenset(
+    ["command", "cwd", "toolCallId", "terminalId", "_meta"]
+)
+_K_PermissionOption: frozenset[str] = frozenset(["optionId", "name", "kind", "_meta"])
+_K_Form: frozenset[str] = frozenset(
     ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
 )
-_K_Url = frozenset(
+_K_Url: frozenset[str] = frozenset(
     ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
 )
-_K_CreateElicitationRequestOther = frozenset(
+_K_CreateElicitationRequestOther: frozenset[str] = frozenset(
     ["message", "_meta", "mode", "sessionId", "toolCallId", "requestId"]
 )
-_K_ElicitationSessionScope = frozenset(["sessionId", "toolCallId"])
-_K_ElicitationRequestScope = frozenset(["requestId"])
-_K_ElicitationSchema = frozenset(
+_K_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
+_K_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
+_K_ElicitationSchema: frozenset[str] = frozenset(
     ["type", "title", "properties", "required", "description", "_meta"]
 )
-_K_String = frozenset(
+_K_String: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -21417,17 +21425,21 @@ _K_String = frozenset(
         "_meta",
     ]
 )
-_K_Number = frozenset(["type", "title", "description", "minimum", "maximum", "default", "_meta"])
-_K_Integer = frozenset(["type", "title", "description", "minimum", "maximum", "default", "_meta"])
-_K_ElicitationPropertySchemaBoolean = frozenset(
+_K_Number: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
+_K_Integer: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
+_K_ElicitationPropertySchemaBoolean: frozenset[str] = frozenset(
     ["type", "title", "description", "default", "_meta"]
 )
-_K_Array = frozenset(
+_K_Array: frozenset[str] = frozenset(
     ["type", "title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
-_K_ElicitationPropertySchemaOther = frozenset(["type"])
-_K_EnumOption = frozenset(["const", "title", "description", "_meta"])
-_K_StringPropertySchema = frozenset(
+_K_ElicitationPropertySchemaOther: frozenset[str] = frozenset(["type"])
+_K_EnumOption: frozenset[str] = frozenset(["const", "title", "description", "_meta"])
+_K_StringPropertySchema: frozenset[str] = frozenset(
     [
         "title",
         "description",
@@ -21441,83 +21453,99 @@ _K_StringPropertySchema = frozenset(
         "_meta",
     ]
 )
-_K_NumberPropertySchema = frozenset(
+_K_NumberPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
-_K_IntegerPropertySchema = frozenset(
+_K_IntegerPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
-_K_BooleanPropertySchema = frozenset(["title", "description", "default", "_meta"])
-_K_StringMultiSelectItems = frozenset(["enum", "_meta"])
-_K_TitledMultiSelectItems = frozenset(["anyOf", "_meta"])
-_K_MultiSelectPropertySchema = frozenset(
+_K_BooleanPropertySchema: frozenset[str] = frozenset(["title", "description", "default", "_meta"])
+_K_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
+_K_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
+_K_MultiSelectPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
-_K_ElicitationFormMode = frozenset(["requestedSchema", "sessionId", "toolCallId", "requestId"])
-_K_ElicitationUrlMode = frozenset(["elicitationId", "url", "sessionId", "toolCallId", "requestId"])
-_K_InitializeResponse = frozenset(
+_K_ElicitationFormMode: frozenset[str] = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
+_K_ElicitationUrlMode: frozenset[str] = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
+_K_InitializeResponse: frozenset[str] = frozenset(
     ["protocolVersion", "info", "capabilities", "authMethods", "_meta"]
 )
-_K_Implementation = frozenset(["name", "title", "version", "_meta"])
-_K_AgentCapabilities = frozenset(["session", "auth", "_meta"])
-_K_SessionCapabilities = frozenset(["prompt", "mcp", "delete", "additionalDirectories", "_meta"])
-_K_PromptCapabilities = frozenset(["image", "audio", "embeddedContext", "_meta"])
-_K_PromptImageCapabilities = frozenset(["_meta"])
-_K_PromptAudioCapabilities = frozenset(["_meta"])
-_K_PromptEmbeddedContextCapabilities = frozenset(["_meta"])
-_K_McpCapabilities = frozenset(["stdio", "http", "_meta"])
-_K_McpStdioCapabilities = frozenset(["_meta"])
-_K_McpHttpCapabilities = frozenset(["_meta"])
-_K_SessionDeleteCapabilities = frozenset(["_meta"])
-_K_SessionAdditionalDirectoriesCapabilities = frozenset(["_meta"])
-_K_AgentAuthCapabilities = frozenset(["_meta"])
-_K_TerminalAuthMethod = frozenset(
+_K_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
+_K_AgentCapabilities: frozenset[str] = frozenset(["session", "auth", "_meta"])
+_K_SessionCapabilities: frozenset[str] = frozenset(
+    ["prompt", "mcp", "delete", "additionalDirectories", "_meta"]
+)
+_K_PromptCapabilities: frozenset[str] = frozenset(["image", "audio", "embeddedContext", "_meta"])
+_K_PromptImageCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_PromptAudioCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_PromptEmbeddedContextCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_McpCapabilities: frozenset[str] = frozenset(["stdio", "http", "_meta"])
+_K_McpStdioCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_McpHttpCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_AgentAuthCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_TerminalAuthMethod: frozenset[str] = frozenset(
     ["type", "methodId", "name", "description", "args", "env", "_meta"]
 )
-_K_Agent = frozenset(["type", "methodId", "name", "description", "_meta"])
-_K_AuthMethodOther = frozenset(["type", "methodId", "name", "description", "_meta"])
-_K_EnvVariable = frozenset(["name", "value", "_meta"])
-_K_AuthMethodTerminal = frozenset(["methodId", "name", "description", "args", "env", "_meta"])
-_K_AuthMethodAgent = frozenset(["methodId", "name", "description", "_meta"])
-_K_LoginAuthResponse = frozenset(["_meta"])
-_K_LogoutAuthResponse = frozenset(["_meta"])
-_K_NewSessionResponse = frozenset(["sessionId", "configOptions", "_meta"])
-_K_Select = frozenset(
+_K_Agent: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
+_K_AuthMethodOther: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
+_K_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
+_K_AuthMethodTerminal: frozenset[str] = frozenset(
+    ["methodId", "name", "description", "args", "env", "_meta"]
+)
+_K_AuthMethodAgent: frozenset[str] = frozenset(["methodId", "name", "description", "_meta"])
+_K_LoginAuthResponse: frozenset[str] = frozenset(["_meta"])
+_K_LogoutAuthResponse: frozenset[str] = frozenset(["_meta"])
+_K_NewSessionResponse: frozenset[str] = frozenset(["sessionId", "configOptions", "_meta"])
+_K_Select: frozenset[str] = frozenset(
     ["type", "configId", "name", "description", "category", "_meta", "currentValue", "options"]
 )
-_K_SessionConfigOptionBoolean = frozenset(
+_K_SessionConfigOptionBoolean: frozenset[str] = frozenset(
     ["type", "configId", "name", "description", "category", "_meta", "currentValue"]
 )
-_K_SessionConfigOptionOther = frozenset(
+_K_SessionConfigOptionOther: frozenset[str] = frozenset(
     ["configId", "name", "description", "category", "_meta", "type"]
 )
-_K_SessionConfigSelectOption = frozenset(["value", "name", "description", "_meta"])
-_K_SessionConfigSelectGroup = frozenset(["groupId", "name", "options", "_meta"])
-_K_SessionConfigSelect = frozenset(["currentValue", "options"])
-_K_SessionConfigBoolean = frozenset(["currentValue"])
-_K_ListSessionsResponse = frozenset(["sessions", "nextCursor", "_meta"])
-_K_SessionInfo = frozenset(
+_K_SessionConfigSelectOption: frozenset[str] = frozenset(["value", "name", "description", "_meta"])
+_K_SessionConfigSelectGroup: frozenset[str] = frozenset(["groupId", "name", "options", "_meta"])
+_K_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
+_K_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
+_K_ListSessionsResponse: frozenset[str] = frozenset(["sessions", "nextCursor", "_meta"])
+_K_SessionInfo: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
 )
-_K_DeleteSessionResponse = frozenset(["_meta"])
-_K_ResumeSessionResponse = frozenset(["configOptions", "_meta"])
-_K_CloseSessionResponse = frozenset(["_meta"])
-_K_SetSessionConfigOptionResponse = frozenset(["configOptions", "_meta"])
-_K_PromptResponse = frozenset(["_meta"])
-_K_Error = frozenset(["code", "message", "data"])
-_K_AgentNotification = frozenset(["method", "params"])
-_K_UpdateSessionNotification = frozenset(["sessionId", "update", "_meta"])
-_K_UserMessageChunk = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
-_K_SessionUpdateUserMessage = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
-_K_AgentMessageChunk = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
-_K_SessionUpdateAgentMessage = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
-_K_AgentThoughtChunk = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
-_K_SessionUpdateAgentThought = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
-_K_SessionUpdateStateUpdate = frozenset(["sessionUpdate", "state", "_meta", "stopReason"])
-_K_SessionUpdateToolCallContentChunk = frozenset(
+_K_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
+_K_ResumeSessionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
+_K_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
+_K_SetSessionConfigOptionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
+_K_PromptResponse: frozenset[str] = frozenset(["_meta"])
+_K_Error: frozenset[str] = frozenset(["code", "message", "data"])
+_K_AgentNotification: frozenset[str] = frozenset(["method", "params"])
+_K_UpdateSessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
+_K_UserMessageChunk: frozenset[str] = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
+_K_SessionUpdateUserMessage: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
+_K_AgentMessageChunk: frozenset[str] = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
+_K_SessionUpdateAgentMessage: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
+_K_AgentThoughtChunk: frozenset[str] = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
+_K_SessionUpdateAgentThought: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
+_K_SessionUpdateStateUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "_meta", "stopReason"]
+)
+_K_SessionUpdateToolCallContentChunk: frozenset[str] = frozenset(
     ["sessionUpdate", "toolCallId", "content", "_meta"]
 )
-_K_SessionUpdateToolCallUpdate = frozenset(
+_K_SessionUpdateToolCallUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -21531,95 +21559,111 @@ _K_SessionUpdateToolCallUpdate = frozenset(
         "_meta",
     ]
 )
-_K_SessionUpdateTerminalUpdate = frozenset(
+_K_SessionUpdateTerminalUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "terminalId", "command", "cwd", "output", "exitStatus", "_meta"]
 )
-_K_SessionUpdateTerminalOutputChunk = frozenset(["sessionUpdate", "terminalId", "data", "_meta"])
-_K_SessionUpdatePlanUpdate = frozenset(["sessionUpdate", "plan", "_meta"])
-_K_SessionUpdateAvailableCommandsUpdate = frozenset(["sessionUpdate", "availableCommands", "_meta"])
-_K_SessionUpdateConfigOptionUpdate = frozenset(["sessionUpdate", "configOptions", "_meta"])
-_K_SessionUpdateSessionInfoUpdate = frozenset(["sessionUpdate", "title", "updatedAt", "_meta"])
-_K_SessionUpdateUsageUpdate = frozenset(["sessionUpdate", "used", "size", "cost", "_meta"])
-_K_SessionUpdateOther = frozenset(["sessionUpdate"])
-_K_ContentChunk = frozenset(["messageId", "content", "_meta"])
-_K_UserMessage = frozenset(["messageId", "content", "_meta"])
-_K_AgentMessage = frozenset(["messageId", "content", "_meta"])
-_K_AgentThought = frozenset(["messageId", "content", "_meta"])
-_K_RunningStateUpdate = frozenset(["_meta"])
-_K_IdleStateUpdate = frozenset(["stopReason", "_meta"])
-_K_RequiresActionStateUpdate = frozenset(["_meta"])
-_K_Running = frozenset(["state", "_meta"])
-_K_Idle = frozenset(["state", "stopReason", "_meta"])
-_K_RequiresAction = frozenset(["state", "_meta"])
-_K_StateUpdateOther = frozenset(["state"])
-_K_ToolCallContentChunk = frozenset(["toolCallId", "content", "_meta"])
-_K_TerminalOutput = frozenset(["data", "_meta"])
-_K_TerminalExitStatus = frozenset(["exitCode", "signal", "_meta"])
-_K_TerminalUpdate = frozenset(["terminalId", "command", "cwd", "output", "exitStatus", "_meta"])
-_K_TerminalOutputChunk = frozenset(["terminalId", "data", "_meta"])
-_K_Items = frozenset(["type", "planId", "entries", "_meta"])
-_K_PlanUpdateContentOther = frozenset(["type", "planId"])
-_K_PlanEntry = frozenset(["content", "priority", "status", "_meta"])
-_K_PlanItems = frozenset(["planId", "entries", "_meta"])
-_K_PlanUpdate = frozenset(["plan", "_meta"])
-_K_AvailableCommand = frozenset(["name", "description", "input", "_meta"])
-_K_AvailableCommandInputText = frozenset(["type", "hint", "_meta"])
-_K_AvailableCommandInputOther = frozenset(["type"])
-_K_TextCommandInput = frozenset(["hint", "_meta"])
-_K_AvailableCommandsUpdate = frozenset(["availableCommands", "_meta"])
-_K_ConfigOptionUpdate = frozenset(["configOptions", "_meta"])
-_K_SessionInfoUpdate = frozenset(["title", "updatedAt", "_meta"])
-_K_Cost = frozenset(["amount", "currency", "_meta"])
-_K_UsageUpdate = frozenset(["used", "size", "cost", "_meta"])
-_K_CompleteElicitationNotification = frozenset(["elicitationId", "_meta"])
-_K_ClientRequest = frozenset(["id", "method", "params"])
-_K_InitializeRequest = frozenset(["protocolVersion", "info", "capabilities", "_meta"])
-_K_ClientCapabilities = frozenset(["auth", "elicitation", "_meta"])
-_K_AuthCapabilities = frozenset(["terminal", "_meta"])
-_K_TerminalAuthCapabilities = frozenset(["_meta"])
-_K_ElicitationCapabilities = frozenset(["form", "url", "_meta"])
-_K_ElicitationFormCapabilities = frozenset(["_meta"])
-_K_ElicitationUrlCapabilities = frozenset(["_meta"])
-_K_LoginAuthRequest = frozenset(["methodId", "_meta"])
-_K_LogoutAuthRequest = frozenset(["_meta"])
-_K_NewSessionRequest = frozenset(["cwd", "additionalDirectories", "mcpServers", "_meta"])
-_K_Http = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_Stdio = frozenset(["type", "name", "command", "args", "env", "_meta"])
-_K_McpServerOther = frozenset(["type"])
-_K_HttpHeader = frozenset(["name", "value", "_meta"])
-_K_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
-_K_McpServerStdio = frozenset(["name", "command", "args", "env", "_meta"])
-_K_ListSessionsRequest = frozenset(["cwd", "cursor", "_meta"])
-_K_DeleteSessionRequest = frozenset(["sessionId", "_meta"])
-_K_ResumeSessionRequest = frozenset(
+_K_SessionUpdateTerminalOutputChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "terminalId", "data", "_meta"]
+)
+_K_SessionUpdatePlanUpdate: frozenset[str] = frozenset(["sessionUpdate", "plan", "_meta"])
+_K_SessionUpdateAvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
+_K_SessionUpdateConfigOptionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
+_K_SessionUpdateSessionInfoUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
+_K_SessionUpdateUsageUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
+_K_SessionUpdateOther: frozenset[str] = frozenset(["sessionUpdate"])
+_K_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"])
+_K_UserMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
+_K_AgentMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
+_K_AgentThought: frozenset[str] = frozenset(["messageId", "content", "_meta"])
+_K_RunningStateUpdate: frozenset[str] = frozenset(["_meta"])
+_K_IdleStateUpdate: frozenset[str] = frozenset(["stopReason", "_meta"])
+_K_RequiresActionStateUpdate: frozenset[str] = frozenset(["_meta"])
+_K_Running: frozenset[str] = frozenset(["state", "_meta"])
+_K_Idle: frozenset[str] = frozenset(["state", "stopReason", "_meta"])
+_K_RequiresAction: frozenset[str] = frozenset(["state", "_meta"])
+_K_StateUpdateOther: frozenset[str] = frozenset(["state"])
+_K_ToolCallContentChunk: frozenset[str] = frozenset(["toolCallId", "content", "_meta"])
+_K_TerminalOutput: frozenset[str] = frozenset(["data", "_meta"])
+_K_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
+_K_TerminalUpdate: frozenset[str] = frozenset(
+    ["terminalId", "command", "cwd", "output", "exitStatus", "_meta"]
+)
+_K_TerminalOutputChunk: frozenset[str] = frozenset(["terminalId", "data", "_meta"])
+_K_Items: frozenset[str] = frozenset(["type", "planId", "entries", "_meta"])
+_K_PlanUpdateContentOther: frozenset[str] = frozenset(["type", "planId"])
+_K_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
+_K_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
+_K_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
+_K_AvailableCommand: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
+_K_AvailableCommandInputText: frozenset[str] = frozenset(["type", "hint", "_meta"])
+_K_AvailableCommandInputOther: frozenset[str] = frozenset(["type"])
+_K_TextCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
+_K_AvailableCommandsUpdate: frozenset[str] = frozenset(["availableCommands", "_meta"])
+_K_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
+_K_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
+_K_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
+_K_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
+_K_CompleteElicitationNotification: frozenset[str] = frozenset(["elicitationId", "_meta"])
+_K_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
+_K_InitializeRequest: frozenset[str] = frozenset(
+    ["protocolVersion", "info", "capabilities", "_meta"]
+)
+_K_ClientCapabilities: frozenset[str] = frozenset(["auth", "elicitation", "_meta"])
+_K_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
+_K_TerminalAuthCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
+_K_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
+_K_LoginAuthRequest: frozenset[str] = frozenset(["methodId", "_meta"])
+_K_LogoutAuthRequest: frozenset[str] = frozenset(["_meta"])
+_K_NewSessionRequest: frozenset[str] = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
+_K_Http: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
+_K_Stdio: frozenset[str] = frozenset(["type", "name", "command", "args", "env", "_meta"])
+_K_McpServerOther: frozenset[str] = frozenset(["type"])
+_K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
+_K_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
+_K_McpServerStdio: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
+_K_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
+_K_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
+_K_ResumeSessionRequest: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "mcpServers", "replayFrom", "_meta"]
 )
-_K_Start = frozenset(["type", "_meta"])
-_K_ReplayFromOther = frozenset(["type", "_meta"])
-_K_ReplayFromStart = frozenset(["_meta"])
-_K_CloseSessionRequest = frozenset(["sessionId", "_meta"])
-_K_Id = frozenset(["type", "sessionId", "configId", "_meta", "value"])
-_K_SetSessionConfigOptionRequestBoolean = frozenset(
+_K_Start: frozenset[str] = frozenset(["type", "_meta"])
+_K_ReplayFromOther: frozenset[str] = frozenset(["type", "_meta"])
+_K_ReplayFromStart: frozenset[str] = frozenset(["_meta"])
+_K_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
+_K_Id: frozenset[str] = frozenset(["type", "sessionId", "configId", "_meta", "value"])
+_K_SetSessionConfigOptionRequestBoolean: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
-_K_SetSessionConfigOptionRequestOther = frozenset(
+_K_SetSessionConfigOptionRequestOther: frozenset[str] = frozenset(
     ["sessionId", "configId", "_meta", "type", "value"]
 )
-_K_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
-_K_RequestPermissionResponse = frozenset(["outcome", "_meta"])
-_K_Cancelled = frozenset(["outcome"])
-_K_Selected = frozenset(["outcome", "optionId", "_meta"])
-_K_RequestPermissionOutcomeOther = frozenset(["outcome"])
-_K_SelectedPermissionOutcome = frozenset(["optionId", "_meta"])
-_K_Accept = frozenset(["action", "_meta", "content"])
-_K_Decline = frozenset(["action", "_meta"])
-_K_Cancel = frozenset(["action", "_meta"])
-_K_CreateElicitationResponseOther = frozenset(["_meta", "action"])
-_K_ElicitationAcceptAction = frozenset(["content"])
-_K_ClientNotification = frozenset(["method", "params"])
-_K_CancelSessionNotification = frozenset(["sessionId", "_meta"])
-_K_ProtocolLevelNotification = frozenset(["method", "params"])
-_K_CancelRequestNotification = frozenset(["requestId", "_meta"])
+_K_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
+_K_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
+_K_Cancelled: frozenset[str] = frozenset(["outcome"])
+_K_Selected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
+_K_RequestPermissionOutcomeOther: frozenset[str] = frozenset(["outcome"])
+_K_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
+_K_Accept: frozenset[str] = frozenset(["action", "_meta", "content"])
+_K_Decline: frozenset[str] = frozenset(["action", "_meta"])
+_K_Cancel: frozenset[str] = frozenset(["action", "_meta"])
+_K_CreateElicitationResponseOther: frozenset[str] = frozenset(["_meta", "action"])
+_K_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
+_K_ClientNotification: frozenset[str] = frozenset(["method", "params"])
+_K_CancelSessionNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
+_K_ProtocolLevelNotification: frozenset[str] = frozenset(["method", "params"])
+_K_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 _rt.register(RequestId, _d_RequestId)
 _rt.register(SessionId, _d_SessionId)
 _rt.register(ToolCallId, _d_ToolCallId)

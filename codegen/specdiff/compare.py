@@ -1,0 +1,361 @@
+"""The structural comparison of two IR models: methods, then every `$defs` type.
+
+Types are matched by `$defs` name (or as renamed, see `match`); each pair is compared by kind:
+fields of objects and variants, variants of tagged unions, alternatives of untagged unions,
+values of enums, shapes of aliases. Field types are compared as the JSON they accept
+(`shapes.wire`), so an inline `string` that becomes a `$ref` to a string alias is no wire change.
+A variant that reuses a `$defs` payload (`allOf: [{$ref: ContentChunk}]`) is compared through
+that payload type, once, not again in every union that uses it.
+"""
+
+from __future__ import annotations
+
+from ..ir import Alias, EnumType, Field, ObjectType, Shape, TaggedUnion, TypeDef, UntaggedUnion
+from .context import Owners
+from .finding import Change
+from .load import Input
+from .match import method_renames, type_renames
+from .reach import method_direction
+from .shapes import accepts_null, describe, spelled_same
+from .unions import UnionComparer
+
+
+class Comparer(UnionComparer):
+    def __init__(self, old: Input, new: Input) -> None:
+        super().__init__(old, new)
+        self.method_pairs = method_renames(old.model, new.model)
+        self.renames, self.rename_reasons = type_renames(old.model, new.model, self.method_pairs)
+
+    def run(self) -> list[Change]:
+        self.methods()
+        self.types()
+        return self.changes
+
+    # -- methods --------------------------------------------------------------------------
+    def methods(self) -> None:
+        old = {m.name: m for m in self.old.model.methods}
+        new = {m.name: m for m in self.new.model.methods}
+        for name, m in old.items():
+            path = f"method:{name}"
+            n = new.get(name)
+            if n is None:
+                moved = self.method_pairs.get(name)
+                hint = f"probably renamed to `{moved}` (same side and payloads)" if moved else ""
+                what = "notification" if m.kind == "notification" else "request"
+                self.add(
+                    "method-removed",
+                    path,
+                    f"{what} `{name}` (handled by the {m.side}) removed",
+                    direction=method_direction(m),
+                    hint=hint,
+                )
+                continue
+            direction = method_direction(n)
+            if m.side != n.side:
+                self.add(
+                    "method-side-changed",
+                    path,
+                    f"now handled by the {n.side}, was the {m.side}",
+                    direction="both",
+                )
+            if m.kind != n.kind:
+                detail = f"now a {n.kind}, was a {m.kind}"
+                self.add("method-kind-changed", path, detail, direction="both")
+            if m.unstable != n.unstable:
+                kind = "method-now-unstable" if n.unstable else "method-now-stable"
+                detail = "now unstable" if n.unstable else "now stable"
+                self.add(kind, path, detail, direction=direction)
+            for role, o_name, n_name in (
+                ("params", m.params, n.params),
+                ("result", m.result, n.result),
+            ):
+                self._payload(path, role, o_name, n_name)
+        for name, n in new.items():
+            if name in old:
+                continue
+            was = next((o for o, x in self.method_pairs.items() if x == name), None)
+            self.add(
+                f"method-added-{n.kind}",
+                f"method:{name}",
+                f"{n.kind} `{name}` (handled by the {n.side}) added",
+                direction=method_direction(n),
+                hint=f"probably renamed from `{was}`" if was else "",
+            )
+
+    def _payload(self, path: str, role: str, o_name: str | None, n_name: str | None) -> None:
+        """A method whose params or result are now another type: compare the two types."""
+        if o_name is None and n_name is None or (o_name and self.rename(o_name) == n_name):
+            return
+        o_py = self.old.names.types.get(o_name or "", "nothing")
+        n_py = self.new.names.types.get(n_name or "", "nothing")
+        self.add(
+            "method-payload-replaced",
+            f"{path}/{role}",
+            f"{role} type `{o_name}` → `{n_name}`",
+            (o_name, n_name),
+            python=f"{role} class {o_py} → {n_py}",
+        )
+        if o_name in self.old.model.index and n_name in self.new.model.index:
+            assert o_name is not None and n_name is not None
+            self.pair(self.old.model.get(o_name), self.new.model.get(n_name), f"{path}/{role}")
+
+    # -- types ----------------------------------------------------------------------------
+    def types(self) -> None:
+        targets = set(self.renames.values())
+        for t in self.old.model.types:
+            if t.name in self.new.model.index:
+                self.pair(t, self.new.model.get(t.name), t.name)
+            elif t.name in self.renames:
+                n = self.new.model.get(self.renames[t.name])
+                o_py, n_py = self.old.names.types[t.name], self.new.names.types[n.name]
+                self.add(
+                    "type-renamed",
+                    t.name,
+                    f"`{t.name}` renamed to `{n.name}` ({self.rename_reasons[t.name]})",
+                    (t.name, n.name),
+                    python=f"{o_py} → {n_py}",
+                )
+                self.pair(t, n, n.name)
+            else:
+                py = self.old.names.types[t.name]
+                self.add(
+                    "type-removed",
+                    t.name,
+                    f"{_kind_name(t)} `{t.name}` removed",
+                    (t.name, None),
+                    python=f"{py} is no longer exported",
+                )
+        for t in self.new.model.types:
+            if t.name not in self.old.model.index and t.name not in targets:
+                py = self.new.names.types[t.name]
+                self.add(
+                    "type-added",
+                    t.name,
+                    f"{_kind_name(t)} `{t.name}` added",
+                    (None, t.name),
+                    python=f"new {py}",
+                )
+
+    def pair(self, o: TypeDef, n: TypeDef, path: str) -> None:
+        owners = (o.name, n.name)
+        if o.doc != n.doc:
+            self.add("description-changed", path, "description changed", owners)
+        if isinstance(o, ObjectType) and isinstance(n, ObjectType):
+            self.fields(o.fields, n.fields, path, owners, (o.name, n.name))
+        elif isinstance(o, TaggedUnion) and isinstance(n, TaggedUnion):
+            self.tagged(o, n, path)
+        elif isinstance(o, UntaggedUnion) and isinstance(n, UntaggedUnion):
+            self.untagged(o, n, path)
+        elif isinstance(o, EnumType) and isinstance(n, EnumType):
+            self.enum(o, n, path)
+        elif isinstance(o, Alias) and isinstance(n, Alias):
+            self.shape(o.shape, n.shape, path, owners, "type")
+        else:
+            self._kind_changed(o, n, path)
+
+    def _kind_changed(self, o: TypeDef, n: TypeDef, path: str) -> None:
+        owners = (o.name, n.name)
+        o_shape, n_shape = _as_shape(o), _as_shape(n)
+        if o_shape is not None and n_shape is not None:  # alias ↔ open enum: compare values
+            self.shape(o_shape, n_shape, path, owners, "type")
+            return
+        ou, nu = _unwrap(o, self.old), _unwrap(n, self.new)
+        if (ou is not o or nu is not n) and type(ou) is type(nu):
+            # e.g. an object that became a one-branch union of an object: compare the objects
+            self.add(
+                "type-form-changed",
+                path,
+                f"now {_kind_name(n)}, was {_kind_name(o)}; the JSON is the same",
+                owners,
+                python=f"{self.new.names.types[n.name]} is now {_kind_name(n)}",
+            )
+            self.pair(ou, nu, path)
+            return
+        self.add(
+            "type-kind-changed",
+            path,
+            f"now {_kind_name(n)}, was {_kind_name(o)}",
+            owners,
+            python=f"{self.new.names.types[n.name]} is now {_kind_name(n)}",
+        )
+
+    # -- fields ---------------------------------------------------------------------------
+    def fields(
+        self,
+        old: tuple[Field, ...],
+        new: tuple[Field, ...],
+        path: str,
+        owners: Owners,
+        classes: tuple[str, str],  # the keys of `Names.fields` (a type or a variant class)
+        skip: frozenset[str] = frozenset(),
+    ) -> None:
+        o_py = dict(zip((f.wire for f in old), self.old.names.fields(classes[0]), strict=True))
+        n_py = dict(zip((f.wire for f in new), self.new.names.fields(classes[1]), strict=True))
+        o_by, n_by = {f.wire: f for f in old}, {f.wire: f for f in new}
+        cls_py = self.py_class(classes[1], new=True)
+        for f in old:
+            if f.wire in skip:
+                continue
+            at = f"{path}.{f.wire}"
+            if f.wire not in n_by:
+                kind = "field-removed-required" if f.required else "field-removed-optional"
+                twin = self._twin(f, [g for g in new if g.wire not in o_by])
+                self.add(
+                    kind,
+                    at,
+                    f"{'required' if f.required else 'optional'} field `{f.wire}` removed",
+                    owners,
+                    python=f"{self.py_class(classes[0], new=False)}.{o_py[f.wire]} removed",
+                    hint=f"`{twin}` has the same type: renamed?" if twin else "",
+                )
+            else:
+                self.field(f, n_by[f.wire], at, owners, f"{cls_py}.{n_py[f.wire]}")
+        for f in new:
+            if f.wire in o_by or f.wire in skip:
+                continue
+            req = "required" if f.required else "optional"
+            self.add(
+                f"field-added-{req}",
+                f"{path}.{f.wire}",
+                f"{req} field `{f.wire}` ({describe(f.shape)}) added",
+                owners,
+                python=f"{cls_py}.{n_py[f.wire]} added"
+                + (" (a required keyword)" if f.required else ""),
+            )
+
+    def field(
+        self,
+        o: Field,
+        n: Field,
+        path: str,
+        owners: Owners,
+        attr: str,  # the Python attribute, `PromptRequest.session_id`
+    ) -> None:
+        if o.required != n.required:
+            kind = "field-now-required" if n.required else "field-now-optional"
+            was = "optional" if n.required else "required"
+            self.add(
+                kind,
+                path,
+                f"now {'required' if n.required else 'optional'}, was {was}",
+                owners,
+                python=f"{attr}: {'required' if n.required else 'may be UNSET'}",
+            )
+        lenient = not o.required and o.leniency.default_on_error
+        self.shape(
+            o.shape, n.shape, path, owners, "field", lenient, o.leniency.skip_invalid_items, attr
+        )
+        lost = _leniency_names(o) - _leniency_names(n)
+        gained = _leniency_names(n) - _leniency_names(o)
+        if lost:
+            self.add("leniency-removed", path, f"{', '.join(sorted(lost))} removed", owners)
+        if gained:
+            self.add("leniency-added", path, f"{', '.join(sorted(gained))} added", owners)
+        if o.doc != n.doc:
+            self.add("description-changed", path, "description changed", owners)
+
+    def _twin(self, gone: Field, candidates: list[Field]) -> str:
+        """The one added field with the same type and requiredness, a likely rename."""
+        same = [
+            g.wire
+            for g in candidates
+            if g.required == gone.required and self.relater.relate(gone.shape, g.shape) == "same"
+        ]
+        return same[0] if len(same) == 1 else ""
+
+    # -- shapes (fields and aliases) --------------------------------------------------------
+    def shape(
+        self,
+        o: Shape,
+        n: Shape,
+        path: str,
+        owners: Owners,
+        what: str,
+        lenient: bool = False,
+        skip_invalid: bool = False,
+        attr: str = "",
+    ) -> None:
+        ow, nw = self.wire_old(o), self.wire_new(n)
+        spelled = f"{_spell(o, ow)} → {_spell(n, nw)}"
+        subject = attr or self.new.names.types.get(owners[1] or "", path)
+        if accepts_null(ow) != accepts_null(nw):
+            if accepts_null(nw):
+                kind = "nullable-added-lenient" if lenient else "nullable-added"
+                detail, py = f"{what} now accepts null", f"{subject} may now be None"
+            else:
+                kind = "nullable-removed"
+                detail, py = f"{what} no longer accepts null", f"{subject} no longer takes None"
+            self.add(kind, path, detail, owners, python=py)
+        o_ann, n_ann = self.annotation(o, new=False), self.annotation(n, new=True)
+        # "" when the generated annotation stays the same (e.g. only bounds changed)
+        py = f"{subject}: annotation {o_ann} → {n_ann}" if o_ann != n_ann else ""
+        relation = self.relater.relate_non_null(o, n)
+        if relation == "same":
+            if not spelled_same(o.non_null(), n.non_null(), self.rename):
+                self.add("alias-only", path, f"{what} {spelled}, the same JSON", owners, python=py)
+            if ow.kind == nw.kind == "str" and ow.format != nw.format:
+                formats = f"`{ow.format or 'none'}` → `{nw.format or 'none'}`"
+                self.add("format-changed", path, f"string format {formats}", owners)
+            return
+        if relation == "wider":
+            items_only = skip_invalid and ow.kind == nw.kind == "list"
+            kind = "type-widened-lenient" if lenient or items_only else "type-widened"
+        else:
+            kind = "type-narrowed" if relation == "narrower" else "type-changed"
+        self.add(kind, path, f"{what} {spelled}", owners, python=py)
+
+
+def _as_shape(t: TypeDef) -> Shape | None:
+    """The values an alias or an open enum accepts, as a shape (None for other kinds)."""
+    if isinstance(t, Alias):
+        return t.shape
+    if isinstance(t, EnumType) and t.open:
+        return Shape(t.value_kind)
+    return None
+
+
+def _unwrap(t: TypeDef, side: Input) -> TypeDef:
+    """What a one-branch untagged union, or an alias of a reference, stands for."""
+    for _ in range(8):
+        shape = None
+        if isinstance(t, UntaggedUnion) and len(t.branches) == 1:
+            shape = t.branches[0].shape
+        elif isinstance(t, Alias):
+            shape = t.shape
+        if shape is None or shape.kind != "ref" or shape.nullable or shape.ref is None:
+            return t
+        t = side.model.index.get(shape.ref, t)
+    return t
+
+
+def _spell(raw: Shape, on_wire: Shape) -> str:
+    """`SessionId (string)` for an alias, `string` for an inline shape."""
+    text, seen = describe(raw), describe(on_wire)
+    return f"`{text}`" if text == seen else f"`{text}` ({seen})"
+
+
+def _leniency_names(f: Field) -> set[str]:
+    names = set()
+    if f.leniency.default_on_error:
+        names.add("x-deserialize-default-on-error")
+    if f.leniency.skip_invalid_items:
+        names.add("x-deserialize-skip-invalid-items")
+    if f.leniency.default_on_null:
+        names.add("x-deserialize-default-on-null")
+    return names
+
+
+def _kind_name(t: TypeDef) -> str:
+    if isinstance(t, ObjectType):
+        return "an object"
+    if isinstance(t, TaggedUnion):
+        return "an open tagged union" if t.open else "a closed tagged union"
+    if isinstance(t, UntaggedUnion):
+        return "an untagged union"
+    if isinstance(t, EnumType):
+        return "an open enum" if t.open else "a closed enum"
+    return "an alias"
+
+
+def compare(old: Input, new: Input) -> list[Change]:
+    return Comparer(old, new).run()

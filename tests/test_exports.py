@@ -1,0 +1,69 @@
+"""Every `$defs` name of alpha.3 v1 and v2 is exported, under its own name, from acp_v1 / acp_v2;
+no generated name is numbered (`Foo2`) unless its `$defs` name itself ends with a digit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+
+import acp_v1
+import acp_v2
+import pytest
+
+REF = "schema-v2.0.0-alpha.3"
+PACKAGES = {"v1": acp_v1, "v2": acp_v2}
+
+
+def defs_of(mirror: Path, lane: str) -> dict[str, object]:
+    schema = json.loads((mirror / REF / lane / "schema.json").read_text(encoding="utf-8"))
+    defs: dict[str, object] = schema["$defs"]
+    return defs
+
+
+@pytest.mark.parametrize("lane", sorted(PACKAGES))
+def test_the_packages_are_generated_from_alpha_3(lane: str) -> None:
+    assert PACKAGES[lane].SCHEMA_REF == REF
+
+
+@pytest.mark.parametrize(("lane", "count"), [("v1", 170), ("v2", 175)])
+def test_every_defs_name_is_exported_under_its_own_name(
+    mirror: Path, lane: str, count: int
+) -> None:
+    pkg = PACKAGES[lane]
+    names = list(defs_of(mirror, lane))
+    assert len(names) == count
+    assert [n for n in names if n not in pkg.__all__ or not hasattr(pkg, n)] == []
+    assert [n for n in names if n not in pkg.models.__all__] == []
+
+
+@pytest.mark.parametrize("lane", sorted(PACKAGES))
+def test_no_generated_name_is_numbered(mirror: Path, lane: str) -> None:
+    pkg: ModuleType = PACKAGES[lane]
+    defs = defs_of(mirror, lane)
+    numbered = [n for n in pkg.models.__all__ if n[-1].isdigit() and n not in defs]
+    assert numbered == []
+
+
+@pytest.mark.parametrize("lane", sorted(PACKAGES))
+def test_every_variant_class_is_exported(lane: str) -> None:
+    pkg = PACKAGES[lane]
+    classes = [getattr(pkg, n) for n in pkg.__all__ if isinstance(getattr(pkg, n), type)]
+    unions = [c for c in classes if "TAG_FIELD" in vars(c)]
+    variants = [c for c in classes if "TAG" in vars(c)]
+    assert len(unions) > 5 and len(variants) > 20
+    for variant in variants:
+        assert variant.__name__ in pkg.__all__
+        assert any(issubclass(variant, u) for u in unions), variant
+
+
+def test_v2_variant_names_follow_the_rule() -> None:
+    """The tag's own name when free, else `{Union}{Tag}`; the open variant is `{Union}Other`."""
+    assert acp_v2.AgentMessageChunk.TAG == "agent_message_chunk"
+    assert issubclass(acp_v2.AgentMessageChunk, acp_v2.SessionUpdate)
+    assert (
+        acp_v2.SessionUpdateToolCallUpdate.TAG == "tool_call_update"
+    )  # `ToolCallUpdate` is a $def
+    assert acp_v2.SessionUpdateStateUpdate.TAG == "state_update"  # `StateUpdate` is a $def
+    assert issubclass(acp_v2.SessionUpdateOther, acp_v2.SessionUpdate)
+    assert acp_v2.ContentBlockText.TAG == "text"  # `text` is a tag of other unions too
