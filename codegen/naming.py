@@ -33,7 +33,8 @@ BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 # Attributes every generated class has, `__init__`'s `self`, and the builtins named by the
 # annotation every class has (`extra: dict[str, Any]`), which a field of that name would hide.
 RESERVED_ATTRS = frozenset(
-    {"extra", "from_json", "to_json", "TAG", "TAG_FIELD", "RESERVED_TAGS", "self", "str", "dict"}
+    {"extra", "from_json", "to_json", "TAG", "TAG_FIELD", "RESERVED_TAGS", "self"}
+    | {"str", "dict", "list", "int", "float", "bool", "frozenset"}
 )
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
 

@@ -181,12 +181,11 @@ def test_a_full_turn_on_the_wire() -> None:
 
 
 class ScriptedClient(acp.ClientBase):
-    """Records updates; what it does at `requires_action` and on a permission request is set
-    per test."""
+    """Records updates; how it answers a permission request is set per test ("wait": send
+    session/cancel and never answer)."""
 
-    def __init__(self, *, on_permission: str, cancel_at_requires_action: bool = False) -> None:
+    def __init__(self, *, on_permission: str) -> None:
         self.on_permission = on_permission
-        self.cancel_at_requires_action = cancel_at_requires_action
         self.updates: list[dict[str, Any]] = []
         self.idle = asyncio.Event()
         self.permission_cancelled = False
@@ -194,9 +193,6 @@ class ScriptedClient(acp.ClientBase):
     async def session_update(self, params: acp.UpdateSessionNotification) -> None:
         body = acp.encode(params.update)
         self.updates.append(body)
-        if body.get("state") == "requires_action" and self.cancel_at_requires_action:
-            cancel = acp.CancelSessionNotification(session_id=params.session_id)
-            await self.agent.session_cancel(cancel)
         if body.get("state") == "idle":
             self.idle.set()
 
@@ -205,6 +201,8 @@ class ScriptedClient(acp.ClientBase):
     ) -> acp.RequestPermissionResponse:
         if self.on_permission == "wait":
             try:
+                cancel = acp.CancelSessionNotification(session_id=params.session_id)
+                await self.agent.session_cancel(cancel)
                 await asyncio.sleep(60)
             except asyncio.CancelledError:
                 self.permission_cancelled = True
@@ -234,7 +232,7 @@ def tail(updates: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
 
 def test_session_cancel_while_the_permission_request_is_pending() -> None:
     async def scenario() -> ScriptedClient:
-        client = ScriptedClient(on_permission="wait", cancel_at_requires_action=True)
+        client = ScriptedClient(on_permission="wait")
         await prompt_turn(client)
         return client
 
@@ -351,16 +349,14 @@ def test_client_program_drives_the_agent_program() -> None:
 def test_client_program_cancels_a_slow_turn() -> None:
     done = run_client("--cancel", "--prompt", "slow hello")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {
-        "stopReason": "cancelled",
-        "updates": [
-            "user_message",
-            "state_update",
-            "plan_update",
-            "agent_message_chunk",
-            "state_update",
-        ],
-    }
+    result = json.loads(done.stdout)
+    # The cancel lands within 200 ms of the first chunk unless the machine is very busy: then
+    # more chunks may come first, but the turn still ends cancelled, before the tool runs.
+    assert result["stopReason"] == "cancelled"
+    updates = result["updates"]
+    assert updates[:4] == ["user_message", "state_update", "plan_update", "agent_message_chunk"]
+    assert updates[-1] == "state_update"
+    assert "usage_update" not in updates
 
 
 @pytest.mark.parametrize(

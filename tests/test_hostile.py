@@ -240,7 +240,7 @@ def test_generated_code_imports_runs_nothing_and_keeps_strings_exact(hostile_out
         ]
     )
     assert out["str_fields"] == ["str__", "x", "extra"]  # `str` hides a builtin, `str_` the class
-    assert out["evil_fields"] == ["dict_", "list", "extra"]
+    assert out["evil_fields"] == ["dict_", "list__", "extra"]  # like `str` above
     assert [t[1] for t in out["tags"]] == HOSTILE_TAGS
     assert all(
         t[2] == {"kind": tag, "class": "c"}

@@ -4387,7 +4387,7 @@ class SessionCapabilities(_rt.Model):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
     """
 
-    list: SessionListCapabilities | None | _UnsetType = _UNSET
+    list_: SessionListCapabilities | None | _UnsetType = _UNSET
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -4435,7 +4435,7 @@ class SessionCapabilities(_rt.Model):
     def __init__(
         self,
         *,
-        list: SessionListCapabilities | None | _UnsetType = _UNSET,
+        list_: SessionListCapabilities | None | _UnsetType = _UNSET,
         delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET,
         additional_directories: SessionAdditionalDirectoriesCapabilities
         | None
@@ -4445,7 +4445,7 @@ class SessionCapabilities(_rt.Model):
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
-        self.list = list
+        self.list_ = list_
         self.delete = delete
         self.additional_directories = additional_directories
         self.resume = resume
@@ -4461,8 +4461,8 @@ class SessionCapabilities(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {}
-        if self.list is not _UNSET:
-            out["list"] = self.list.to_json() if self.list is not None else None
+        if self.list_ is not _UNSET:
+            out["list"] = self.list_.to_json() if self.list_ is not None else None
         if self.delete is not _UNSET:
             out["delete"] = self.delete.to_json() if self.delete is not None else None
         if self.additional_directories is not _UNSET:
@@ -13867,7 +13867,7 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
                     v = _d_SessionListCapabilities(v)
             except _DecodeError:
                 v = _UNSET
-        self.list = v
+        self.list_ = v
         key = "delete"
         v = data.get("delete", _UNSET)
         if v is not _UNSET:
