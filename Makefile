@@ -32,6 +32,7 @@ lint: ## ruff over the generator, tests and generated code
 
 typecheck: ## mypy --strict over the generator and the generated packages
 	$(PY) -m mypy --strict codegen generated/acp_v1 generated/acp_v2
+	MYPYPATH=generated $(PY) -m mypy --strict examples
 
 bench: ## speed ratios, measured side by side (see benchmarks/README.md)
 	$(PY) benchmarks/run.py
