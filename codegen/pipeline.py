@@ -83,13 +83,18 @@ class ExtraModule:
     module: str
     exports: tuple[str, ...]
     needs_types: tuple[str, ...] = ()
+    # Imported on first use of one of its names: the asyncio runtime would double the import
+    # time of a package most users import for its models.
+    lazy: bool = False
 
 
 EXTRA_MODULES = (
     ExtraModule("jsonrpc.py.j2", "jsonrpc", ("ConnectionClosed", "RpcError")),
-    ExtraModule("connection.py.j2", "connection", ("Connection",)),
-    ExtraModule("rpc.py.j2", "rpc", ("AgentBase", "AgentStub", "ClientBase", "ClientStub")),
-    ExtraModule("stdio.py.j2", "stdio", ("connect_process", "connect_stdio")),
+    ExtraModule("connection.py.j2", "connection", ("Connection",), lazy=True),
+    ExtraModule(
+        "rpc.py.j2", "rpc", ("AgentBase", "AgentStub", "ClientBase", "ClientStub"), lazy=True
+    ),
+    ExtraModule("stdio.py.j2", "stdio", ("connect_process", "connect_stdio"), lazy=True),
     ExtraModule(
         "session_state.py.j2", "session_state", ("SessionState",), ("SessionUpdate", "StateUpdate")
     ),
@@ -120,6 +125,10 @@ def isort_key(name: str) -> tuple[int, str, str]:
     return (kind, name.lower(), name)
 
 
+def _sorted_imports(modules: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    return [(module, sorted(names, key=isort_key)) for module, names in sorted(modules.items())]
+
+
 def _context(
     target: Target,
     source: Source,
@@ -144,11 +153,13 @@ def _context(
         "methods": ["METHODS", "MethodInfo"],
         "models": list(view.exports),
     }
+    lazy: dict[str, list[str]] = {}
     for m in extra:
-        modules[m.module] = list(m.exports)
-    imports = [(module, sorted(names, key=isort_key)) for module, names in sorted(modules.items())]
+        (lazy if m.lazy else modules)[m.module] = list(m.exports)
+    imports = _sorted_imports(modules)
+    lazy_imports = _sorted_imports(lazy)
     meta_names = ["SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION"]
-    all_names = [n for _, names in imports for n in names] + meta_names
+    all_names = [n for _, names in imports + lazy_imports for n in names] + meta_names
     return {
         "banner": banner(target.ref, target.label or target.schema_path.name, source.sha256),
         "title": model.title,
@@ -162,6 +173,7 @@ def _context(
         "exports": view.exports,
         "methods": methods,
         "imports": imports,
+        "lazy_imports": lazy_imports,
         "union_by_name": {u.py: u for u in view.unions},
         "class_by_name": {c.py: c for c in view.classes},
         "type_names": names.types,

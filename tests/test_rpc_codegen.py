@@ -4,6 +4,7 @@ one route per method on the side that handles it, Python names from the meta.jso
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 from collections.abc import Callable
 from types import ModuleType
@@ -18,6 +19,11 @@ from codegen.ir import Method, Model
 from codegen.naming import Names
 from codegen.rpcview import build_rpc_view, python_name
 from tests.rpc_wire import RawPeer, request, run
+
+
+def rpc_of(pkg: ModuleType) -> ModuleType:
+    """The package's rpc module (the package imports it lazily, on first use)."""
+    return importlib.import_module(pkg.__name__ + ".rpc")
 
 
 @pytest.mark.parametrize(
@@ -52,7 +58,7 @@ def test_two_methods_with_one_python_name_are_an_error() -> None:
 
 @pytest.mark.parametrize("pkg", [acp_v1, acp_v2], ids=["v1", "v2"])
 def test_routes_cover_every_method_on_its_handling_side(pkg: ModuleType) -> None:
-    routes = {"agent": pkg.rpc.AGENT_ROUTES, "client": pkg.rpc.CLIENT_ROUTES}
+    routes = {"agent": rpc_of(pkg).AGENT_ROUTES, "client": rpc_of(pkg).CLIENT_ROUTES}
     for name, info in pkg.METHODS.items():
         if name == "$/cancel_request":  # handled by the runtime itself
             assert pkg.jsonrpc.CANCEL_METHOD == name
@@ -68,8 +74,8 @@ def test_routes_cover_every_method_on_its_handling_side(pkg: ModuleType) -> None
 @pytest.mark.parametrize("pkg", [acp_v1, acp_v2], ids=["v1", "v2"])
 def test_bases_and_stubs_have_one_typed_coroutine_per_method(pkg: ModuleType) -> None:
     roles = {
-        "agent": (pkg.AgentBase, pkg.AgentStub, pkg.rpc.AGENT_ROUTES),
-        "client": (pkg.ClientBase, pkg.ClientStub, pkg.rpc.CLIENT_ROUTES),
+        "agent": (pkg.AgentBase, pkg.AgentStub, rpc_of(pkg).AGENT_ROUTES),
+        "client": (pkg.ClientBase, pkg.ClientStub, rpc_of(pkg).CLIENT_ROUTES),
     }
     for base, stub, routes in roles.values():
         assert base.ROUTES is routes
@@ -83,7 +89,7 @@ def test_bases_and_stubs_have_one_typed_coroutine_per_method(pkg: ModuleType) ->
 
 
 def test_v1_client_methods() -> None:
-    assert sorted(acp_v1.rpc.CLIENT_ROUTES) == [
+    assert sorted(rpc_of(acp_v1).CLIENT_ROUTES) == [
         "elicitation/complete",
         "elicitation/create",
         "fs/read_text_file",
@@ -96,7 +102,7 @@ def test_v1_client_methods() -> None:
         "terminal/release",
         "terminal/wait_for_exit",
     ]
-    assert acp_v1.rpc.CLIENT_ROUTES["fs/read_text_file"].attr == "fs_read_text_file"
+    assert rpc_of(acp_v1).CLIENT_ROUTES["fs/read_text_file"].attr == "fs_read_text_file"
 
 
 def obj(**props: Any) -> dict[str, Any]:
@@ -128,11 +134,11 @@ def test_odd_method_names_generate_working_dispatch(
     make_package: Callable[..., ModuleType],
 ) -> None:
     pkg = make_package(ODD_SCHEMA, ODD_META)
-    assert {k: r.attr for k, r in pkg.rpc.AGENT_ROUTES.items()} == {
+    assert {k: r.attr for k, r in rpc_of(pkg).AGENT_ROUTES.items()} == {
         "vendor/doPing": "vendor_do_ping",
         "$/hello": "hello",  # protocol methods: both roles handle them
     }
-    assert {k: r.attr for k, r in pkg.rpc.CLIENT_ROUTES.items()} == {
+    assert {k: r.attr for k, r in rpc_of(pkg).CLIENT_ROUTES.items()} == {
         "class": "class_",
         "$/hello": "hello",
     }

@@ -5,6 +5,9 @@
 Every `$defs` type is exported here; `decode(tp, data)` and `encode(value)` convert between typed values and parsed JSON.
 """
 
+import importlib as _importlib
+from typing import TYPE_CHECKING
+
 from ._runtime import (
     UNSET,
     DecodeError,
@@ -12,9 +15,6 @@ from ._runtime import (
     UnsetType,
     decode,
     encode,
-)
-from .connection import (
-    Connection,
 )
 from .jsonrpc import (
     ConnectionClosed,
@@ -239,20 +239,46 @@ from .models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
-from .rpc import (
-    AgentBase,
-    AgentStub,
-    ClientBase,
-    ClientStub,
-)
-from .stdio import (
-    connect_process,
-    connect_stdio,
-)
+
+if TYPE_CHECKING:
+    from .connection import (
+        Connection,
+    )
+    from .rpc import (
+        AgentBase,
+        AgentStub,
+        ClientBase,
+        ClientStub,
+    )
+    from .stdio import (
+        connect_process,
+        connect_stdio,
+    )
 
 SCHEMA_REF = "schema-v2.0.0-alpha.3"
 SCHEMA_SHA256 = "caf62ff962ada396878372ced11efb2c6764e59d90919a38583c319948931a42"
 PROTOCOL_VERSION = 1
+
+# The JSON-RPC runtime (and asyncio under it) loads on first use of one of its names.
+_LAZY = {
+    "Connection": "connection",
+    "AgentBase": "rpc",
+    "AgentStub": "rpc",
+    "ClientBase": "rpc",
+    "ClientStub": "rpc",
+    "connect_process": "stdio",
+    "connect_stdio": "stdio",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module("." + module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "UNSET",
@@ -261,7 +287,6 @@ __all__ = [
     "UnsetType",
     "decode",
     "encode",
-    "Connection",
     "ConnectionClosed",
     "RpcError",
     "METHODS",
@@ -479,6 +504,7 @@ __all__ = [
     "WaitForTerminalExitResponse",
     "WriteTextFileRequest",
     "WriteTextFileResponse",
+    "Connection",
     "AgentBase",
     "AgentStub",
     "ClientBase",
