@@ -14,7 +14,8 @@ from .loader import Source, load
 from .naming import Names, assign_names
 from .render import banner, environment
 from .rpcview import build_rpc_view
-from .view import ModuleView, ViewBuilder
+from .view import ViewBuilder
+from .views import ModuleView
 
 # dataclass() options of every generated class. `__init__` is written out in the template and
 # `__repr__`/`__eq__` come from the runtime's Model base: dataclass() would otherwise compile

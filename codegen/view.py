@@ -7,7 +7,6 @@ functions and types only — never text taken from the schema (that goes through
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from .ir import (
@@ -18,10 +17,20 @@ from .ir import (
     ObjectType,
     Shape,
     TaggedUnion,
-    TypeDef,
     UntaggedUnion,
 )
 from .naming import Names
+from .views import (
+    AliasView,
+    Check,
+    ClassView,
+    EnumView,
+    FieldView,
+    Group,
+    ModuleView,
+    Option,
+    UnionView,
+)
 
 _PRIMITIVE_TYPES = {"str": "str", "bool": "bool", "object": "dict"}
 _EXPECTED = {
@@ -32,209 +41,6 @@ _EXPECTED = {
     "list": "a list",
     "map": "an object",
 }
-
-
-@dataclass(frozen=True)
-class Check:
-    """How to validate (and convert) one value held in the local `v`."""
-
-    kind: str  # any | type | int | float | null | call | enum | list | map
-    expected: str = ""
-    pytype: str = ""  # kind "type": the exact Python type
-    lo: int | float | None = None
-    hi: int | float | None = None
-    call: str = ""  # kind "call": decoder function; list/map: item decoder expression
-    table: str = ""  # kind "enum": lookup table
-    open: bool = False  # kind "enum": unknown values are kept
-    min_items: int | None = None
-    skip_invalid: bool = False
-
-
-@dataclass(frozen=True)
-class FieldView:
-    py: str
-    wire: str
-    annotation: str
-    required: bool
-    nullable: bool
-    doc: str
-    check: Check
-    encode: str  # plain | model | list_model | map_model | generic
-    default_on_error: bool
-    default_on_null: bool
-    empty: str  # the empty value for lenient rules on collections ("[]", "{}") or ""
-
-
-@dataclass(frozen=True)
-class ClassView:
-    py: str
-    doc: str
-    base: str
-    fields: tuple[FieldView, ...]
-    tag_wire: str = ""
-    tag: str = ""  # fixed tag of a variant
-    reserved: tuple[str, ...] = ()  # open variant: tags it must refuse
-    open_tag_py: str = ""  # open variant: Python name of its tag field
-    payload: str = ""
-
-    @property
-    def note(self) -> str:
-        if self.reserved:
-            return (
-                f"The open variant: any `{self.tag_wire}` outside the known and reserved tags, "
-                "with its whole payload kept."
-            )
-        if self.tag:
-            extra = f" Payload: `{self.payload}`." if self.payload else ""
-            return f"Wire tag: `{self.tag_wire}: {self.tag}`.{extra}"
-        return ""
-
-    @property
-    def required(self) -> tuple[FieldView, ...]:
-        return tuple(f for f in self.fields if f.required)
-
-    @property
-    def optional(self) -> tuple[FieldView, ...]:
-        return tuple(f for f in self.fields if not f.required)
-
-    @property
-    def known_keys(self) -> tuple[str, ...]:
-        keys = [f.wire for f in self.fields]
-        return tuple([self.tag_wire, *keys] if self.tag else keys)
-
-
-@dataclass(frozen=True)
-class UnionView:
-    py: str
-    doc: str
-    tag_wire: str
-    variants: tuple[tuple[str, str], ...]  # (tag, class)
-    open_class: str
-    reserved: tuple[str, ...]
-    fallback_class: str = ""
-
-    @property
-    def rule(self) -> str:
-        tags = ", ".join(t for t, _ in self.variants)
-        text = f"Tagged union on `{self.tag_wire}` ({tags}): one table lookup picks the variant."
-        if self.open_class:
-            text += (
-                f" Any other tag decodes to `{self.open_class}`, which keeps the whole payload;"
-                " a known or reserved tag with a broken payload is a DecodeError."
-            )
-        elif self.fallback_class:
-            text += (
-                f" Without the tag, or with an unknown one, it decodes as `{self.fallback_class}`."
-            )
-        else:
-            text += " Closed: any other tag is a DecodeError."
-        return text
-
-
-@dataclass(frozen=True)
-class EnumView:
-    """An enum; `check` decodes one value of it."""
-
-    py: str
-    doc: str
-    base: str  # StrEnum | IntEnum
-    value_type: str  # str | int
-    members: tuple[tuple[str, str | int, str], ...]  # (name, value, doc)
-    open: bool
-    open_doc: str
-
-    @property
-    def check(self) -> Check:
-        values = ", ".join(repr(v) for _, v, _ in self.members)
-        expected = (
-            f"one of {values}"
-            if not self.open
-            else ("a string" if self.value_type == "str" else "an integer")
-        )
-        return Check(
-            "enum", expected, pytype=self.value_type, table="_E_" + self.py, open=self.open
-        )
-
-    @property
-    def open_note(self) -> str:
-        if not self.open:
-            return "Closed: any other value is a DecodeError."
-        return f"Open: any other {self.value_type} decodes as itself. " + self.open_doc
-
-
-@dataclass(frozen=True)
-class Option:
-    required: tuple[str, ...]  # keys (objects) or first-item keys (lists) that select it
-    check: Check
-    doc: str
-    list_item: bool = False
-
-    @property
-    def condition(self) -> str:
-        if self.list_item:
-            keys = "".join(f" and {k!r} in first" for k in self.required)
-            return f"first is None or (type(first) is dict{keys})" if keys else "True"
-        return " and ".join(f"{k!r} in v" for k in self.required) or "True"
-
-
-_CONDITIONS = {
-    "null": "v is None",
-    "bool": "type(v) is bool",
-    "int": "type(v) is int",
-    "float": "type(v) is float or type(v) is int",
-    "str": "type(v) is str",
-    "list": "type(v) is list",
-    "object": "type(v) is dict",
-    "any": "True",
-}
-
-
-@dataclass(frozen=True)
-class Group:
-    json_kind: str
-    options: tuple[Option, ...]
-
-    @property
-    def condition(self) -> str:
-        return _CONDITIONS[self.json_kind]
-
-    @property
-    def missing_message(self) -> str:
-        sets = ["{" + ", ".join(o.required) + "}" for o in self.options]
-        return "needs the keys of one of " + " or ".join(sets)
-
-
-@dataclass(frozen=True)
-class AliasView:
-    py: str
-    doc: str
-    annotation: str
-    check: Check | None  # None: alias of a class or enum, decoded by its target
-    target: str = ""  # decoder of the target when `check` is None
-    groups: tuple[Group, ...] = ()  # untagged unions
-    untagged: bool = False
-    expected: str = ""
-
-    @property
-    def rule(self) -> str:
-        if not self.untagged:
-            return ""
-        return (
-            "Untagged union, decoded without trying alternatives in turn: first by JSON type "
-            "(null, boolean, integer, number, string, list, object, in that order; an integer "
-            "may fill a number); among objects, the first alternative in schema order whose "
-            "required keys are all present; among lists, the same test on the first item "
-            "(an empty list takes the first list alternative)."
-        )
-
-
-@dataclass
-class ModuleView:
-    enums: list[EnumView] = field(default_factory=list)
-    unions: list[UnionView] = field(default_factory=list)
-    classes: list[ClassView] = field(default_factory=list)
-    aliases: list[AliasView] = field(default_factory=list)
-    exports: list[str] = field(default_factory=list)
 
 
 _KIND_ORDER = ("null", "bool", "int", "float", "str", "list", "object", "any")
@@ -554,7 +360,3 @@ def _alias_order(aliases: list[AliasView]) -> list[AliasView]:
     for a in aliases:
         visit(a, set())
     return list(done.values())
-
-
-def describe_type(t: TypeDef) -> str:
-    return type(t).__name__
