@@ -121,12 +121,13 @@ def _envelope_roles(defs: dict[str, Any]) -> dict[str, Role]:
         if role is None or not isinstance(props, dict):
             continue
         payload = props.get("result" if role == "response" else "params")
-        for ref in _refs(payload):
+        for ref in refs_in(payload):
             roles.setdefault(ref, role)
     return roles
 
 
-def _refs(node: Any) -> list[str]:
+def refs_in(node: Any) -> list[str]:
+    """Every `#/$defs/...` name referenced anywhere inside a schema node."""
     out: list[str] = []
     stack = [node]
     while stack:

@@ -15,26 +15,19 @@ from typing import Any
 import acp_v2 as acp
 import pytest
 
-from tests.rpc_wire import MemoryWriter, RawPeer, connect_pair, notification, pipe, request, run
+from tests.rpc_wire import (
+    FULL_TURN,
+    MemoryWriter,
+    RawPeer,
+    connect_pair,
+    notification,
+    pipe,
+    request,
+    run,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
-FULL_TURN = [
-    "user_message",
-    "state_update",
-    "plan_update",
-    "agent_message_chunk",
-    "agent_message_chunk",
-    "agent_message_chunk",
-    "tool_call_update",
-    "state_update",
-    "state_update",
-    "tool_call_update",
-    "tool_call_content_chunk",
-    "tool_call_update",
-    "usage_update",
-    "state_update",
-]
 
 
 def load_example(name: str) -> ModuleType:

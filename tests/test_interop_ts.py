@@ -14,6 +14,8 @@ from pathlib import Path
 import acp_v2 as acp
 import pytest
 
+from tests.rpc_wire import FULL_TURN
+
 REPO = Path(__file__).resolve().parent.parent
 INTEROP = REPO / "interop"
 SDK = INTEROP / "node_modules" / "@agentclientprotocol" / "sdk"
@@ -26,23 +28,6 @@ if not SDK.is_dir():
         "interop: the TypeScript SDK is not installed (run `npm ci --prefix interop`)",
         allow_module_level=True,
     )
-
-FULL_TURN = [
-    "user_message",
-    "state_update",
-    "plan_update",
-    "agent_message_chunk",
-    "agent_message_chunk",
-    "agent_message_chunk",
-    "tool_call_update",
-    "state_update",
-    "state_update",
-    "tool_call_update",
-    "tool_call_content_chunk",
-    "tool_call_update",
-    "usage_update",
-    "state_update",
-]
 
 
 def assert_cancelled_turn(result: dict[str, object]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Method, Model
-from ..resolve import DEFS_PREFIX
+from ..methods import refs_in
 from .rules import Direction
 
 CLIENT_TO_AGENT = "client->agent"
@@ -23,7 +23,7 @@ _ENVELOPES = ("Request", "Response", "Notification")
 
 def directions(defs: dict[str, Any], model: Model) -> dict[str, Direction]:
     """The direction of every `$defs` name ("none" when nothing reaches it)."""
-    edges = {name: _refs(node) for name, node in defs.items()}
+    edges = {name: refs_in(node) for name, node in defs.items()}
     flows: dict[str, set[str]] = {name: set() for name in defs}
     for seed, flow in _seeds(defs, model.methods):
         stack = [seed]
@@ -78,18 +78,3 @@ def _seeds(defs: dict[str, Any], methods: tuple[Method, ...]) -> list[tuple[str,
             if name in (sender + suffix for suffix in _ENVELOPES):
                 seeds.append((name, flow))
     return seeds
-
-
-def _refs(node: Any) -> list[str]:
-    out: list[str] = []
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            ref = cur.get("$ref")
-            if isinstance(ref, str) and ref.startswith(DEFS_PREFIX):
-                out.append(ref[len(DEFS_PREFIX) :])
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return out
