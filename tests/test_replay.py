@@ -194,7 +194,7 @@ def test_bad_lines_are_reported_with_their_number_and_skipped(
     ]
     path = write(tmp_path, lines)
     code, out, err = run(capsys, "--json", str(path))
-    assert code == 1
+    assert code == 0
     assert err.splitlines() == [
         f"acp-codegen: {path}:{number}: {reason}; skipped"
         for number, reason in [
