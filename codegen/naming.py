@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostics
-from .ir import EnumType, Field, Model, ObjectType, TaggedUnion
+from .ir import EnumType, Field, Method, Model, ObjectType, TaggedUnion
 
 # Names the generated package defines itself; a schema may not take them.
 RUNTIME_NAMES = frozenset(
@@ -243,3 +243,27 @@ def _check_overrides(
             else:
                 pinned[(union, None if tag == "*" else tag)] = py
     return pinned
+
+
+# Attributes of the generated AgentBase/ClientBase/stubs and their runtime base.
+METHOD_RESERVED = frozenset({"agent", "client", "connection", "ext_method", "ext_notification"})
+
+
+def method_name(method: Method) -> str:
+    """The Python method name of a JSON-RPC method: its meta.json key when that is a usable
+    identifier (`session_prompt`), else one derived from the wire name (`session/prompt` →
+    `session_prompt`); names the generated bases and stubs already use get a trailing `_`."""
+    key = method.key
+    if not (key.isidentifier() and key.isascii() and key == key.lower()) or key[0] == "_":
+        key = _method_snake(method.name)
+    if keyword.iskeyword(key) or key in METHOD_RESERVED:
+        key += "_"
+    return key
+
+
+def _method_snake(wire: str) -> str:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", wire)
+    words = re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()
+    if not words:
+        return "method_"
+    return "m_" + words if words[0].isdigit() else words

@@ -35,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Rebuild a session from the session/update notifications of a JSON-lines transcript."
     )
-    parser.epilog = "Exit status: 0 (bad lines are reported and skipped), 2 the file cannot be read."
+    parser.epilog = (
+        "Exit status: 0 (bad lines are reported and skipped), 2 the file cannot be read."
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,23 +1,17 @@
 """What the dispatcher templates need: each role's methods with a Python name, and the
 protocol-level cancel method that the JSON-RPC runtime handles by itself.
 
-The Python name of a method is its meta.json key when that is a usable identifier
-(`session_prompt`), else one derived from the wire name (`session/prompt` → `session_prompt`).
-Names the generated bases and stubs already use are suffixed with `_`.
+Method names come from `naming.method_name`.
 """
 
 from __future__ import annotations
 
-import keyword
-import re
 from dataclasses import dataclass
 
 from .diagnostics import InputError
 from .ir import Method, Model
-from .naming import Names
+from .naming import Names, method_name
 
-# Attributes of the generated AgentBase/ClientBase/stubs and their runtime base.
-RESERVED = frozenset({"agent", "client", "connection", "ext_method", "ext_notification"})
 CANCEL_REQUEST = "$/cancel_request"
 
 
@@ -70,24 +64,6 @@ def build_rpc_view(model: Model, names: Names) -> RpcView:
     return RpcView(tuple(roles["agent"]), tuple(roles["client"]), cancel)
 
 
-def python_name(method: Method) -> str:
-    """The Python method name of a JSON-RPC method."""
-    key = method.key
-    if not (key.isidentifier() and key.isascii() and key == key.lower()) or key[0] == "_":
-        key = _snake(method.name)
-    if keyword.iskeyword(key) or key in RESERVED:
-        key += "_"
-    return key
-
-
-def _snake(wire: str) -> str:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", wire)
-    words = re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()
-    if not words:
-        return "method_"
-    return "m_" + words if words[0].isdigit() else words
-
-
 def _method_view(method: Method, names: Names) -> RpcMethodView:
     params_py = names.types.get(method.params or "", "")
     result_py = names.types.get(method.result or "", "") if method.kind == "request" else ""
@@ -98,7 +74,7 @@ def _method_view(method: Method, names: Names) -> RpcMethodView:
     doc = f"`{method.name}` ({method.kind}): {arrow}.{lane}"
     return RpcMethodView(
         name=method.name,
-        py=python_name(method),
+        py=method_name(method),
         kind=method.kind,
         params_py=params_py,
         result_py=result_py,

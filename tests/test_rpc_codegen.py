@@ -17,7 +17,8 @@ import pytest
 from codegen.diagnostics import InputError
 from codegen.ir import Method, Model
 from codegen.naming import Names
-from codegen.rpcview import build_rpc_view, python_name
+from codegen.naming import method_name as python_name
+from codegen.rpcview import build_rpc_view
 from tests.rpc_wire import RawPeer, request, run
 
 
