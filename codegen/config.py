@@ -12,6 +12,8 @@ from .diagnostics import InputError
 
 @dataclass(frozen=True)
 class PackageConfig:
+    """One generated package: its name and the pinned schema path it comes from."""
+
     package: str
     schema: str  # path under the pinned ref, e.g. "v2/schema.json"
     ref: str | None = None  # None: the lock file's default ref
@@ -19,6 +21,8 @@ class PackageConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """The `[tool.acp-codegen]` settings, with paths made absolute."""
+
     root: Path
     lock: Path
     out: Path

@@ -14,6 +14,8 @@ Level = Literal["error", "warning", "info"]
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """One problem in the input: a level, where (a JSON pointer) and what."""
+
     level: Level
     pointer: str
     message: str
@@ -25,6 +27,8 @@ class Diagnostic:
 
 @dataclass(slots=True)
 class Diagnostics:
+    """The problems found so far, in order; errors stop the run."""
+
     items: list[Diagnostic] = field(default_factory=list)
 
     def error(self, pointer: str, message: str) -> None:

@@ -56,6 +56,8 @@ class Leniency:
 
 @dataclass(frozen=True, slots=True)
 class Field:
+    """A property of an object or variant: wire name, shape, requiredness, leniency."""
+
     wire: str
     shape: Shape
     required: bool
@@ -78,6 +80,8 @@ class ObjectType:
 
 @dataclass(frozen=True, slots=True)
 class EnumMember:
+    """One known value of an enum, with the branch's title and description."""
+
     value: str | int
     title: str | None
     doc: str
@@ -121,6 +125,8 @@ class OpenVariant:
 
 @dataclass(frozen=True, slots=True)
 class TaggedUnion:
+    """A union decided by one string property (`sessionUpdate`, `type`, ...)."""
+
     name: str
     doc: str
     tag: str
@@ -151,6 +157,8 @@ class Branch:
 
 @dataclass(frozen=True, slots=True)
 class UntaggedUnion:
+    """A union without a tag, decided by JSON type and then by required keys."""
+
     name: str
     doc: str
     branches: tuple[Branch, ...]

@@ -64,6 +64,8 @@ def identifier(text: str, fallback: str) -> str:
 
 @dataclass
 class Names:
+    """Every Python name the generator emits, by what it names."""
+
     types: dict[str, str] = field(default_factory=dict)
     variants: dict[tuple[str, str], str] = field(default_factory=dict)
     open_variants: dict[str, str] = field(default_factory=dict)

@@ -29,6 +29,8 @@ MIRROR_ENV = "ACP_SCHEMA_MIRROR"
 
 @dataclass(frozen=True)
 class Pin:
+    """One pinned upstream file: ref, path under `schema/`, sha256 and URL."""
+
     ref: str
     path: str
     sha256: str
@@ -37,6 +39,8 @@ class Pin:
 
 @dataclass
 class Lock:
+    """The lock file: the pins and the default ref."""
+
     path: Path
     default_ref: str
     pins: list[Pin]

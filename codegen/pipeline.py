@@ -25,6 +25,8 @@ DATACLASS_OPTIONS = "slots=True, kw_only=True, init=False, repr=False, eq=False"
 
 @dataclass(frozen=True)
 class Target:
+    """What to generate: a package name and the schema it comes from."""
+
     package: str
     schema_path: Path
     ref: str = "local"
@@ -35,6 +37,8 @@ class Target:
 
 @dataclass
 class Generated:
+    """The output of one package: the IR, the names and the files."""
+
     model: Model
     names: Names
     files: dict[str, str] = field(default_factory=dict)  # path relative to the out dir → text

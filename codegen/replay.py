@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
 @dataclass
 class Replay:
+    """What a transcript replay produced: the state and the skipped lines."""
+
     state: Any  # acp_v2.SessionState
     session_id: str | None = None
     applied: int = 0

@@ -34,6 +34,8 @@ NULL = {"type": "null"}
 
 @dataclass
 class Resolver:
+    """Resolves nodes of one schema's `$defs`, reporting problems as it goes."""
+
     defs: dict[str, Any]
     diags: Diagnostics
     _reported: set[str] = field(default_factory=set)

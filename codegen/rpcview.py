@@ -17,6 +17,8 @@ CANCEL_REQUEST = "$/cancel_request"
 
 @dataclass(frozen=True, slots=True)
 class RpcMethodView:
+    """One method as the dispatcher templates see it."""
+
     name: str  # the wire method, e.g. "session/prompt"
     py: str  # the Python method name, e.g. "session_prompt"
     kind: str  # request | notification
@@ -28,6 +30,8 @@ class RpcMethodView:
 
 @dataclass(frozen=True, slots=True)
 class RpcView:
+    """The methods each role handles, and the protocol-level cancel method."""
+
     agent: tuple[RpcMethodView, ...]  # handled by the agent: AgentBase, called by AgentStub
     client: tuple[RpcMethodView, ...]  # handled by the client: ClientBase, called by ClientStub
     cancel_method: str | None  # `$/cancel_request` when the schema has it

@@ -28,6 +28,8 @@ class Check:
 
 @dataclass(frozen=True)
 class FieldView:
+    """A field as the templates see it: names, annotation, check, encoding."""
+
     py: str
     wire: str
     annotation: str
@@ -43,6 +45,8 @@ class FieldView:
 
 @dataclass(frozen=True)
 class ClassView:
+    """A generated class: an object type, a tagged-union variant or an open variant."""
+
     py: str
     doc: str
     base: str
@@ -81,6 +85,8 @@ class ClassView:
 
 @dataclass(frozen=True)
 class UnionView:
+    """A tagged union's base class and its tag table."""
+
     py: str
     doc: str
     tag_wire: str
@@ -140,6 +146,8 @@ class EnumView:
 
 @dataclass(frozen=True)
 class Option:
+    """One alternative of an untagged union, with the keys that select it."""
+
     required: tuple[str, ...]  # keys (objects) or first-item keys (lists) that select it
     check: Check
     doc: str
@@ -167,6 +175,8 @@ _CONDITIONS = {
 
 @dataclass(frozen=True)
 class Group:
+    """The alternatives of an untagged union that share one JSON type."""
+
     json_kind: str
     options: tuple[Option, ...]
 
@@ -182,6 +192,8 @@ class Group:
 
 @dataclass(frozen=True)
 class AliasView:
+    """A named alias: of a class, of a plain shape, or an untagged union."""
+
     py: str
     doc: str
     annotation: str
@@ -206,6 +218,8 @@ class AliasView:
 
 @dataclass
 class ModuleView:
+    """Everything `models.py` declares, in the order it is declared."""
+
     enums: list[EnumView] = field(default_factory=list)
     unions: list[UnionView] = field(default_factory=list)
     classes: list[ClassView] = field(default_factory=list)

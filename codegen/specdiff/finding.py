@@ -12,6 +12,8 @@ from .rules import RANK, RULES, Direction, Severity, broken, severity
 
 @dataclass(frozen=True, slots=True)
 class Change:
+    """One structural difference between the old and the new IR."""
+
     kind: str  # a key of rules.RULES
     path: str  # `Type.field`, `Union[tag]`, `Enum[value]`, `method:session/prompt`, ...
     detail: str  # what changed, in words
@@ -23,6 +25,8 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """A change with its severity, direction and Python API impact."""
+
     severity: Severity
     kind: str
     path: str

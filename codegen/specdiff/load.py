@@ -25,6 +25,8 @@ from .rules import Direction
 
 @dataclass(frozen=True)
 class Input:
+    """One side of a diff: where it came from and its analysed IR."""
+
     label: str  # how the input is shown in reports
     path: Path
     model: Model

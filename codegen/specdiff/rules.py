@@ -29,6 +29,8 @@ RANK: dict[str, int] = {"breaking": 2, "warning": 1, "info": 0}
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One row of the severity table: a kind of change and its severity per direction."""
+
     kind: str
     change: str  # the row label of the table
     severity: Severity  # on the wire, when the type is sent at all
