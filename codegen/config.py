@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,8 @@ class Config:
 
 
 def find_project(start: Path) -> Path | None:
+    import tomllib  # only commands that read the project settings pay for this import
+
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
         if candidate.exists():
@@ -50,6 +51,8 @@ def load_config(start: Path | None = None) -> Config:
         raise InputError(
             "no pyproject.toml with [tool.acp-codegen] here or above; pass --schema and --out"
         )
+    import tomllib
+
     data: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     section = data["tool"]["acp-codegen"]
     try:
