@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ def analyse(
 def generate(
     target: Target, template_dir: Path, diags: Diagnostics, *, fmt: bool = True
 ) -> Generated:
-    if not target.package.isidentifier():
+    if not target.package.isidentifier() or keyword.iskeyword(target.package):
         raise InputError(f"package name {target.package!r} is not a Python identifier")
     source, model, names = analyse(target.schema_path, diags, target.overrides)
     if target.expected_sha256 and source.sha256 != target.expected_sha256:
