@@ -305,6 +305,9 @@ class ViewBuilder:
     def _encode_kind(self, shape: Shape) -> str:
         if self._is_model(shape):
             return "model"
+        enum = self._enum_of(shape)
+        if enum is not None:  # members become plain str/int on the wire
+            return f"{enum.value_kind}_enum"
         if shape.kind in ("list", "map") and shape.item is not None:
             if self._is_model(shape.item) and not shape.item.nullable:
                 return f"{shape.kind}_model"
@@ -316,10 +319,18 @@ class ViewBuilder:
             return False
         return isinstance(self.model.get(shape.ref), ObjectType | TaggedUnion)
 
-    def _is_plain(self, shape: Shape) -> bool:
+    def _enum_of(self, shape: Shape) -> EnumType | None:
         shape = self._resolve(shape)
         if shape.kind == "ref" and shape.ref is not None:
-            return isinstance(self.model.get(shape.ref), EnumType)
+            target = self.model.get(shape.ref)
+            return target if isinstance(target, EnumType) else None
+        return None
+
+    def _is_plain(self, shape: Shape) -> bool:
+        """JSON that encodes as itself: no models, no enum members inside."""
+        shape = self._resolve(shape)
+        if shape.kind == "ref" and shape.ref is not None:
+            return False
         if shape.kind in ("list", "map"):
             return self._is_plain(shape.item or Shape("any"))
         return True

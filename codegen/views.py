@@ -37,7 +37,7 @@ class FieldView:
     nullable: bool
     doc: str
     check: Check
-    encode: str  # plain | model | list_model | map_model | generic
+    encode: str  # plain | model | list_model | map_model | str_enum | int_enum | generic
     default_on_error: bool
     default_on_null: bool
     empty: str  # the empty value for lenient rules on collections ("[]", "{}") or ""

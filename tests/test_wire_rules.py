@@ -385,3 +385,20 @@ def test_non_json_python_values_are_refused() -> None:
 def test_decode_of_a_foreign_type_is_a_type_error() -> None:
     with pytest.raises(TypeError):
         decode(int, 1)
+
+
+def test_encode_gives_plain_json_types() -> None:
+    value = decode(
+        acp_v2.SessionUpdate,
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c",
+            "status": "completed",
+            "kind": "read",
+        },
+    )
+    assert value.status is acp_v2.ToolCallStatus.COMPLETED
+    out = encode(value)
+    assert [type(v) for v in out.values()] == [str, str, str, str]
+    error = encode(decode(acp_v2.Error, {"code": -32601, "message": "m"}))
+    assert type(error["code"]) is int

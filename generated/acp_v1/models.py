@@ -848,9 +848,9 @@ class ToolCallUpdate(_rt.Model):
             "toolCallId": self.tool_call_id,
         }
         if self.kind is not _UNSET:
-            out["kind"] = self.kind
+            out["kind"] = str(self.kind) if self.kind is not None else None
         if self.status is not _UNSET:
-            out["status"] = self.status
+            out["status"] = str(self.status) if self.status is not None else None
         if self.title is not _UNSET:
             out["title"] = self.title
         if self.content is not _UNSET:
@@ -1421,7 +1421,7 @@ class Annotations(_rt.Model):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {}
         if self.audience is not _UNSET:
-            out["audience"] = self.audience
+            out["audience"] = _rt.enc(self.audience)
         if self.last_modified is not _UNSET:
             out["lastModified"] = self.last_modified
         if self.priority is not _UNSET:
@@ -2102,7 +2102,7 @@ class PermissionOption(_rt.Model):
         out: dict[str, _Any] = {
             "optionId": self.option_id,
             "name": self.name,
-            "kind": self.kind,
+            "kind": str(self.kind),
         }
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
@@ -2838,7 +2838,7 @@ class ElicitationSchema(_rt.Model):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {}
         if self.type is not _UNSET:
-            out["type"] = self.type
+            out["type"] = str(self.type)
         if self.title is not _UNSET:
             out["title"] = self.title
         if self.properties is not _UNSET:
@@ -2967,7 +2967,7 @@ class String(ElicitationPropertySchema):
         if self.pattern is not _UNSET:
             out["pattern"] = self.pattern
         if self.format is not _UNSET:
-            out["format"] = self.format
+            out["format"] = str(self.format) if self.format is not None else None
         if self.default is not _UNSET:
             out["default"] = self.default
         if self.enum is not _UNSET:
@@ -3555,7 +3555,7 @@ class StringPropertySchema(_rt.Model):
         if self.pattern is not _UNSET:
             out["pattern"] = self.pattern
         if self.format is not _UNSET:
-            out["format"] = self.format
+            out["format"] = str(self.format) if self.format is not None else None
         if self.default is not _UNSET:
             out["default"] = self.default
         if self.enum is not _UNSET:
@@ -5432,7 +5432,7 @@ class Select(SessionConfigOption):
         if self.description is not _UNSET:
             out["description"] = self.description
         if self.category is not _UNSET:
-            out["category"] = self.category
+            out["category"] = str(self.category) if self.category is not None else None
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -5503,7 +5503,7 @@ class SessionConfigOptionBoolean(SessionConfigOption):
         if self.description is not _UNSET:
             out["description"] = self.description
         if self.category is not _UNSET:
-            out["category"] = self.category
+            out["category"] = str(self.category) if self.category is not None else None
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -6125,7 +6125,7 @@ class PromptResponse(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
-            "stopReason": self.stop_reason,
+            "stopReason": str(self.stop_reason),
         }
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
@@ -6180,7 +6180,7 @@ class Error(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
-            "code": self.code,
+            "code": int(self.code),
             "message": self.message,
         }
         if self.data is not _UNSET:
@@ -6536,9 +6536,9 @@ class SessionUpdateToolCall(SessionUpdate):
             "title": self.title,
         }
         if self.kind is not _UNSET:
-            out["kind"] = self.kind
+            out["kind"] = str(self.kind)
         if self.status is not _UNSET:
-            out["status"] = self.status
+            out["status"] = str(self.status)
         if self.content is not _UNSET:
             out["content"] = [i.to_json() for i in self.content]
         if self.locations is not _UNSET:
@@ -6625,9 +6625,9 @@ class SessionUpdateToolCallUpdate(SessionUpdate):
             "toolCallId": self.tool_call_id,
         }
         if self.kind is not _UNSET:
-            out["kind"] = self.kind
+            out["kind"] = str(self.kind) if self.kind is not None else None
         if self.status is not _UNSET:
-            out["status"] = self.status
+            out["status"] = str(self.status) if self.status is not None else None
         if self.title is not _UNSET:
             out["title"] = self.title
         if self.content is not _UNSET:
@@ -7099,9 +7099,9 @@ class ToolCall(_rt.Model):
             "title": self.title,
         }
         if self.kind is not _UNSET:
-            out["kind"] = self.kind
+            out["kind"] = str(self.kind)
         if self.status is not _UNSET:
-            out["status"] = self.status
+            out["status"] = str(self.status)
         if self.content is not _UNSET:
             out["content"] = [i.to_json() for i in self.content]
         if self.locations is not _UNSET:
@@ -7168,8 +7168,8 @@ class PlanEntry(_rt.Model):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
             "content": self.content,
-            "priority": self.priority,
-            "status": self.status,
+            "priority": str(self.priority),
+            "status": str(self.status),
         }
         if self.meta is not _UNSET:
             out["_meta"] = self.meta

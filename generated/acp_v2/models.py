@@ -1135,9 +1135,9 @@ class ToolCallUpdate(_rt.Model):
         if self.title is not _UNSET:
             out["title"] = self.title
         if self.kind is not _UNSET:
-            out["kind"] = self.kind
+            out["kind"] = str(self.kind) if self.kind is not None else None
         if self.status is not _UNSET:
-            out["status"] = self.status
+            out["status"] = str(self.status) if self.status is not None else None
         if self.content is not _UNSET:
             out["content"] = (
                 [i.to_json() for i in self.content] if self.content is not None else None
@@ -1816,7 +1816,7 @@ class Annotations(_rt.Model):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {}
         if self.audience is not _UNSET:
-            out["audience"] = self.audience
+            out["audience"] = _rt.enc(self.audience)
         if self.last_modified is not _UNSET:
             out["lastModified"] = self.last_modified
         if self.priority is not _UNSET:
@@ -2050,7 +2050,7 @@ class Icon(_rt.Model):
         if self.sizes is not _UNSET:
             out["sizes"] = self.sizes
         if self.theme is not _UNSET:
-            out["theme"] = self.theme
+            out["theme"] = str(self.theme) if self.theme is not None else None
         if self.extra:
             out.update(self.extra)
         return out
@@ -2406,7 +2406,7 @@ class Add(DiffChange):
             "path": self.path,
         }
         if self.file_type is not _UNSET:
-            out["fileType"] = self.file_type
+            out["fileType"] = str(self.file_type) if self.file_type is not None else None
         if self.mime_type is not _UNSET:
             out["mimeType"] = self.mime_type
         if self.meta is not _UNSET:
@@ -2473,7 +2473,7 @@ class Delete(DiffChange):
             "path": self.path,
         }
         if self.file_type is not _UNSET:
-            out["fileType"] = self.file_type
+            out["fileType"] = str(self.file_type) if self.file_type is not None else None
         if self.mime_type is not _UNSET:
             out["mimeType"] = self.mime_type
         if self.meta is not _UNSET:
@@ -2540,7 +2540,7 @@ class Modify(DiffChange):
             "path": self.path,
         }
         if self.file_type is not _UNSET:
-            out["fileType"] = self.file_type
+            out["fileType"] = str(self.file_type) if self.file_type is not None else None
         if self.mime_type is not _UNSET:
             out["mimeType"] = self.mime_type
         if self.meta is not _UNSET:
@@ -2612,7 +2612,7 @@ class Move(DiffChange):
             "path": self.path,
         }
         if self.file_type is not _UNSET:
-            out["fileType"] = self.file_type
+            out["fileType"] = str(self.file_type) if self.file_type is not None else None
         if self.mime_type is not _UNSET:
             out["mimeType"] = self.mime_type
         if self.meta is not _UNSET:
@@ -2684,7 +2684,7 @@ class Copy(DiffChange):
             "path": self.path,
         }
         if self.file_type is not _UNSET:
-            out["fileType"] = self.file_type
+            out["fileType"] = str(self.file_type) if self.file_type is not None else None
         if self.mime_type is not _UNSET:
             out["mimeType"] = self.mime_type
         if self.meta is not _UNSET:
@@ -2761,7 +2761,7 @@ class DiffChangeOther(DiffChange):
             "operation": self.operation,
         }
         if self.file_type is not _UNSET:
-            out["fileType"] = self.file_type
+            out["fileType"] = str(self.file_type) if self.file_type is not None else None
         if self.mime_type is not _UNSET:
             out["mimeType"] = self.mime_type
         if self.meta is not _UNSET:
@@ -2872,7 +2872,7 @@ class DiffPatch(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
-            "format": self.format,
+            "format": str(self.format),
             "text": self.text,
         }
         if self.extra:
@@ -3189,7 +3189,7 @@ class PermissionOption(_rt.Model):
         out: dict[str, _Any] = {
             "optionId": self.option_id,
             "name": self.name,
-            "kind": self.kind,
+            "kind": str(self.kind),
         }
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
@@ -3599,7 +3599,7 @@ class ElicitationSchema(_rt.Model):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {}
         if self.type is not _UNSET:
-            out["type"] = self.type
+            out["type"] = str(self.type)
         if self.title is not _UNSET:
             out["title"] = self.title
         if self.properties is not _UNSET:
@@ -3730,7 +3730,7 @@ class String(ElicitationPropertySchema):
         if self.pattern is not _UNSET:
             out["pattern"] = self.pattern
         if self.format is not _UNSET:
-            out["format"] = self.format
+            out["format"] = str(self.format) if self.format is not None else None
         if self.default is not _UNSET:
             out["default"] = self.default
         if self.enum is not _UNSET:
@@ -4320,7 +4320,7 @@ class StringPropertySchema(_rt.Model):
         if self.pattern is not _UNSET:
             out["pattern"] = self.pattern
         if self.format is not _UNSET:
-            out["format"] = self.format
+            out["format"] = str(self.format) if self.format is not None else None
         if self.default is not _UNSET:
             out["default"] = self.default
         if self.enum is not _UNSET:
@@ -6253,7 +6253,7 @@ class Select(SessionConfigOption):
         if self.description is not _UNSET:
             out["description"] = self.description
         if self.category is not _UNSET:
-            out["category"] = self.category
+            out["category"] = str(self.category) if self.category is not None else None
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -6324,7 +6324,7 @@ class SessionConfigOptionBoolean(SessionConfigOption):
         if self.description is not _UNSET:
             out["description"] = self.description
         if self.category is not _UNSET:
-            out["category"] = self.category
+            out["category"] = str(self.category) if self.category is not None else None
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -6407,7 +6407,7 @@ class SessionConfigOptionOther(SessionConfigOption):
         if self.description is not _UNSET:
             out["description"] = self.description
         if self.category is not _UNSET:
-            out["category"] = self.category
+            out["category"] = str(self.category) if self.category is not None else None
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -6973,7 +6973,7 @@ class Error(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
-            "code": self.code,
+            "code": int(self.code),
             "message": self.message,
         }
         if self.data is not _UNSET:
@@ -7485,7 +7485,7 @@ class SessionUpdateStateUpdate(SessionUpdate):
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.stop_reason is not _UNSET:
-            out["stopReason"] = self.stop_reason
+            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
         if self.extra:
             out.update(self.extra)
         return out
@@ -7622,9 +7622,9 @@ class SessionUpdateToolCallUpdate(SessionUpdate):
         if self.title is not _UNSET:
             out["title"] = self.title
         if self.kind is not _UNSET:
-            out["kind"] = self.kind
+            out["kind"] = str(self.kind) if self.kind is not None else None
         if self.status is not _UNSET:
-            out["status"] = self.status
+            out["status"] = str(self.status) if self.status is not None else None
         if self.content is not _UNSET:
             out["content"] = (
                 [i.to_json() for i in self.content] if self.content is not None else None
@@ -8431,7 +8431,7 @@ class IdleStateUpdate(_rt.Model):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {}
         if self.stop_reason is not _UNSET:
-            out["stopReason"] = self.stop_reason
+            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -8567,7 +8567,7 @@ class Idle(StateUpdate):
             "state": "idle",
         }
         if self.stop_reason is not _UNSET:
-            out["stopReason"] = self.stop_reason
+            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
         if self.extra:
@@ -9113,8 +9113,8 @@ class PlanEntry(_rt.Model):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
             "content": self.content,
-            "priority": self.priority,
-            "status": self.status,
+            "priority": str(self.priority),
+            "status": str(self.status),
         }
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
