@@ -10458,7 +10458,7 @@ def _d_ToolCallContent(data: _Any) -> ToolCallContent:
     tag = data.get("type")
     decoder = _T_ToolCallContent.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     raise _rt.bad_tag("type", tag, ["content", "diff", "terminal"])
 
 
@@ -10468,7 +10468,7 @@ def _d_ContentBlock(data: _Any) -> ContentBlock:
     tag = data.get("type")
     decoder = _T_ContentBlock.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     raise _rt.bad_tag("type", tag, ["text", "image", "audio", "resource_link", "resource"])
 
 
@@ -10478,7 +10478,7 @@ def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
     tag = data.get("mode")
     decoder = _T_CreateElicitationRequest.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_CreateElicitationRequestOther(data)
     raise _rt.bad_tag("mode", tag, ["form", "url"])
@@ -10490,7 +10490,7 @@ def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
     tag = data.get("type")
     decoder = _T_ElicitationPropertySchema.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_ElicitationPropertySchemaOther(data)
     raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
@@ -10502,7 +10502,7 @@ def _d_AuthMethod(data: _Any) -> AuthMethod:
     tag = data.get("type")
     decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if tag is None or type(tag) is str:
         return _d_AgentAuthMethod(data)
     raise _rt.bad_tag("type", tag, ["terminal"])
@@ -10514,7 +10514,7 @@ def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
     tag = data.get("type")
     decoder = _T_SessionConfigOption.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     raise _rt.bad_tag("type", tag, ["select", "boolean"])
 
 
@@ -10524,7 +10524,7 @@ def _d_SessionUpdate(data: _Any) -> SessionUpdate:
     tag = data.get("sessionUpdate")
     decoder = _T_SessionUpdate.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     raise _rt.bad_tag(
         "sessionUpdate",
         tag,
@@ -10550,7 +10550,7 @@ def _d_McpServer(data: _Any) -> McpServer:
     tag = data.get("type")
     decoder = _T_McpServer.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if tag is None or type(tag) is str:
         return _d_StdioMcpServer(data)
     raise _rt.bad_tag("type", tag, ["http", "sse"])
@@ -10562,7 +10562,7 @@ def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionReques
     tag = data.get("type")
     decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if tag is None or type(tag) is str:
         return _d_SetSessionConfigOptionRequestValueId(data)
     raise _rt.bad_tag("type", tag, ["boolean"])
@@ -10574,7 +10574,7 @@ def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
     tag = data.get("outcome")
     decoder = _T_RequestPermissionOutcome.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     raise _rt.bad_tag("outcome", tag, ["cancelled", "selected"])
 
 
@@ -10584,7 +10584,7 @@ def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
     tag = data.get("action")
     decoder = _T_CreateElicitationResponse.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_CreateElicitationResponseOther(data)
     raise _rt.bad_tag("action", tag, ["accept", "decline", "cancel"])
@@ -10881,16 +10881,18 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
     return self
 
 
-def _d_ToolCallContentContent(data: _Any) -> ToolCallContentContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallContentContent:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "content":
+            raise _rt.wrong_tag("type", "content", tag)
     self = _new(ToolCallContentContent)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "content":
-            raise _rt.wrong_tag("type", "content", v)
         key = "content"
         v = data.get("content", _UNSET)
         if v is _UNSET:
@@ -10915,16 +10917,18 @@ def _d_ToolCallContentContent(data: _Any) -> ToolCallContentContent:
     return self
 
 
-def _d_ToolCallContentDiff(data: _Any) -> ToolCallContentDiff:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentDiff:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "diff":
+            raise _rt.wrong_tag("type", "diff", tag)
     self = _new(ToolCallContentDiff)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "diff":
-            raise _rt.wrong_tag("type", "diff", v)
         key = "path"
         v = data.get("path", _UNSET)
         if v is _UNSET:
@@ -10968,16 +10972,18 @@ def _d_ToolCallContentDiff(data: _Any) -> ToolCallContentDiff:
     return self
 
 
-def _d_ToolCallContentTerminal(data: _Any) -> ToolCallContentTerminal:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallContentTerminal:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "terminal":
+            raise _rt.wrong_tag("type", "terminal", tag)
     self = _new(ToolCallContentTerminal)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "terminal":
-            raise _rt.wrong_tag("type", "terminal", v)
         key = "terminalId"
         v = data.get("terminalId", _UNSET)
         if v is _UNSET:
@@ -11003,16 +11009,18 @@ def _d_ToolCallContentTerminal(data: _Any) -> ToolCallContentTerminal:
     return self
 
 
-def _d_Text(data: _Any) -> Text:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Text(data: _Any, tagged: bool = False) -> Text:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "text":
+            raise _rt.wrong_tag("type", "text", tag)
     self = _new(Text)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "text":
-            raise _rt.wrong_tag("type", "text", v)
         key = "annotations"
         v = data.get("annotations", _UNSET)
         if v is not _UNSET:
@@ -11048,16 +11056,18 @@ def _d_Text(data: _Any) -> Text:
     return self
 
 
-def _d_Image(data: _Any) -> Image:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Image(data: _Any, tagged: bool = False) -> Image:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "image":
+            raise _rt.wrong_tag("type", "image", tag)
     self = _new(Image)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "image":
-            raise _rt.wrong_tag("type", "image", v)
         key = "annotations"
         v = data.get("annotations", _UNSET)
         if v is not _UNSET:
@@ -11111,16 +11121,18 @@ def _d_Image(data: _Any) -> Image:
     return self
 
 
-def _d_Audio(data: _Any) -> Audio:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "audio":
+            raise _rt.wrong_tag("type", "audio", tag)
     self = _new(Audio)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "audio":
-            raise _rt.wrong_tag("type", "audio", v)
         key = "annotations"
         v = data.get("annotations", _UNSET)
         if v is not _UNSET:
@@ -11163,16 +11175,18 @@ def _d_Audio(data: _Any) -> Audio:
     return self
 
 
-def _d_ContentBlockResourceLink(data: _Any) -> ContentBlockResourceLink:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBlockResourceLink:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "resource_link":
+            raise _rt.wrong_tag("type", "resource_link", tag)
     self = _new(ContentBlockResourceLink)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "resource_link":
-            raise _rt.wrong_tag("type", "resource_link", v)
         key = "annotations"
         v = data.get("annotations", _UNSET)
         if v is not _UNSET:
@@ -11261,16 +11275,18 @@ def _d_ContentBlockResourceLink(data: _Any) -> ContentBlockResourceLink:
     return self
 
 
-def _d_Resource(data: _Any) -> Resource:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "resource":
+            raise _rt.wrong_tag("type", "resource", tag)
     self = _new(Resource)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "resource":
-            raise _rt.wrong_tag("type", "resource", v)
         key = "annotations"
         v = data.get("annotations", _UNSET)
         if v is not _UNSET:
@@ -12234,16 +12250,18 @@ def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
     return self
 
 
-def _d_Form(data: _Any) -> Form:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Form(data: _Any, tagged: bool = False) -> Form:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("mode", _UNSET)
+        if tag != "form":
+            raise _rt.wrong_tag("mode", "form", tag)
     self = _new(Form)
     n = 3
     key: str | None = None
     try:
-        v = data.get("mode", _UNSET)
-        if v != "form":
-            raise _rt.wrong_tag("mode", "form", v)
         key = "message"
         v = data.get("message", _UNSET)
         if v is _UNSET:
@@ -12299,16 +12317,18 @@ def _d_Form(data: _Any) -> Form:
     return self
 
 
-def _d_Url(data: _Any) -> Url:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Url(data: _Any, tagged: bool = False) -> Url:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("mode", _UNSET)
+        if tag != "url":
+            raise _rt.wrong_tag("mode", "url", tag)
     self = _new(Url)
     n = 4
     key: str | None = None
     try:
-        v = data.get("mode", _UNSET)
-        if v != "url":
-            raise _rt.wrong_tag("mode", "url", v)
         key = "message"
         v = data.get("message", _UNSET)
         if v is _UNSET:
@@ -12564,16 +12584,18 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
     return self
 
 
-def _d_String(data: _Any) -> String:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_String(data: _Any, tagged: bool = False) -> String:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "string":
+            raise _rt.wrong_tag("type", "string", tag)
     self = _new(String)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "string":
-            raise _rt.wrong_tag("type", "string", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -12676,16 +12698,18 @@ def _d_String(data: _Any) -> String:
     return self
 
 
-def _d_Number(data: _Any) -> Number:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Number(data: _Any, tagged: bool = False) -> Number:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "number":
+            raise _rt.wrong_tag("type", "number", tag)
     self = _new(Number)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "number":
-            raise _rt.wrong_tag("type", "number", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -12753,16 +12777,18 @@ def _d_Number(data: _Any) -> Number:
     return self
 
 
-def _d_Integer(data: _Any) -> Integer:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "integer":
+            raise _rt.wrong_tag("type", "integer", tag)
     self = _new(Integer)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "integer":
-            raise _rt.wrong_tag("type", "integer", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -12836,16 +12862,20 @@ def _d_Integer(data: _Any) -> Integer:
     return self
 
 
-def _d_ElicitationPropertySchemaBoolean(data: _Any) -> ElicitationPropertySchemaBoolean:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ElicitationPropertySchemaBoolean(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaBoolean:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "boolean":
+            raise _rt.wrong_tag("type", "boolean", tag)
     self = _new(ElicitationPropertySchemaBoolean)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "boolean":
-            raise _rt.wrong_tag("type", "boolean", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -12897,16 +12927,18 @@ def _d_ElicitationPropertySchemaBoolean(data: _Any) -> ElicitationPropertySchema
     return self
 
 
-def _d_Array(data: _Any) -> Array:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Array(data: _Any, tagged: bool = False) -> Array:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "array":
+            raise _rt.wrong_tag("type", "array", tag)
     self = _new(Array)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "array":
-            raise _rt.wrong_tag("type", "array", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -14115,16 +14147,18 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
     return self
 
 
-def _d_TerminalAuthMethod(data: _Any) -> TerminalAuthMethod:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMethod:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "terminal":
+            raise _rt.wrong_tag("type", "terminal", tag)
     self = _new(TerminalAuthMethod)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "terminal":
-            raise _rt.wrong_tag("type", "terminal", v)
         key = "id"
         v = data.get("id", _UNSET)
         if v is _UNSET:
@@ -14609,16 +14643,18 @@ def _d_SessionMode(data: _Any) -> SessionMode:
     return self
 
 
-def _d_Select(data: _Any) -> Select:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Select(data: _Any, tagged: bool = False) -> Select:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "select":
+            raise _rt.wrong_tag("type", "select", tag)
     self = _new(Select)
     n = 5
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "select":
-            raise _rt.wrong_tag("type", "select", v)
         key = "id"
         v = data.get("id", _UNSET)
         if v is _UNSET:
@@ -14687,16 +14723,18 @@ def _d_Select(data: _Any) -> Select:
     return self
 
 
-def _d_SessionConfigOptionBoolean(data: _Any) -> SessionConfigOptionBoolean:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionConfigOptionBoolean:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "boolean":
+            raise _rt.wrong_tag("type", "boolean", tag)
     self = _new(SessionConfigOptionBoolean)
     n = 4
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "boolean":
-            raise _rt.wrong_tag("type", "boolean", v)
         key = "id"
         v = data.get("id", _UNSET)
         if v is _UNSET:
@@ -15364,16 +15402,18 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
     return self
 
 
-def _d_UserMessageChunk(data: _Any) -> UserMessageChunk:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "user_message_chunk":
+            raise _rt.wrong_tag("sessionUpdate", "user_message_chunk", tag)
     self = _new(UserMessageChunk)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "user_message_chunk":
-            raise _rt.wrong_tag("sessionUpdate", "user_message_chunk", v)
         key = "content"
         v = data.get("content", _UNSET)
         if v is _UNSET:
@@ -15409,16 +15449,18 @@ def _d_UserMessageChunk(data: _Any) -> UserMessageChunk:
     return self
 
 
-def _d_AgentMessageChunk(data: _Any) -> AgentMessageChunk:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "agent_message_chunk":
+            raise _rt.wrong_tag("sessionUpdate", "agent_message_chunk", tag)
     self = _new(AgentMessageChunk)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "agent_message_chunk":
-            raise _rt.wrong_tag("sessionUpdate", "agent_message_chunk", v)
         key = "content"
         v = data.get("content", _UNSET)
         if v is _UNSET:
@@ -15454,16 +15496,18 @@ def _d_AgentMessageChunk(data: _Any) -> AgentMessageChunk:
     return self
 
 
-def _d_AgentThoughtChunk(data: _Any) -> AgentThoughtChunk:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "agent_thought_chunk":
+            raise _rt.wrong_tag("sessionUpdate", "agent_thought_chunk", tag)
     self = _new(AgentThoughtChunk)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "agent_thought_chunk":
-            raise _rt.wrong_tag("sessionUpdate", "agent_thought_chunk", v)
         key = "content"
         v = data.get("content", _UNSET)
         if v is _UNSET:
@@ -15499,16 +15543,18 @@ def _d_AgentThoughtChunk(data: _Any) -> AgentThoughtChunk:
     return self
 
 
-def _d_SessionUpdateToolCall(data: _Any) -> SessionUpdateToolCall:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateToolCall:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "tool_call":
+            raise _rt.wrong_tag("sessionUpdate", "tool_call", tag)
     self = _new(SessionUpdateToolCall)
     n = 3
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "tool_call":
-            raise _rt.wrong_tag("sessionUpdate", "tool_call", v)
         key = "toolCallId"
         v = data.get("toolCallId", _UNSET)
         if v is _UNSET:
@@ -15598,16 +15644,18 @@ def _d_SessionUpdateToolCall(data: _Any) -> SessionUpdateToolCall:
     return self
 
 
-def _d_SessionUpdateToolCallUpdate(data: _Any) -> SessionUpdateToolCallUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionUpdateToolCallUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "tool_call_update":
+            raise _rt.wrong_tag("sessionUpdate", "tool_call_update", tag)
     self = _new(SessionUpdateToolCallUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "tool_call_update":
-            raise _rt.wrong_tag("sessionUpdate", "tool_call_update", v)
         key = "toolCallId"
         v = data.get("toolCallId", _UNSET)
         if v is _UNSET:
@@ -15707,16 +15755,18 @@ def _d_SessionUpdateToolCallUpdate(data: _Any) -> SessionUpdateToolCallUpdate:
     return self
 
 
-def _d_SessionUpdatePlan(data: _Any) -> SessionUpdatePlan:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "plan":
+            raise _rt.wrong_tag("sessionUpdate", "plan", tag)
     self = _new(SessionUpdatePlan)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "plan":
-            raise _rt.wrong_tag("sessionUpdate", "plan", v)
         key = "entries"
         v = data.get("entries", _UNSET)
         if v is _UNSET:
@@ -15746,16 +15796,20 @@ def _d_SessionUpdatePlan(data: _Any) -> SessionUpdatePlan:
     return self
 
 
-def _d_SessionUpdateAvailableCommandsUpdate(data: _Any) -> SessionUpdateAvailableCommandsUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateAvailableCommandsUpdate(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateAvailableCommandsUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "available_commands_update":
+            raise _rt.wrong_tag("sessionUpdate", "available_commands_update", tag)
     self = _new(SessionUpdateAvailableCommandsUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "available_commands_update":
-            raise _rt.wrong_tag("sessionUpdate", "available_commands_update", v)
         key = "availableCommands"
         v = data.get("availableCommands", _UNSET)
         if v is _UNSET:
@@ -15787,16 +15841,20 @@ def _d_SessionUpdateAvailableCommandsUpdate(data: _Any) -> SessionUpdateAvailabl
     return self
 
 
-def _d_SessionUpdateCurrentModeUpdate(data: _Any) -> SessionUpdateCurrentModeUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateCurrentModeUpdate(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateCurrentModeUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "current_mode_update":
+            raise _rt.wrong_tag("sessionUpdate", "current_mode_update", tag)
     self = _new(SessionUpdateCurrentModeUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "current_mode_update":
-            raise _rt.wrong_tag("sessionUpdate", "current_mode_update", v)
         key = "currentModeId"
         v = data.get("currentModeId", _UNSET)
         if v is _UNSET:
@@ -15822,16 +15880,20 @@ def _d_SessionUpdateCurrentModeUpdate(data: _Any) -> SessionUpdateCurrentModeUpd
     return self
 
 
-def _d_SessionUpdateConfigOptionUpdate(data: _Any) -> SessionUpdateConfigOptionUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateConfigOptionUpdate(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateConfigOptionUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "config_option_update":
+            raise _rt.wrong_tag("sessionUpdate", "config_option_update", tag)
     self = _new(SessionUpdateConfigOptionUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "config_option_update":
-            raise _rt.wrong_tag("sessionUpdate", "config_option_update", v)
         key = "configOptions"
         v = data.get("configOptions", _UNSET)
         if v is _UNSET:
@@ -15861,16 +15923,20 @@ def _d_SessionUpdateConfigOptionUpdate(data: _Any) -> SessionUpdateConfigOptionU
     return self
 
 
-def _d_SessionUpdateSessionInfoUpdate(data: _Any) -> SessionUpdateSessionInfoUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateSessionInfoUpdate(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateSessionInfoUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "session_info_update":
+            raise _rt.wrong_tag("sessionUpdate", "session_info_update", tag)
     self = _new(SessionUpdateSessionInfoUpdate)
     n = 1
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "session_info_update":
-            raise _rt.wrong_tag("sessionUpdate", "session_info_update", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -15911,16 +15977,18 @@ def _d_SessionUpdateSessionInfoUpdate(data: _Any) -> SessionUpdateSessionInfoUpd
     return self
 
 
-def _d_SessionUpdateUsageUpdate(data: _Any) -> SessionUpdateUsageUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpdateUsageUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "usage_update":
+            raise _rt.wrong_tag("sessionUpdate", "usage_update", tag)
     self = _new(SessionUpdateUsageUpdate)
     n = 3
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "usage_update":
-            raise _rt.wrong_tag("sessionUpdate", "usage_update", v)
         key = "used"
         v = data.get("used", _UNSET)
         if v is _UNSET:
@@ -17074,16 +17142,18 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
-def _d_Http(data: _Any) -> Http:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Http(data: _Any, tagged: bool = False) -> Http:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "http":
+            raise _rt.wrong_tag("type", "http", tag)
     self = _new(Http)
     n = 4
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "http":
-            raise _rt.wrong_tag("type", "http", v)
         key = "name"
         v = data.get("name", _UNSET)
         if v is _UNSET:
@@ -17124,16 +17194,18 @@ def _d_Http(data: _Any) -> Http:
     return self
 
 
-def _d_Sse(data: _Any) -> Sse:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Sse(data: _Any, tagged: bool = False) -> Sse:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "sse":
+            raise _rt.wrong_tag("type", "sse", tag)
     self = _new(Sse)
     n = 4
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "sse":
-            raise _rt.wrong_tag("type", "sse", v)
         key = "name"
         v = data.get("name", _UNSET)
         if v is _UNSET:
@@ -17683,16 +17755,20 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
     return self
 
 
-def _d_SetSessionConfigOptionRequestBoolean(data: _Any) -> SetSessionConfigOptionRequestBoolean:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SetSessionConfigOptionRequestBoolean(
+    data: _Any, tagged: bool = False
+) -> SetSessionConfigOptionRequestBoolean:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "boolean":
+            raise _rt.wrong_tag("type", "boolean", tag)
     self = _new(SetSessionConfigOptionRequestBoolean)
     n = 4
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "boolean":
-            raise _rt.wrong_tag("type", "boolean", v)
         key = "sessionId"
         v = data.get("sessionId", _UNSET)
         if v is _UNSET:
@@ -17910,16 +17986,18 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     return self
 
 
-def _d_Cancelled(data: _Any) -> Cancelled:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Cancelled(data: _Any, tagged: bool = False) -> Cancelled:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("outcome", _UNSET)
+        if tag != "cancelled":
+            raise _rt.wrong_tag("outcome", "cancelled", tag)
     self = _new(Cancelled)
     n = 1
     key: str | None = None
     try:
-        v = data.get("outcome", _UNSET)
-        if v != "cancelled":
-            raise _rt.wrong_tag("outcome", "cancelled", v)
         key = None
         self.extra = _rt.extras(data, _K_Cancelled) if len(data) > n else {}
     except _DecodeError as exc:
@@ -17927,16 +18005,18 @@ def _d_Cancelled(data: _Any) -> Cancelled:
     return self
 
 
-def _d_Selected(data: _Any) -> Selected:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("outcome", _UNSET)
+        if tag != "selected":
+            raise _rt.wrong_tag("outcome", "selected", tag)
     self = _new(Selected)
     n = 2
     key: str | None = None
     try:
-        v = data.get("outcome", _UNSET)
-        if v != "selected":
-            raise _rt.wrong_tag("outcome", "selected", v)
         key = "optionId"
         v = data.get("optionId", _UNSET)
         if v is _UNSET:
@@ -18219,16 +18299,18 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
     return self
 
 
-def _d_Accept(data: _Any) -> Accept:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("action", _UNSET)
+        if tag != "accept":
+            raise _rt.wrong_tag("action", "accept", tag)
     self = _new(Accept)
     n = 1
     key: str | None = None
     try:
-        v = data.get("action", _UNSET)
-        if v != "accept":
-            raise _rt.wrong_tag("action", "accept", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -18256,16 +18338,18 @@ def _d_Accept(data: _Any) -> Accept:
     return self
 
 
-def _d_Decline(data: _Any) -> Decline:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("action", _UNSET)
+        if tag != "decline":
+            raise _rt.wrong_tag("action", "decline", tag)
     self = _new(Decline)
     n = 1
     key: str | None = None
     try:
-        v = data.get("action", _UNSET)
-        if v != "decline":
-            raise _rt.wrong_tag("action", "decline", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -18284,16 +18368,18 @@ def _d_Decline(data: _Any) -> Decline:
     return self
 
 
-def _d_Cancel(data: _Any) -> Cancel:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("action", _UNSET)
+        if tag != "cancel":
+            raise _rt.wrong_tag("action", "cancel", tag)
     self = _new(Cancel)
     n = 1
     key: str | None = None
     try:
-        v = data.get("action", _UNSET)
-        if v != "cancel":
-            raise _rt.wrong_tag("action", "cancel", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -19098,6 +19184,200 @@ _rt.register(AvailableCommandInput, _d_AvailableCommandInput)
 _rt.register(ExtNotification, _d_ExtNotification)
 _rt.register(ClientResponse, _d_ClientResponse)
 _rt.register(ElicitationContentValue, _d_ElicitationContentValue)
+_rt.DECODERS.update(
+    {
+        ToolKind: _d_ToolKind,
+        ToolCallStatus: _d_ToolCallStatus,
+        Role: _d_Role,
+        PermissionOptionKind: _d_PermissionOptionKind,
+        ElicitationSchemaType: _d_ElicitationSchemaType,
+        StringFormat: _d_StringFormat,
+        SessionConfigOptionCategory: _d_SessionConfigOptionCategory,
+        StopReason: _d_StopReason,
+        ErrorCode: _d_ErrorCode,
+        PlanEntryPriority: _d_PlanEntryPriority,
+        PlanEntryStatus: _d_PlanEntryStatus,
+        ToolCallContent: _d_ToolCallContent,
+        ContentBlock: _d_ContentBlock,
+        CreateElicitationRequest: _d_CreateElicitationRequest,
+        ElicitationPropertySchema: _d_ElicitationPropertySchema,
+        AuthMethod: _d_AuthMethod,
+        SessionConfigOption: _d_SessionConfigOption,
+        SessionUpdate: _d_SessionUpdate,
+        McpServer: _d_McpServer,
+        SetSessionConfigOptionRequest: _d_SetSessionConfigOptionRequest,
+        RequestPermissionOutcome: _d_RequestPermissionOutcome,
+        CreateElicitationResponse: _d_CreateElicitationResponse,
+        AgentRequest: _d_AgentRequest,
+        WriteTextFileRequest: _d_WriteTextFileRequest,
+        ReadTextFileRequest: _d_ReadTextFileRequest,
+        RequestPermissionRequest: _d_RequestPermissionRequest,
+        ToolCallUpdate: _d_ToolCallUpdate,
+        ToolCallContentContent: _d_ToolCallContentContent,
+        ToolCallContentDiff: _d_ToolCallContentDiff,
+        ToolCallContentTerminal: _d_ToolCallContentTerminal,
+        Text: _d_Text,
+        Image: _d_Image,
+        Audio: _d_Audio,
+        ContentBlockResourceLink: _d_ContentBlockResourceLink,
+        Resource: _d_Resource,
+        Annotations: _d_Annotations,
+        TextContent: _d_TextContent,
+        ImageContent: _d_ImageContent,
+        AudioContent: _d_AudioContent,
+        ResourceLink: _d_ResourceLink,
+        TextResourceContents: _d_TextResourceContents,
+        BlobResourceContents: _d_BlobResourceContents,
+        EmbeddedResource: _d_EmbeddedResource,
+        Content: _d_Content,
+        Diff: _d_Diff,
+        Terminal: _d_Terminal,
+        ToolCallLocation: _d_ToolCallLocation,
+        PermissionOption: _d_PermissionOption,
+        CreateTerminalRequest: _d_CreateTerminalRequest,
+        EnvVariable: _d_EnvVariable,
+        TerminalOutputRequest: _d_TerminalOutputRequest,
+        ReleaseTerminalRequest: _d_ReleaseTerminalRequest,
+        WaitForTerminalExitRequest: _d_WaitForTerminalExitRequest,
+        KillTerminalRequest: _d_KillTerminalRequest,
+        Form: _d_Form,
+        Url: _d_Url,
+        CreateElicitationRequestOther: _d_CreateElicitationRequestOther,
+        ElicitationSessionScope: _d_ElicitationSessionScope,
+        ElicitationRequestScope: _d_ElicitationRequestScope,
+        ElicitationSchema: _d_ElicitationSchema,
+        String: _d_String,
+        Number: _d_Number,
+        Integer: _d_Integer,
+        ElicitationPropertySchemaBoolean: _d_ElicitationPropertySchemaBoolean,
+        Array: _d_Array,
+        ElicitationPropertySchemaOther: _d_ElicitationPropertySchemaOther,
+        EnumOption: _d_EnumOption,
+        StringPropertySchema: _d_StringPropertySchema,
+        NumberPropertySchema: _d_NumberPropertySchema,
+        IntegerPropertySchema: _d_IntegerPropertySchema,
+        BooleanPropertySchema: _d_BooleanPropertySchema,
+        StringMultiSelectItems: _d_StringMultiSelectItems,
+        TitledMultiSelectItems: _d_TitledMultiSelectItems,
+        MultiSelectPropertySchema: _d_MultiSelectPropertySchema,
+        ElicitationFormMode: _d_ElicitationFormMode,
+        ElicitationUrlMode: _d_ElicitationUrlMode,
+        InitializeResponse: _d_InitializeResponse,
+        AgentCapabilities: _d_AgentCapabilities,
+        PromptCapabilities: _d_PromptCapabilities,
+        McpCapabilities: _d_McpCapabilities,
+        SessionCapabilities: _d_SessionCapabilities,
+        SessionListCapabilities: _d_SessionListCapabilities,
+        SessionDeleteCapabilities: _d_SessionDeleteCapabilities,
+        SessionAdditionalDirectoriesCapabilities: _d_SessionAdditionalDirectoriesCapabilities,
+        SessionResumeCapabilities: _d_SessionResumeCapabilities,
+        SessionCloseCapabilities: _d_SessionCloseCapabilities,
+        AgentAuthCapabilities: _d_AgentAuthCapabilities,
+        LogoutCapabilities: _d_LogoutCapabilities,
+        TerminalAuthMethod: _d_TerminalAuthMethod,
+        AgentAuthMethod: _d_AgentAuthMethod,
+        AuthMethodTerminal: _d_AuthMethodTerminal,
+        AuthMethodAgent: _d_AuthMethodAgent,
+        Implementation: _d_Implementation,
+        AuthenticateResponse: _d_AuthenticateResponse,
+        LogoutResponse: _d_LogoutResponse,
+        NewSessionResponse: _d_NewSessionResponse,
+        SessionModeState: _d_SessionModeState,
+        SessionMode: _d_SessionMode,
+        Select: _d_Select,
+        SessionConfigOptionBoolean: _d_SessionConfigOptionBoolean,
+        SessionConfigSelectOption: _d_SessionConfigSelectOption,
+        SessionConfigSelectGroup: _d_SessionConfigSelectGroup,
+        SessionConfigSelect: _d_SessionConfigSelect,
+        SessionConfigBoolean: _d_SessionConfigBoolean,
+        LoadSessionResponse: _d_LoadSessionResponse,
+        ListSessionsResponse: _d_ListSessionsResponse,
+        SessionInfo: _d_SessionInfo,
+        DeleteSessionResponse: _d_DeleteSessionResponse,
+        ResumeSessionResponse: _d_ResumeSessionResponse,
+        CloseSessionResponse: _d_CloseSessionResponse,
+        SetSessionModeResponse: _d_SetSessionModeResponse,
+        SetSessionConfigOptionResponse: _d_SetSessionConfigOptionResponse,
+        PromptResponse: _d_PromptResponse,
+        Error: _d_Error,
+        AgentNotification: _d_AgentNotification,
+        SessionNotification: _d_SessionNotification,
+        UserMessageChunk: _d_UserMessageChunk,
+        AgentMessageChunk: _d_AgentMessageChunk,
+        AgentThoughtChunk: _d_AgentThoughtChunk,
+        SessionUpdateToolCall: _d_SessionUpdateToolCall,
+        SessionUpdateToolCallUpdate: _d_SessionUpdateToolCallUpdate,
+        SessionUpdatePlan: _d_SessionUpdatePlan,
+        SessionUpdateAvailableCommandsUpdate: _d_SessionUpdateAvailableCommandsUpdate,
+        SessionUpdateCurrentModeUpdate: _d_SessionUpdateCurrentModeUpdate,
+        SessionUpdateConfigOptionUpdate: _d_SessionUpdateConfigOptionUpdate,
+        SessionUpdateSessionInfoUpdate: _d_SessionUpdateSessionInfoUpdate,
+        SessionUpdateUsageUpdate: _d_SessionUpdateUsageUpdate,
+        ContentChunk: _d_ContentChunk,
+        ToolCall: _d_ToolCall,
+        PlanEntry: _d_PlanEntry,
+        Plan: _d_Plan,
+        AvailableCommand: _d_AvailableCommand,
+        UnstructuredCommandInput: _d_UnstructuredCommandInput,
+        AvailableCommandsUpdate: _d_AvailableCommandsUpdate,
+        CurrentModeUpdate: _d_CurrentModeUpdate,
+        ConfigOptionUpdate: _d_ConfigOptionUpdate,
+        SessionInfoUpdate: _d_SessionInfoUpdate,
+        Cost: _d_Cost,
+        UsageUpdate: _d_UsageUpdate,
+        CompleteElicitationNotification: _d_CompleteElicitationNotification,
+        ClientRequest: _d_ClientRequest,
+        InitializeRequest: _d_InitializeRequest,
+        ClientCapabilities: _d_ClientCapabilities,
+        FileSystemCapabilities: _d_FileSystemCapabilities,
+        ClientSessionCapabilities: _d_ClientSessionCapabilities,
+        SessionConfigOptionsCapabilities: _d_SessionConfigOptionsCapabilities,
+        BooleanConfigOptionCapabilities: _d_BooleanConfigOptionCapabilities,
+        AuthCapabilities: _d_AuthCapabilities,
+        ElicitationCapabilities: _d_ElicitationCapabilities,
+        ElicitationFormCapabilities: _d_ElicitationFormCapabilities,
+        ElicitationUrlCapabilities: _d_ElicitationUrlCapabilities,
+        AuthenticateRequest: _d_AuthenticateRequest,
+        LogoutRequest: _d_LogoutRequest,
+        NewSessionRequest: _d_NewSessionRequest,
+        Http: _d_Http,
+        Sse: _d_Sse,
+        StdioMcpServer: _d_StdioMcpServer,
+        HttpHeader: _d_HttpHeader,
+        McpServerHttp: _d_McpServerHttp,
+        McpServerSse: _d_McpServerSse,
+        McpServerStdio: _d_McpServerStdio,
+        LoadSessionRequest: _d_LoadSessionRequest,
+        ListSessionsRequest: _d_ListSessionsRequest,
+        DeleteSessionRequest: _d_DeleteSessionRequest,
+        ResumeSessionRequest: _d_ResumeSessionRequest,
+        CloseSessionRequest: _d_CloseSessionRequest,
+        SetSessionModeRequest: _d_SetSessionModeRequest,
+        SetSessionConfigOptionRequestBoolean: _d_SetSessionConfigOptionRequestBoolean,
+        SetSessionConfigOptionRequestValueId: _d_SetSessionConfigOptionRequestValueId,
+        PromptRequest: _d_PromptRequest,
+        WriteTextFileResponse: _d_WriteTextFileResponse,
+        ReadTextFileResponse: _d_ReadTextFileResponse,
+        RequestPermissionResponse: _d_RequestPermissionResponse,
+        Cancelled: _d_Cancelled,
+        Selected: _d_Selected,
+        SelectedPermissionOutcome: _d_SelectedPermissionOutcome,
+        CreateTerminalResponse: _d_CreateTerminalResponse,
+        TerminalOutputResponse: _d_TerminalOutputResponse,
+        TerminalExitStatus: _d_TerminalExitStatus,
+        ReleaseTerminalResponse: _d_ReleaseTerminalResponse,
+        WaitForTerminalExitResponse: _d_WaitForTerminalExitResponse,
+        KillTerminalResponse: _d_KillTerminalResponse,
+        Accept: _d_Accept,
+        Decline: _d_Decline,
+        Cancel: _d_Cancel,
+        CreateElicitationResponseOther: _d_CreateElicitationResponseOther,
+        ElicitationAcceptAction: _d_ElicitationAcceptAction,
+        ClientNotification: _d_ClientNotification,
+        CancelNotification: _d_CancelNotification,
+        CancelRequestNotification: _d_CancelRequestNotification,
+    }
+)
 
 __all__ = [
     "AgentRequest",

@@ -100,11 +100,12 @@ class Alias:
         return f"Alias({self.name!r})"
 
 
-ALIAS_DECODERS: dict[object, Decoder] = {}
+# The decoder of every exported type (classes, enums, aliases): decode() is one lookup.
+DECODERS: dict[object, Decoder] = {}
 
 
 def register(alias: object, decoder: Decoder) -> None:
-    ALIAS_DECODERS[alias] = decoder
+    DECODERS[alias] = decoder
 
 
 @overload
@@ -116,12 +117,17 @@ def decode(tp: Any, data: Any) -> Any:
 
     Raises DecodeError, and nothing else, for any input.
     """
-    fn = ALIAS_DECODERS.get(tp) if _hashable(tp) else None
-    if fn is None:
-        fn = getattr(tp, "from_json", None)
-        if fn is None:
-            raise TypeError(f"{tp!r} is not a type of this package")
-    return guard(fn, data)
+    try:
+        fn = DECODERS[tp]
+    except (KeyError, TypeError):  # not ours, or unhashable: a model of another package?
+        from_json = getattr(tp, "from_json", None)
+        if from_json is None:
+            raise TypeError(f"{tp!r} is not a type of this package") from None
+        fn = from_json
+    try:
+        return fn(data)
+    except RecursionError:
+        raise DecodeError("value is nested too deeply") from None
 
 
 def guard(fn: Decoder, data: Any) -> Any:
@@ -215,14 +221,6 @@ def _quote(text: str) -> str:
 
 def _preview(value: Any) -> str:
     return _quote(value) if type(value) is str else describe(value)
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 # -- containers ----------------------------------------------------------------------------------

@@ -12129,7 +12129,7 @@ def _d_RequestPermissionSubject(data: _Any) -> RequestPermissionSubject:
     tag = data.get("type")
     decoder = _T_RequestPermissionSubject.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_RequestPermissionSubjectOther(data)
     raise _rt.bad_tag("type", tag, ["tool_call", "command"])
@@ -12141,7 +12141,7 @@ def _d_ToolCallContent(data: _Any) -> ToolCallContent:
     tag = data.get("type")
     decoder = _T_ToolCallContent.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_ToolCallContentOther(data)
     raise _rt.bad_tag("type", tag, ["content", "diff", "terminal"])
@@ -12153,7 +12153,7 @@ def _d_ContentBlock(data: _Any) -> ContentBlock:
     tag = data.get("type")
     decoder = _T_ContentBlock.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_ContentBlockOther(data)
     raise _rt.bad_tag("type", tag, ["text", "image", "audio", "resource_link", "resource"])
@@ -12165,7 +12165,7 @@ def _d_DiffChange(data: _Any) -> DiffChange:
     tag = data.get("operation")
     decoder = _T_DiffChange.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_DiffChangeOther(data)
     raise _rt.bad_tag("operation", tag, ["add", "delete", "modify", "move", "copy"])
@@ -12177,7 +12177,7 @@ def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
     tag = data.get("mode")
     decoder = _T_CreateElicitationRequest.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_CreateElicitationRequestOther(data)
     raise _rt.bad_tag("mode", tag, ["form", "url"])
@@ -12189,7 +12189,7 @@ def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
     tag = data.get("type")
     decoder = _T_ElicitationPropertySchema.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_ElicitationPropertySchemaOther(data)
     raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
@@ -12201,7 +12201,7 @@ def _d_AuthMethod(data: _Any) -> AuthMethod:
     tag = data.get("type")
     decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_AuthMethodOther(data)
     raise _rt.bad_tag("type", tag, ["terminal", "agent"])
@@ -12213,7 +12213,7 @@ def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
     tag = data.get("type")
     decoder = _T_SessionConfigOption.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_SessionConfigOptionOther(data)
     raise _rt.bad_tag("type", tag, ["select", "boolean"])
@@ -12225,7 +12225,7 @@ def _d_SessionUpdate(data: _Any) -> SessionUpdate:
     tag = data.get("sessionUpdate")
     decoder = _T_SessionUpdate.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_SessionUpdateOther(data)
     raise _rt.bad_tag(
@@ -12258,7 +12258,7 @@ def _d_StateUpdate(data: _Any) -> StateUpdate:
     tag = data.get("state")
     decoder = _T_StateUpdate.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_StateUpdateOther(data)
     raise _rt.bad_tag("state", tag, ["running", "idle", "requires_action"])
@@ -12270,7 +12270,7 @@ def _d_PlanUpdateContent(data: _Any) -> PlanUpdateContent:
     tag = data.get("type")
     decoder = _T_PlanUpdateContent.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_PlanUpdateContentOther(data)
     raise _rt.bad_tag("type", tag, ["items"])
@@ -12282,7 +12282,7 @@ def _d_AvailableCommandInput(data: _Any) -> AvailableCommandInput:
     tag = data.get("type")
     decoder = _T_AvailableCommandInput.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_AvailableCommandInputOther(data)
     raise _rt.bad_tag("type", tag, ["text"])
@@ -12294,7 +12294,7 @@ def _d_McpServer(data: _Any) -> McpServer:
     tag = data.get("type")
     decoder = _T_McpServer.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_McpServerOther(data)
     raise _rt.bad_tag("type", tag, ["http", "stdio"])
@@ -12306,7 +12306,7 @@ def _d_ReplayFrom(data: _Any) -> ReplayFrom:
     tag = data.get("type")
     decoder = _T_ReplayFrom.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_ReplayFromOther(data)
     raise _rt.bad_tag("type", tag, ["start"])
@@ -12318,7 +12318,7 @@ def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionReques
     tag = data.get("type")
     decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_SetSessionConfigOptionRequestOther(data)
     raise _rt.bad_tag("type", tag, ["id", "boolean"])
@@ -12330,7 +12330,7 @@ def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
     tag = data.get("outcome")
     decoder = _T_RequestPermissionOutcome.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_RequestPermissionOutcomeOther(data)
     raise _rt.bad_tag("outcome", tag, ["cancelled", "selected"])
@@ -12342,7 +12342,7 @@ def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
     tag = data.get("action")
     decoder = _T_CreateElicitationResponse.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data)  # type: ignore[no-any-return]
+        return decoder(data, True)  # type: ignore[no-any-return]
     if type(tag) is str:
         return _d_CreateElicitationResponseOther(data)
     raise _rt.bad_tag("action", tag, ["accept", "decline", "cancel"])
@@ -12447,16 +12447,18 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
     return self
 
 
-def _d_ToolCall(data: _Any) -> ToolCall:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ToolCall(data: _Any, tagged: bool = False) -> ToolCall:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "tool_call":
+            raise _rt.wrong_tag("type", "tool_call", tag)
     self = _new(ToolCall)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "tool_call":
-            raise _rt.wrong_tag("type", "tool_call", v)
         key = "toolCall"
         v = data.get("toolCall", _UNSET)
         if v is _UNSET:
@@ -12470,16 +12472,18 @@ def _d_ToolCall(data: _Any) -> ToolCall:
     return self
 
 
-def _d_Command(data: _Any) -> Command:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Command(data: _Any, tagged: bool = False) -> Command:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "command":
+            raise _rt.wrong_tag("type", "command", tag)
     self = _new(Command)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "command":
-            raise _rt.wrong_tag("type", "command", v)
         key = "command"
         v = data.get("command", _UNSET)
         if v is _UNSET:
@@ -12658,16 +12662,18 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
     return self
 
 
-def _d_ToolCallContentContent(data: _Any) -> ToolCallContentContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallContentContent:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "content":
+            raise _rt.wrong_tag("type", "content", tag)
     self = _new(ToolCallContentContent)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "content":
-            raise _rt.wrong_tag("type", "content", v)
         key = "content"
         v = data.get("content", _UNSET)
         if v is _UNSET:
@@ -12692,16 +12698,18 @@ def _d_ToolCallContentContent(data: _Any) -> ToolCallContentContent:
     return self
 
 
-def _d_ToolCallContentDiff(data: _Any) -> ToolCallContentDiff:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentDiff:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "diff":
+            raise _rt.wrong_tag("type", "diff", tag)
     self = _new(ToolCallContentDiff)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "diff":
-            raise _rt.wrong_tag("type", "diff", v)
         key = "changes"
         v = data.get("changes", _UNSET)
         if v is _UNSET:
@@ -12738,16 +12746,18 @@ def _d_ToolCallContentDiff(data: _Any) -> ToolCallContentDiff:
     return self
 
 
-def _d_ToolCallContentTerminal(data: _Any) -> ToolCallContentTerminal:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallContentTerminal:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "terminal":
+            raise _rt.wrong_tag("type", "terminal", tag)
     self = _new(ToolCallContentTerminal)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "terminal":
-            raise _rt.wrong_tag("type", "terminal", v)
         key = "terminalId"
         v = data.get("terminalId", _UNSET)
         if v is _UNSET:
@@ -12796,16 +12806,18 @@ def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
     return self
 
 
-def _d_ContentBlockText(data: _Any) -> ContentBlockText:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "text":
+            raise _rt.wrong_tag("type", "text", tag)
     self = _new(ContentBlockText)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "text":
-            raise _rt.wrong_tag("type", "text", v)
         key = "text"
         v = data.get("text", _UNSET)
         if v is _UNSET:
@@ -12841,16 +12853,18 @@ def _d_ContentBlockText(data: _Any) -> ContentBlockText:
     return self
 
 
-def _d_Image(data: _Any) -> Image:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Image(data: _Any, tagged: bool = False) -> Image:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "image":
+            raise _rt.wrong_tag("type", "image", tag)
     self = _new(Image)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "image":
-            raise _rt.wrong_tag("type", "image", v)
         key = "data"
         v = data.get("data", _UNSET)
         if v is _UNSET:
@@ -12904,16 +12918,18 @@ def _d_Image(data: _Any) -> Image:
     return self
 
 
-def _d_Audio(data: _Any) -> Audio:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "audio":
+            raise _rt.wrong_tag("type", "audio", tag)
     self = _new(Audio)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "audio":
-            raise _rt.wrong_tag("type", "audio", v)
         key = "data"
         v = data.get("data", _UNSET)
         if v is _UNSET:
@@ -12956,16 +12972,18 @@ def _d_Audio(data: _Any) -> Audio:
     return self
 
 
-def _d_ContentBlockResourceLink(data: _Any) -> ContentBlockResourceLink:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBlockResourceLink:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "resource_link":
+            raise _rt.wrong_tag("type", "resource_link", tag)
     self = _new(ContentBlockResourceLink)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "resource_link":
-            raise _rt.wrong_tag("type", "resource_link", v)
         key = "name"
         v = data.get("name", _UNSET)
         if v is _UNSET:
@@ -13066,16 +13084,18 @@ def _d_ContentBlockResourceLink(data: _Any) -> ContentBlockResourceLink:
     return self
 
 
-def _d_Resource(data: _Any) -> Resource:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "resource":
+            raise _rt.wrong_tag("type", "resource", tag)
     self = _new(Resource)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "resource":
-            raise _rt.wrong_tag("type", "resource", v)
         key = "resource"
         v = data.get("resource", _UNSET)
         if v is _UNSET:
@@ -13678,16 +13698,18 @@ def _d_Content(data: _Any) -> Content:
     return self
 
 
-def _d_Add(data: _Any) -> Add:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Add(data: _Any, tagged: bool = False) -> Add:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "add":
+            raise _rt.wrong_tag("operation", "add", tag)
     self = _new(Add)
     n = 2
     key: str | None = None
     try:
-        v = data.get("operation", _UNSET)
-        if v != "add":
-            raise _rt.wrong_tag("operation", "add", v)
         key = "fileType"
         v = data.get("fileType", _UNSET)
         if v is not _UNSET:
@@ -13736,16 +13758,18 @@ def _d_Add(data: _Any) -> Add:
     return self
 
 
-def _d_Delete(data: _Any) -> Delete:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Delete(data: _Any, tagged: bool = False) -> Delete:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "delete":
+            raise _rt.wrong_tag("operation", "delete", tag)
     self = _new(Delete)
     n = 2
     key: str | None = None
     try:
-        v = data.get("operation", _UNSET)
-        if v != "delete":
-            raise _rt.wrong_tag("operation", "delete", v)
         key = "fileType"
         v = data.get("fileType", _UNSET)
         if v is not _UNSET:
@@ -13794,16 +13818,18 @@ def _d_Delete(data: _Any) -> Delete:
     return self
 
 
-def _d_Modify(data: _Any) -> Modify:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Modify(data: _Any, tagged: bool = False) -> Modify:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "modify":
+            raise _rt.wrong_tag("operation", "modify", tag)
     self = _new(Modify)
     n = 2
     key: str | None = None
     try:
-        v = data.get("operation", _UNSET)
-        if v != "modify":
-            raise _rt.wrong_tag("operation", "modify", v)
         key = "fileType"
         v = data.get("fileType", _UNSET)
         if v is not _UNSET:
@@ -13852,16 +13878,18 @@ def _d_Modify(data: _Any) -> Modify:
     return self
 
 
-def _d_Move(data: _Any) -> Move:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Move(data: _Any, tagged: bool = False) -> Move:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "move":
+            raise _rt.wrong_tag("operation", "move", tag)
     self = _new(Move)
     n = 3
     key: str | None = None
     try:
-        v = data.get("operation", _UNSET)
-        if v != "move":
-            raise _rt.wrong_tag("operation", "move", v)
         key = "fileType"
         v = data.get("fileType", _UNSET)
         if v is not _UNSET:
@@ -13917,16 +13945,18 @@ def _d_Move(data: _Any) -> Move:
     return self
 
 
-def _d_Copy(data: _Any) -> Copy:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Copy(data: _Any, tagged: bool = False) -> Copy:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "copy":
+            raise _rt.wrong_tag("operation", "copy", tag)
     self = _new(Copy)
     n = 3
     key: str | None = None
     try:
-        v = data.get("operation", _UNSET)
-        if v != "copy":
-            raise _rt.wrong_tag("operation", "copy", v)
         key = "fileType"
         v = data.get("fileType", _UNSET)
         if v is not _UNSET:
@@ -14363,16 +14393,18 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
     return self
 
 
-def _d_Form(data: _Any) -> Form:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Form(data: _Any, tagged: bool = False) -> Form:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("mode", _UNSET)
+        if tag != "form":
+            raise _rt.wrong_tag("mode", "form", tag)
     self = _new(Form)
     n = 3
     key: str | None = None
     try:
-        v = data.get("mode", _UNSET)
-        if v != "form":
-            raise _rt.wrong_tag("mode", "form", v)
         key = "message"
         v = data.get("message", _UNSET)
         if v is _UNSET:
@@ -14428,16 +14460,18 @@ def _d_Form(data: _Any) -> Form:
     return self
 
 
-def _d_Url(data: _Any) -> Url:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Url(data: _Any, tagged: bool = False) -> Url:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("mode", _UNSET)
+        if tag != "url":
+            raise _rt.wrong_tag("mode", "url", tag)
     self = _new(Url)
     n = 4
     key: str | None = None
     try:
-        v = data.get("mode", _UNSET)
-        if v != "url":
-            raise _rt.wrong_tag("mode", "url", v)
         key = "message"
         v = data.get("message", _UNSET)
         if v is _UNSET:
@@ -14693,16 +14727,18 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
     return self
 
 
-def _d_String(data: _Any) -> String:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_String(data: _Any, tagged: bool = False) -> String:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "string":
+            raise _rt.wrong_tag("type", "string", tag)
     self = _new(String)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "string":
-            raise _rt.wrong_tag("type", "string", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -14809,16 +14845,18 @@ def _d_String(data: _Any) -> String:
     return self
 
 
-def _d_Number(data: _Any) -> Number:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Number(data: _Any, tagged: bool = False) -> Number:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "number":
+            raise _rt.wrong_tag("type", "number", tag)
     self = _new(Number)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "number":
-            raise _rt.wrong_tag("type", "number", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -14886,16 +14924,18 @@ def _d_Number(data: _Any) -> Number:
     return self
 
 
-def _d_Integer(data: _Any) -> Integer:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "integer":
+            raise _rt.wrong_tag("type", "integer", tag)
     self = _new(Integer)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "integer":
-            raise _rt.wrong_tag("type", "integer", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -14969,16 +15009,20 @@ def _d_Integer(data: _Any) -> Integer:
     return self
 
 
-def _d_ElicitationPropertySchemaBoolean(data: _Any) -> ElicitationPropertySchemaBoolean:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_ElicitationPropertySchemaBoolean(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaBoolean:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "boolean":
+            raise _rt.wrong_tag("type", "boolean", tag)
     self = _new(ElicitationPropertySchemaBoolean)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "boolean":
-            raise _rt.wrong_tag("type", "boolean", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -15030,16 +15074,18 @@ def _d_ElicitationPropertySchemaBoolean(data: _Any) -> ElicitationPropertySchema
     return self
 
 
-def _d_Array(data: _Any) -> Array:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Array(data: _Any, tagged: bool = False) -> Array:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "array":
+            raise _rt.wrong_tag("type", "array", tag)
     self = _new(Array)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "array":
-            raise _rt.wrong_tag("type", "array", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -16281,16 +16327,18 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     return self
 
 
-def _d_TerminalAuthMethod(data: _Any) -> TerminalAuthMethod:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMethod:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "terminal":
+            raise _rt.wrong_tag("type", "terminal", tag)
     self = _new(TerminalAuthMethod)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "terminal":
-            raise _rt.wrong_tag("type", "terminal", v)
         key = "methodId"
         v = data.get("methodId", _UNSET)
         if v is _UNSET:
@@ -16356,16 +16404,18 @@ def _d_TerminalAuthMethod(data: _Any) -> TerminalAuthMethod:
     return self
 
 
-def _d_Agent(data: _Any) -> Agent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Agent(data: _Any, tagged: bool = False) -> Agent:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "agent":
+            raise _rt.wrong_tag("type", "agent", tag)
     self = _new(Agent)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "agent":
-            raise _rt.wrong_tag("type", "agent", v)
         key = "methodId"
         v = data.get("methodId", _UNSET)
         if v is _UNSET:
@@ -16722,16 +16772,18 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
     return self
 
 
-def _d_Select(data: _Any) -> Select:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Select(data: _Any, tagged: bool = False) -> Select:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "select":
+            raise _rt.wrong_tag("type", "select", tag)
     self = _new(Select)
     n = 5
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "select":
-            raise _rt.wrong_tag("type", "select", v)
         key = "configId"
         v = data.get("configId", _UNSET)
         if v is _UNSET:
@@ -16800,16 +16852,18 @@ def _d_Select(data: _Any) -> Select:
     return self
 
 
-def _d_SessionConfigOptionBoolean(data: _Any) -> SessionConfigOptionBoolean:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionConfigOptionBoolean:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "boolean":
+            raise _rt.wrong_tag("type", "boolean", tag)
     self = _new(SessionConfigOptionBoolean)
     n = 4
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "boolean":
-            raise _rt.wrong_tag("type", "boolean", v)
         key = "configId"
         v = data.get("configId", _UNSET)
         if v is _UNSET:
@@ -17455,16 +17509,18 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
     return self
 
 
-def _d_UserMessageChunk(data: _Any) -> UserMessageChunk:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "user_message_chunk":
+            raise _rt.wrong_tag("sessionUpdate", "user_message_chunk", tag)
     self = _new(UserMessageChunk)
     n = 3
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "user_message_chunk":
-            raise _rt.wrong_tag("sessionUpdate", "user_message_chunk", v)
         key = "messageId"
         v = data.get("messageId", _UNSET)
         if v is _UNSET:
@@ -17496,16 +17552,18 @@ def _d_UserMessageChunk(data: _Any) -> UserMessageChunk:
     return self
 
 
-def _d_SessionUpdateUserMessage(data: _Any) -> SessionUpdateUserMessage:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpdateUserMessage:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "user_message":
+            raise _rt.wrong_tag("sessionUpdate", "user_message", tag)
     self = _new(SessionUpdateUserMessage)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "user_message":
-            raise _rt.wrong_tag("sessionUpdate", "user_message", v)
         key = "messageId"
         v = data.get("messageId", _UNSET)
         if v is _UNSET:
@@ -17543,16 +17601,18 @@ def _d_SessionUpdateUserMessage(data: _Any) -> SessionUpdateUserMessage:
     return self
 
 
-def _d_AgentMessageChunk(data: _Any) -> AgentMessageChunk:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "agent_message_chunk":
+            raise _rt.wrong_tag("sessionUpdate", "agent_message_chunk", tag)
     self = _new(AgentMessageChunk)
     n = 3
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "agent_message_chunk":
-            raise _rt.wrong_tag("sessionUpdate", "agent_message_chunk", v)
         key = "messageId"
         v = data.get("messageId", _UNSET)
         if v is _UNSET:
@@ -17584,16 +17644,18 @@ def _d_AgentMessageChunk(data: _Any) -> AgentMessageChunk:
     return self
 
 
-def _d_SessionUpdateAgentMessage(data: _Any) -> SessionUpdateAgentMessage:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpdateAgentMessage:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "agent_message":
+            raise _rt.wrong_tag("sessionUpdate", "agent_message", tag)
     self = _new(SessionUpdateAgentMessage)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "agent_message":
-            raise _rt.wrong_tag("sessionUpdate", "agent_message", v)
         key = "messageId"
         v = data.get("messageId", _UNSET)
         if v is _UNSET:
@@ -17631,16 +17693,18 @@ def _d_SessionUpdateAgentMessage(data: _Any) -> SessionUpdateAgentMessage:
     return self
 
 
-def _d_AgentThoughtChunk(data: _Any) -> AgentThoughtChunk:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "agent_thought_chunk":
+            raise _rt.wrong_tag("sessionUpdate", "agent_thought_chunk", tag)
     self = _new(AgentThoughtChunk)
     n = 3
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "agent_thought_chunk":
-            raise _rt.wrong_tag("sessionUpdate", "agent_thought_chunk", v)
         key = "messageId"
         v = data.get("messageId", _UNSET)
         if v is _UNSET:
@@ -17672,16 +17736,18 @@ def _d_AgentThoughtChunk(data: _Any) -> AgentThoughtChunk:
     return self
 
 
-def _d_SessionUpdateAgentThought(data: _Any) -> SessionUpdateAgentThought:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpdateAgentThought:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "agent_thought":
+            raise _rt.wrong_tag("sessionUpdate", "agent_thought", tag)
     self = _new(SessionUpdateAgentThought)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "agent_thought":
-            raise _rt.wrong_tag("sessionUpdate", "agent_thought", v)
         key = "messageId"
         v = data.get("messageId", _UNSET)
         if v is _UNSET:
@@ -17719,16 +17785,18 @@ def _d_SessionUpdateAgentThought(data: _Any) -> SessionUpdateAgentThought:
     return self
 
 
-def _d_SessionUpdateStateUpdate(data: _Any) -> SessionUpdateStateUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateStateUpdate(data: _Any, tagged: bool = False) -> SessionUpdateStateUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
     self = _new(SessionUpdateStateUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "state_update":
-            raise _rt.wrong_tag("sessionUpdate", "state_update", v)
         key = "state"
         v = data.get("state", _UNSET)
         if v is _UNSET:
@@ -17766,16 +17834,20 @@ def _d_SessionUpdateStateUpdate(data: _Any) -> SessionUpdateStateUpdate:
     return self
 
 
-def _d_SessionUpdateToolCallContentChunk(data: _Any) -> SessionUpdateToolCallContentChunk:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateToolCallContentChunk(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateToolCallContentChunk:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "tool_call_content_chunk":
+            raise _rt.wrong_tag("sessionUpdate", "tool_call_content_chunk", tag)
     self = _new(SessionUpdateToolCallContentChunk)
     n = 3
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "tool_call_content_chunk":
-            raise _rt.wrong_tag("sessionUpdate", "tool_call_content_chunk", v)
         key = "toolCallId"
         v = data.get("toolCallId", _UNSET)
         if v is _UNSET:
@@ -17807,16 +17879,18 @@ def _d_SessionUpdateToolCallContentChunk(data: _Any) -> SessionUpdateToolCallCon
     return self
 
 
-def _d_SessionUpdateToolCallUpdate(data: _Any) -> SessionUpdateToolCallUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionUpdateToolCallUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "tool_call_update":
+            raise _rt.wrong_tag("sessionUpdate", "tool_call_update", tag)
     self = _new(SessionUpdateToolCallUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "tool_call_update":
-            raise _rt.wrong_tag("sessionUpdate", "tool_call_update", v)
         key = "toolCallId"
         v = data.get("toolCallId", _UNSET)
         if v is _UNSET:
@@ -17911,16 +17985,18 @@ def _d_SessionUpdateToolCallUpdate(data: _Any) -> SessionUpdateToolCallUpdate:
     return self
 
 
-def _d_SessionUpdateTerminalUpdate(data: _Any) -> SessionUpdateTerminalUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionUpdateTerminalUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "terminal_update":
+            raise _rt.wrong_tag("sessionUpdate", "terminal_update", tag)
     self = _new(SessionUpdateTerminalUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "terminal_update":
-            raise _rt.wrong_tag("sessionUpdate", "terminal_update", v)
         key = "terminalId"
         v = data.get("terminalId", _UNSET)
         if v is _UNSET:
@@ -17988,16 +18064,20 @@ def _d_SessionUpdateTerminalUpdate(data: _Any) -> SessionUpdateTerminalUpdate:
     return self
 
 
-def _d_SessionUpdateTerminalOutputChunk(data: _Any) -> SessionUpdateTerminalOutputChunk:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateTerminalOutputChunk(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateTerminalOutputChunk:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "terminal_output_chunk":
+            raise _rt.wrong_tag("sessionUpdate", "terminal_output_chunk", tag)
     self = _new(SessionUpdateTerminalOutputChunk)
     n = 3
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "terminal_output_chunk":
-            raise _rt.wrong_tag("sessionUpdate", "terminal_output_chunk", v)
         key = "terminalId"
         v = data.get("terminalId", _UNSET)
         if v is _UNSET:
@@ -18030,16 +18110,18 @@ def _d_SessionUpdateTerminalOutputChunk(data: _Any) -> SessionUpdateTerminalOutp
     return self
 
 
-def _d_SessionUpdatePlanUpdate(data: _Any) -> SessionUpdatePlanUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdatePlanUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "plan_update":
+            raise _rt.wrong_tag("sessionUpdate", "plan_update", tag)
     self = _new(SessionUpdatePlanUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "plan_update":
-            raise _rt.wrong_tag("sessionUpdate", "plan_update", v)
         key = "plan"
         v = data.get("plan", _UNSET)
         if v is _UNSET:
@@ -18064,16 +18146,20 @@ def _d_SessionUpdatePlanUpdate(data: _Any) -> SessionUpdatePlanUpdate:
     return self
 
 
-def _d_SessionUpdateAvailableCommandsUpdate(data: _Any) -> SessionUpdateAvailableCommandsUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateAvailableCommandsUpdate(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateAvailableCommandsUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "available_commands_update":
+            raise _rt.wrong_tag("sessionUpdate", "available_commands_update", tag)
     self = _new(SessionUpdateAvailableCommandsUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "available_commands_update":
-            raise _rt.wrong_tag("sessionUpdate", "available_commands_update", v)
         key = "availableCommands"
         v = data.get("availableCommands", _UNSET)
         if v is _UNSET:
@@ -18105,16 +18191,20 @@ def _d_SessionUpdateAvailableCommandsUpdate(data: _Any) -> SessionUpdateAvailabl
     return self
 
 
-def _d_SessionUpdateConfigOptionUpdate(data: _Any) -> SessionUpdateConfigOptionUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateConfigOptionUpdate(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateConfigOptionUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "config_option_update":
+            raise _rt.wrong_tag("sessionUpdate", "config_option_update", tag)
     self = _new(SessionUpdateConfigOptionUpdate)
     n = 2
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "config_option_update":
-            raise _rt.wrong_tag("sessionUpdate", "config_option_update", v)
         key = "configOptions"
         v = data.get("configOptions", _UNSET)
         if v is _UNSET:
@@ -18144,16 +18234,20 @@ def _d_SessionUpdateConfigOptionUpdate(data: _Any) -> SessionUpdateConfigOptionU
     return self
 
 
-def _d_SessionUpdateSessionInfoUpdate(data: _Any) -> SessionUpdateSessionInfoUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateSessionInfoUpdate(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateSessionInfoUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "session_info_update":
+            raise _rt.wrong_tag("sessionUpdate", "session_info_update", tag)
     self = _new(SessionUpdateSessionInfoUpdate)
     n = 1
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "session_info_update":
-            raise _rt.wrong_tag("sessionUpdate", "session_info_update", v)
         key = "title"
         v = data.get("title", _UNSET)
         if v is not _UNSET:
@@ -18194,16 +18288,18 @@ def _d_SessionUpdateSessionInfoUpdate(data: _Any) -> SessionUpdateSessionInfoUpd
     return self
 
 
-def _d_SessionUpdateUsageUpdate(data: _Any) -> SessionUpdateUsageUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpdateUsageUpdate:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "usage_update":
+            raise _rt.wrong_tag("sessionUpdate", "usage_update", tag)
     self = _new(SessionUpdateUsageUpdate)
     n = 3
     key: str | None = None
     try:
-        v = data.get("sessionUpdate", _UNSET)
-        if v != "usage_update":
-            raise _rt.wrong_tag("sessionUpdate", "usage_update", v)
         key = "used"
         v = data.get("used", _UNSET)
         if v is _UNSET:
@@ -18526,16 +18622,18 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
     return self
 
 
-def _d_Running(data: _Any) -> Running:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Running(data: _Any, tagged: bool = False) -> Running:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "running":
+            raise _rt.wrong_tag("state", "running", tag)
     self = _new(Running)
     n = 1
     key: str | None = None
     try:
-        v = data.get("state", _UNSET)
-        if v != "running":
-            raise _rt.wrong_tag("state", "running", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -18554,16 +18652,18 @@ def _d_Running(data: _Any) -> Running:
     return self
 
 
-def _d_Idle(data: _Any) -> Idle:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Idle(data: _Any, tagged: bool = False) -> Idle:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
     self = _new(Idle)
     n = 1
     key: str | None = None
     try:
-        v = data.get("state", _UNSET)
-        if v != "idle":
-            raise _rt.wrong_tag("state", "idle", v)
         key = "stopReason"
         v = data.get("stopReason", _UNSET)
         if v is not _UNSET:
@@ -18594,16 +18694,18 @@ def _d_Idle(data: _Any) -> Idle:
     return self
 
 
-def _d_RequiresAction(data: _Any) -> RequiresAction:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_RequiresAction(data: _Any, tagged: bool = False) -> RequiresAction:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "requires_action":
+            raise _rt.wrong_tag("state", "requires_action", tag)
     self = _new(RequiresAction)
     n = 1
     key: str | None = None
     try:
-        v = data.get("state", _UNSET)
-        if v != "requires_action":
-            raise _rt.wrong_tag("state", "requires_action", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -18875,16 +18977,18 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
     return self
 
 
-def _d_Items(data: _Any) -> Items:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Items(data: _Any, tagged: bool = False) -> Items:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "items":
+            raise _rt.wrong_tag("type", "items", tag)
     self = _new(Items)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "items":
-            raise _rt.wrong_tag("type", "items", v)
         key = "planId"
         v = data.get("planId", _UNSET)
         if v is _UNSET:
@@ -19122,16 +19226,18 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
     return self
 
 
-def _d_AvailableCommandInputText(data: _Any) -> AvailableCommandInputText:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableCommandInputText:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "text":
+            raise _rt.wrong_tag("type", "text", tag)
     self = _new(AvailableCommandInputText)
     n = 2
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "text":
-            raise _rt.wrong_tag("type", "text", v)
         key = "hint"
         v = data.get("hint", _UNSET)
         if v is _UNSET:
@@ -19841,16 +19947,18 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
-def _d_Http(data: _Any) -> Http:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Http(data: _Any, tagged: bool = False) -> Http:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "http":
+            raise _rt.wrong_tag("type", "http", tag)
     self = _new(Http)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "http":
-            raise _rt.wrong_tag("type", "http", v)
         key = "name"
         v = data.get("name", _UNSET)
         if v is _UNSET:
@@ -19891,16 +19999,18 @@ def _d_Http(data: _Any) -> Http:
     return self
 
 
-def _d_Stdio(data: _Any) -> Stdio:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Stdio(data: _Any, tagged: bool = False) -> Stdio:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "stdio":
+            raise _rt.wrong_tag("type", "stdio", tag)
     self = _new(Stdio)
     n = 3
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "stdio":
-            raise _rt.wrong_tag("type", "stdio", v)
         key = "name"
         v = data.get("name", _UNSET)
         if v is _UNSET:
@@ -20257,16 +20367,18 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
     return self
 
 
-def _d_Start(data: _Any) -> Start:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Start(data: _Any, tagged: bool = False) -> Start:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "start":
+            raise _rt.wrong_tag("type", "start", tag)
     self = _new(Start)
     n = 1
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "start":
-            raise _rt.wrong_tag("type", "start", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -20376,16 +20488,18 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     return self
 
 
-def _d_Id(data: _Any) -> Id:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Id(data: _Any, tagged: bool = False) -> Id:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "id":
+            raise _rt.wrong_tag("type", "id", tag)
     self = _new(Id)
     n = 4
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "id":
-            raise _rt.wrong_tag("type", "id", v)
         key = "sessionId"
         v = data.get("sessionId", _UNSET)
         if v is _UNSET:
@@ -20425,16 +20539,20 @@ def _d_Id(data: _Any) -> Id:
     return self
 
 
-def _d_SetSessionConfigOptionRequestBoolean(data: _Any) -> SetSessionConfigOptionRequestBoolean:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_SetSessionConfigOptionRequestBoolean(
+    data: _Any, tagged: bool = False
+) -> SetSessionConfigOptionRequestBoolean:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "boolean":
+            raise _rt.wrong_tag("type", "boolean", tag)
     self = _new(SetSessionConfigOptionRequestBoolean)
     n = 4
     key: str | None = None
     try:
-        v = data.get("type", _UNSET)
-        if v != "boolean":
-            raise _rt.wrong_tag("type", "boolean", v)
         key = "sessionId"
         v = data.get("sessionId", _UNSET)
         if v is _UNSET:
@@ -20602,16 +20720,18 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     return self
 
 
-def _d_Cancelled(data: _Any) -> Cancelled:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Cancelled(data: _Any, tagged: bool = False) -> Cancelled:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("outcome", _UNSET)
+        if tag != "cancelled":
+            raise _rt.wrong_tag("outcome", "cancelled", tag)
     self = _new(Cancelled)
     n = 1
     key: str | None = None
     try:
-        v = data.get("outcome", _UNSET)
-        if v != "cancelled":
-            raise _rt.wrong_tag("outcome", "cancelled", v)
         key = None
         self.extra = _rt.extras(data, _K_Cancelled) if len(data) > n else {}
     except _DecodeError as exc:
@@ -20619,16 +20739,18 @@ def _d_Cancelled(data: _Any) -> Cancelled:
     return self
 
 
-def _d_Selected(data: _Any) -> Selected:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("outcome", _UNSET)
+        if tag != "selected":
+            raise _rt.wrong_tag("outcome", "selected", tag)
     self = _new(Selected)
     n = 2
     key: str | None = None
     try:
-        v = data.get("outcome", _UNSET)
-        if v != "selected":
-            raise _rt.wrong_tag("outcome", "selected", v)
         key = "optionId"
         v = data.get("optionId", _UNSET)
         if v is _UNSET:
@@ -20709,16 +20831,18 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     return self
 
 
-def _d_Accept(data: _Any) -> Accept:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("action", _UNSET)
+        if tag != "accept":
+            raise _rt.wrong_tag("action", "accept", tag)
     self = _new(Accept)
     n = 1
     key: str | None = None
     try:
-        v = data.get("action", _UNSET)
-        if v != "accept":
-            raise _rt.wrong_tag("action", "accept", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -20746,16 +20870,18 @@ def _d_Accept(data: _Any) -> Accept:
     return self
 
 
-def _d_Decline(data: _Any) -> Decline:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("action", _UNSET)
+        if tag != "decline":
+            raise _rt.wrong_tag("action", "decline", tag)
     self = _new(Decline)
     n = 1
     key: str | None = None
     try:
-        v = data.get("action", _UNSET)
-        if v != "decline":
-            raise _rt.wrong_tag("action", "decline", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -20774,16 +20900,18 @@ def _d_Decline(data: _Any) -> Decline:
     return self
 
 
-def _d_Cancel(data: _Any) -> Cancel:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("action", _UNSET)
+        if tag != "cancel":
+            raise _rt.wrong_tag("action", "cancel", tag)
     self = _new(Cancel)
     n = 1
     key: str | None = None
     try:
-        v = data.get("action", _UNSET)
-        if v != "cancel":
-            raise _rt.wrong_tag("action", "cancel", v)
         key = "_meta"
         v = data.get("_meta", _UNSET)
         if v is not _UNSET:
@@ -21689,6 +21817,234 @@ _rt.register(PlanId, _d_PlanId)
 _rt.register(ExtNotification, _d_ExtNotification)
 _rt.register(ClientResponse, _d_ClientResponse)
 _rt.register(ElicitationContentValue, _d_ElicitationContentValue)
+_rt.DECODERS.update(
+    {
+        ToolKind: _d_ToolKind,
+        ToolCallStatus: _d_ToolCallStatus,
+        Role: _d_Role,
+        IconTheme: _d_IconTheme,
+        DiffFileType: _d_DiffFileType,
+        DiffPatchFormat: _d_DiffPatchFormat,
+        PermissionOptionKind: _d_PermissionOptionKind,
+        ElicitationSchemaType: _d_ElicitationSchemaType,
+        StringFormat: _d_StringFormat,
+        SessionConfigOptionCategory: _d_SessionConfigOptionCategory,
+        ErrorCode: _d_ErrorCode,
+        StopReason: _d_StopReason,
+        PlanEntryPriority: _d_PlanEntryPriority,
+        PlanEntryStatus: _d_PlanEntryStatus,
+        RequestPermissionSubject: _d_RequestPermissionSubject,
+        ToolCallContent: _d_ToolCallContent,
+        ContentBlock: _d_ContentBlock,
+        DiffChange: _d_DiffChange,
+        CreateElicitationRequest: _d_CreateElicitationRequest,
+        ElicitationPropertySchema: _d_ElicitationPropertySchema,
+        AuthMethod: _d_AuthMethod,
+        SessionConfigOption: _d_SessionConfigOption,
+        SessionUpdate: _d_SessionUpdate,
+        StateUpdate: _d_StateUpdate,
+        PlanUpdateContent: _d_PlanUpdateContent,
+        AvailableCommandInput: _d_AvailableCommandInput,
+        McpServer: _d_McpServer,
+        ReplayFrom: _d_ReplayFrom,
+        SetSessionConfigOptionRequest: _d_SetSessionConfigOptionRequest,
+        RequestPermissionOutcome: _d_RequestPermissionOutcome,
+        CreateElicitationResponse: _d_CreateElicitationResponse,
+        AgentRequest: _d_AgentRequest,
+        RequestPermissionRequest: _d_RequestPermissionRequest,
+        ToolCall: _d_ToolCall,
+        Command: _d_Command,
+        RequestPermissionSubjectOther: _d_RequestPermissionSubjectOther,
+        ToolCallUpdate: _d_ToolCallUpdate,
+        ToolCallContentContent: _d_ToolCallContentContent,
+        ToolCallContentDiff: _d_ToolCallContentDiff,
+        ToolCallContentTerminal: _d_ToolCallContentTerminal,
+        ToolCallContentOther: _d_ToolCallContentOther,
+        ContentBlockText: _d_ContentBlockText,
+        Image: _d_Image,
+        Audio: _d_Audio,
+        ContentBlockResourceLink: _d_ContentBlockResourceLink,
+        Resource: _d_Resource,
+        ContentBlockOther: _d_ContentBlockOther,
+        Annotations: _d_Annotations,
+        TextContent: _d_TextContent,
+        ImageContent: _d_ImageContent,
+        AudioContent: _d_AudioContent,
+        Icon: _d_Icon,
+        ResourceLink: _d_ResourceLink,
+        TextResourceContents: _d_TextResourceContents,
+        BlobResourceContents: _d_BlobResourceContents,
+        EmbeddedResource: _d_EmbeddedResource,
+        Content: _d_Content,
+        Add: _d_Add,
+        Delete: _d_Delete,
+        Modify: _d_Modify,
+        Move: _d_Move,
+        Copy: _d_Copy,
+        DiffChangeOther: _d_DiffChangeOther,
+        DiffPathChange: _d_DiffPathChange,
+        DiffPathPairChange: _d_DiffPathPairChange,
+        DiffPatch: _d_DiffPatch,
+        Diff: _d_Diff,
+        Terminal: _d_Terminal,
+        ToolCallLocation: _d_ToolCallLocation,
+        ToolCallPermissionSubject: _d_ToolCallPermissionSubject,
+        CommandPermissionSubject: _d_CommandPermissionSubject,
+        PermissionOption: _d_PermissionOption,
+        Form: _d_Form,
+        Url: _d_Url,
+        CreateElicitationRequestOther: _d_CreateElicitationRequestOther,
+        ElicitationSessionScope: _d_ElicitationSessionScope,
+        ElicitationRequestScope: _d_ElicitationRequestScope,
+        ElicitationSchema: _d_ElicitationSchema,
+        String: _d_String,
+        Number: _d_Number,
+        Integer: _d_Integer,
+        ElicitationPropertySchemaBoolean: _d_ElicitationPropertySchemaBoolean,
+        Array: _d_Array,
+        ElicitationPropertySchemaOther: _d_ElicitationPropertySchemaOther,
+        EnumOption: _d_EnumOption,
+        StringPropertySchema: _d_StringPropertySchema,
+        NumberPropertySchema: _d_NumberPropertySchema,
+        IntegerPropertySchema: _d_IntegerPropertySchema,
+        BooleanPropertySchema: _d_BooleanPropertySchema,
+        StringMultiSelectItems: _d_StringMultiSelectItems,
+        TitledMultiSelectItems: _d_TitledMultiSelectItems,
+        MultiSelectPropertySchema: _d_MultiSelectPropertySchema,
+        ElicitationFormMode: _d_ElicitationFormMode,
+        ElicitationUrlMode: _d_ElicitationUrlMode,
+        InitializeResponse: _d_InitializeResponse,
+        Implementation: _d_Implementation,
+        AgentCapabilities: _d_AgentCapabilities,
+        SessionCapabilities: _d_SessionCapabilities,
+        PromptCapabilities: _d_PromptCapabilities,
+        PromptImageCapabilities: _d_PromptImageCapabilities,
+        PromptAudioCapabilities: _d_PromptAudioCapabilities,
+        PromptEmbeddedContextCapabilities: _d_PromptEmbeddedContextCapabilities,
+        McpCapabilities: _d_McpCapabilities,
+        McpStdioCapabilities: _d_McpStdioCapabilities,
+        McpHttpCapabilities: _d_McpHttpCapabilities,
+        SessionDeleteCapabilities: _d_SessionDeleteCapabilities,
+        SessionAdditionalDirectoriesCapabilities: _d_SessionAdditionalDirectoriesCapabilities,
+        AgentAuthCapabilities: _d_AgentAuthCapabilities,
+        TerminalAuthMethod: _d_TerminalAuthMethod,
+        Agent: _d_Agent,
+        AuthMethodOther: _d_AuthMethodOther,
+        EnvVariable: _d_EnvVariable,
+        AuthMethodTerminal: _d_AuthMethodTerminal,
+        AuthMethodAgent: _d_AuthMethodAgent,
+        LoginAuthResponse: _d_LoginAuthResponse,
+        LogoutAuthResponse: _d_LogoutAuthResponse,
+        NewSessionResponse: _d_NewSessionResponse,
+        Select: _d_Select,
+        SessionConfigOptionBoolean: _d_SessionConfigOptionBoolean,
+        SessionConfigOptionOther: _d_SessionConfigOptionOther,
+        SessionConfigSelectOption: _d_SessionConfigSelectOption,
+        SessionConfigSelectGroup: _d_SessionConfigSelectGroup,
+        SessionConfigSelect: _d_SessionConfigSelect,
+        SessionConfigBoolean: _d_SessionConfigBoolean,
+        ListSessionsResponse: _d_ListSessionsResponse,
+        SessionInfo: _d_SessionInfo,
+        DeleteSessionResponse: _d_DeleteSessionResponse,
+        ResumeSessionResponse: _d_ResumeSessionResponse,
+        CloseSessionResponse: _d_CloseSessionResponse,
+        SetSessionConfigOptionResponse: _d_SetSessionConfigOptionResponse,
+        PromptResponse: _d_PromptResponse,
+        Error: _d_Error,
+        AgentNotification: _d_AgentNotification,
+        UpdateSessionNotification: _d_UpdateSessionNotification,
+        UserMessageChunk: _d_UserMessageChunk,
+        SessionUpdateUserMessage: _d_SessionUpdateUserMessage,
+        AgentMessageChunk: _d_AgentMessageChunk,
+        SessionUpdateAgentMessage: _d_SessionUpdateAgentMessage,
+        AgentThoughtChunk: _d_AgentThoughtChunk,
+        SessionUpdateAgentThought: _d_SessionUpdateAgentThought,
+        SessionUpdateStateUpdate: _d_SessionUpdateStateUpdate,
+        SessionUpdateToolCallContentChunk: _d_SessionUpdateToolCallContentChunk,
+        SessionUpdateToolCallUpdate: _d_SessionUpdateToolCallUpdate,
+        SessionUpdateTerminalUpdate: _d_SessionUpdateTerminalUpdate,
+        SessionUpdateTerminalOutputChunk: _d_SessionUpdateTerminalOutputChunk,
+        SessionUpdatePlanUpdate: _d_SessionUpdatePlanUpdate,
+        SessionUpdateAvailableCommandsUpdate: _d_SessionUpdateAvailableCommandsUpdate,
+        SessionUpdateConfigOptionUpdate: _d_SessionUpdateConfigOptionUpdate,
+        SessionUpdateSessionInfoUpdate: _d_SessionUpdateSessionInfoUpdate,
+        SessionUpdateUsageUpdate: _d_SessionUpdateUsageUpdate,
+        SessionUpdateOther: _d_SessionUpdateOther,
+        ContentChunk: _d_ContentChunk,
+        UserMessage: _d_UserMessage,
+        AgentMessage: _d_AgentMessage,
+        AgentThought: _d_AgentThought,
+        RunningStateUpdate: _d_RunningStateUpdate,
+        IdleStateUpdate: _d_IdleStateUpdate,
+        RequiresActionStateUpdate: _d_RequiresActionStateUpdate,
+        Running: _d_Running,
+        Idle: _d_Idle,
+        RequiresAction: _d_RequiresAction,
+        StateUpdateOther: _d_StateUpdateOther,
+        ToolCallContentChunk: _d_ToolCallContentChunk,
+        TerminalOutput: _d_TerminalOutput,
+        TerminalExitStatus: _d_TerminalExitStatus,
+        TerminalUpdate: _d_TerminalUpdate,
+        TerminalOutputChunk: _d_TerminalOutputChunk,
+        Items: _d_Items,
+        PlanUpdateContentOther: _d_PlanUpdateContentOther,
+        PlanEntry: _d_PlanEntry,
+        PlanItems: _d_PlanItems,
+        PlanUpdate: _d_PlanUpdate,
+        AvailableCommand: _d_AvailableCommand,
+        AvailableCommandInputText: _d_AvailableCommandInputText,
+        AvailableCommandInputOther: _d_AvailableCommandInputOther,
+        TextCommandInput: _d_TextCommandInput,
+        AvailableCommandsUpdate: _d_AvailableCommandsUpdate,
+        ConfigOptionUpdate: _d_ConfigOptionUpdate,
+        SessionInfoUpdate: _d_SessionInfoUpdate,
+        Cost: _d_Cost,
+        UsageUpdate: _d_UsageUpdate,
+        CompleteElicitationNotification: _d_CompleteElicitationNotification,
+        ClientRequest: _d_ClientRequest,
+        InitializeRequest: _d_InitializeRequest,
+        ClientCapabilities: _d_ClientCapabilities,
+        AuthCapabilities: _d_AuthCapabilities,
+        TerminalAuthCapabilities: _d_TerminalAuthCapabilities,
+        ElicitationCapabilities: _d_ElicitationCapabilities,
+        ElicitationFormCapabilities: _d_ElicitationFormCapabilities,
+        ElicitationUrlCapabilities: _d_ElicitationUrlCapabilities,
+        LoginAuthRequest: _d_LoginAuthRequest,
+        LogoutAuthRequest: _d_LogoutAuthRequest,
+        NewSessionRequest: _d_NewSessionRequest,
+        Http: _d_Http,
+        Stdio: _d_Stdio,
+        McpServerOther: _d_McpServerOther,
+        HttpHeader: _d_HttpHeader,
+        McpServerHttp: _d_McpServerHttp,
+        McpServerStdio: _d_McpServerStdio,
+        ListSessionsRequest: _d_ListSessionsRequest,
+        DeleteSessionRequest: _d_DeleteSessionRequest,
+        ResumeSessionRequest: _d_ResumeSessionRequest,
+        Start: _d_Start,
+        ReplayFromOther: _d_ReplayFromOther,
+        ReplayFromStart: _d_ReplayFromStart,
+        CloseSessionRequest: _d_CloseSessionRequest,
+        Id: _d_Id,
+        SetSessionConfigOptionRequestBoolean: _d_SetSessionConfigOptionRequestBoolean,
+        SetSessionConfigOptionRequestOther: _d_SetSessionConfigOptionRequestOther,
+        PromptRequest: _d_PromptRequest,
+        RequestPermissionResponse: _d_RequestPermissionResponse,
+        Cancelled: _d_Cancelled,
+        Selected: _d_Selected,
+        RequestPermissionOutcomeOther: _d_RequestPermissionOutcomeOther,
+        SelectedPermissionOutcome: _d_SelectedPermissionOutcome,
+        Accept: _d_Accept,
+        Decline: _d_Decline,
+        Cancel: _d_Cancel,
+        CreateElicitationResponseOther: _d_CreateElicitationResponseOther,
+        ElicitationAcceptAction: _d_ElicitationAcceptAction,
+        ClientNotification: _d_ClientNotification,
+        CancelSessionNotification: _d_CancelSessionNotification,
+        ProtocolLevelNotification: _d_ProtocolLevelNotification,
+        CancelRequestNotification: _d_CancelRequestNotification,
+    }
+)
 
 __all__ = [
     "AgentRequest",
