@@ -1,5 +1,8 @@
 """The frozen intermediate representation: the one model of an ACP schema.
 
+Nodes are NamedTuples (immutable, hashable, compared by value, and cheap to define: frozen
+dataclasses cost the CLI ~20 ms of start-up); the `Model` that holds them is a dataclass.
+
 Everything downstream (naming, rendering, diffing) reads these nodes and never the raw JSON
 Schema. Nodes keep wire names; Python names are decided later, in `naming`.
 """
@@ -7,14 +10,13 @@ Schema. Nodes keep wire names; Python names are decided later, in `naming`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 # A JSON-level shape. `ref` points at a named definition; `list` and `map` carry `item`.
 ShapeKind = Literal["any", "str", "int", "float", "bool", "null", "object", "ref", "list", "map"]
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(NamedTuple):
     """The type of a value on the wire, with the constraints the decoder enforces."""
 
     kind: ShapeKind
@@ -27,22 +29,10 @@ class Shape:
     format: str | None = None
 
     def non_null(self) -> Shape:
-        if not self.nullable:
-            return self
-        return Shape(
-            self.kind,
-            self.ref,
-            self.item,
-            False,
-            self.minimum,
-            self.maximum,
-            self.min_items,
-            self.format,
-        )
+        return self._replace(nullable=False) if self.nullable else self
 
 
-@dataclass(frozen=True, slots=True)
-class Leniency:
+class Leniency(NamedTuple):
     """The schema's `x-deserialize-*` rules on one field (the Rust crate is the reference)."""
 
     default_on_error: bool = False
@@ -54,8 +44,7 @@ class Leniency:
         return self.default_on_error or self.skip_invalid_items or self.default_on_null
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(NamedTuple):
     """A property of an object or variant: wire name, shape, requiredness, leniency."""
 
     wire: str
@@ -66,8 +55,7 @@ class Field:
     leniency: Leniency = Leniency()
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectType:
+class ObjectType(NamedTuple):
     """A JSON object with declared fields; undeclared keys are kept as `extra`."""
 
     name: str
@@ -78,8 +66,7 @@ class ObjectType:
     side: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class EnumMember:
+class EnumMember(NamedTuple):
     """One known value of an enum, with the branch's title and description."""
 
     value: str | int
@@ -87,8 +74,7 @@ class EnumMember:
     doc: str
 
 
-@dataclass(frozen=True, slots=True)
-class EnumType:
+class EnumType(NamedTuple):
     """A string or integer enum; an open one also accepts any other value of its JSON type."""
 
     name: str
@@ -100,8 +86,7 @@ class EnumType:
     pointer: str
 
 
-@dataclass(frozen=True, slots=True)
-class Variant:
+class Variant(NamedTuple):
     """One branch of a tagged union: its tag value and its whole payload (shared fields first)."""
 
     tag: str
@@ -112,8 +97,7 @@ class Variant:
     title: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class OpenVariant:
+class OpenVariant(NamedTuple):
     """The catch-all branch: any tag outside `reserved`, payload kept whole."""
 
     title: str
@@ -123,8 +107,7 @@ class OpenVariant:
     pointer: str
 
 
-@dataclass(frozen=True, slots=True)
-class TaggedUnion:
+class TaggedUnion(NamedTuple):
     """A union decided by one string property (`sessionUpdate`, `type`, ...)."""
 
     name: str
@@ -144,8 +127,7 @@ class TaggedUnion:
         return tuple(v.tag for v in self.variants)
 
 
-@dataclass(frozen=True, slots=True)
-class Branch:
+class Branch(NamedTuple):
     """One alternative of an untagged union, chosen by JSON type, then by required keys."""
 
     title: str | None
@@ -155,8 +137,7 @@ class Branch:
     required: tuple[str, ...]  # for object branches: the keys that must be present
 
 
-@dataclass(frozen=True, slots=True)
-class UntaggedUnion:
+class UntaggedUnion(NamedTuple):
     """A union without a tag, decided by JSON type and then by required keys."""
 
     name: str
@@ -165,8 +146,7 @@ class UntaggedUnion:
     pointer: str
 
 
-@dataclass(frozen=True, slots=True)
-class Alias:
+class Alias(NamedTuple):
     """A named shape that is not a class of its own (`SessionId` is a string)."""
 
     name: str
@@ -180,8 +160,7 @@ class Alias:
 TypeDef = ObjectType | EnumType | TaggedUnion | UntaggedUnion | Alias
 
 
-@dataclass(frozen=True, slots=True)
-class Method:
+class Method(NamedTuple):
     """A JSON-RPC method: who handles it, whether it is answered, and its payload types."""
 
     name: str  # the wire method, e.g. "session/prompt"

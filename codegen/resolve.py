@@ -267,16 +267,7 @@ def _is_null(node: Any) -> bool:
 def _with_null(shape: Shape, nullable: bool) -> Shape:
     if not nullable or shape.nullable:
         return shape
-    return Shape(
-        shape.kind,
-        shape.ref,
-        shape.item,
-        True,
-        shape.minimum,
-        shape.maximum,
-        shape.min_items,
-        shape.format,
-    )
+    return shape._replace(nullable=True)
 
 
 def _number(value: Any, default: int | None) -> int | float | None:

@@ -225,16 +225,7 @@ class ViewBuilder:
             if not isinstance(target, Alias):
                 return shape
             inner = target.shape
-            shape = Shape(
-                inner.kind,
-                inner.ref,
-                inner.item,
-                inner.nullable or shape.nullable,
-                inner.minimum,
-                inner.maximum,
-                inner.min_items,
-                inner.format,
-            )
+            shape = inner._replace(nullable=inner.nullable or shape.nullable)
         return shape
 
     def check(self, shape: Shape, skip_invalid: bool = False) -> Check:

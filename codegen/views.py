@@ -8,10 +8,10 @@ names of functions and types only; schema text reaches templates through the `py
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
     """How to validate (and convert) one value held in the local `v`."""
 
     kind: str  # any | type | int | float | null | call | enum | list | map
@@ -26,8 +26,7 @@ class Check:
     skip_invalid: bool = False
 
 
-@dataclass(frozen=True)
-class FieldView:
+class FieldView(NamedTuple):
     """A field as the templates see it: names, annotation, check, encoding."""
 
     py: str
@@ -43,8 +42,7 @@ class FieldView:
     empty: str  # the empty value for lenient rules on collections ("[]", "{}") or ""
 
 
-@dataclass(frozen=True)
-class ClassView:
+class ClassView(NamedTuple):
     """A generated class: an object type, a tagged-union variant or an open variant."""
 
     py: str
@@ -83,8 +81,7 @@ class ClassView:
         return tuple([self.tag_wire, *keys] if self.tag else keys)
 
 
-@dataclass(frozen=True)
-class UnionView:
+class UnionView(NamedTuple):
     """A tagged union's base class and its tag table."""
 
     py: str
@@ -113,8 +110,7 @@ class UnionView:
         return text
 
 
-@dataclass(frozen=True)
-class EnumView:
+class EnumView(NamedTuple):
     """An enum; `check` decodes one value of it."""
 
     py: str
@@ -144,8 +140,7 @@ class EnumView:
         return f"Open: any other {self.value_type} decodes as itself. " + self.open_doc
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """One alternative of an untagged union, with the keys that select it."""
 
     required: tuple[str, ...]  # keys (objects) or first-item keys (lists) that select it
@@ -173,8 +168,7 @@ _CONDITIONS = {
 }
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(NamedTuple):
     """The alternatives of an untagged union that share one JSON type."""
 
     json_kind: str
@@ -190,8 +184,7 @@ class Group:
         return "needs the keys of one of " + " or ".join(sets)
 
 
-@dataclass(frozen=True)
-class AliasView:
+class AliasView(NamedTuple):
     """A named alias: of a class, of a plain shape, or an untagged union."""
 
     py: str

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..ir import Field, Shape
 from ..view import ViewBuilder
 from .finding import Change
@@ -51,7 +49,7 @@ class Context:
         """An old shape with its references spelled by their new names."""
         item = self.renamed(shape.item) if shape.item is not None else None
         ref = self.rename(shape.ref) if shape.ref is not None else None
-        return replace(shape, ref=ref, item=item)
+        return shape._replace(ref=ref, item=item)
 
     def annotation(self, shape: Shape, *, new: bool) -> str:
         """The annotation the generator writes for a shape (`list[ContentBlock] | None`)."""

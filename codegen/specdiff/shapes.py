@@ -9,7 +9,6 @@ stay names: what changed inside those types is reported on the types themselves.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Literal
 
 from ..ir import Alias, EnumType, Model, Shape
@@ -31,9 +30,9 @@ def wire(shape: Shape, model: Model) -> Shape:
             inner = Shape(target.value_kind)
         else:
             break
-        shape = replace(inner, nullable=inner.nullable or shape.nullable)
+        shape = inner._replace(nullable=inner.nullable or shape.nullable)
     if shape.item is not None:
-        shape = replace(shape, item=wire(shape.item, model))
+        shape = shape._replace(item=wire(shape.item, model))
     return shape
 
 
