@@ -36,8 +36,6 @@ from .loader import Source
 from .methods import find_methods
 from .resolve import KNOWN_LENIENCY, Resolver, branches_of, def_pointer, iter_keys
 
-CATCH_ALL_TITLES = {"other", "unknown"}
-
 
 def build_model(source: Source, diags: Diagnostics) -> Model:
     schema = source.schema

@@ -12,7 +12,6 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from .diagnostics import InputError
 
@@ -203,7 +202,3 @@ def _atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def describe(pin: Pin) -> dict[str, Any]:
-    return asdict(pin)

@@ -29,7 +29,6 @@ INT_FORMAT_BOUNDS: dict[str, tuple[int, int]] = {
     "int32": (-(2**31), 2**31 - 1),
     "int64": (-(2**63), 2**63 - 1),
 }
-NULL = {"type": "null"}
 
 
 @dataclass
