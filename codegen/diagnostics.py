@@ -6,6 +6,7 @@ openapi-python-client's parser errors. An `error` stops the run with exit status
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,6 +45,9 @@ class Diagnostics:
     def has_errors(self) -> bool:
         return any(d.level == "error" for d in self.items)
 
+    def errors_only(self) -> Diagnostics:
+        return Diagnostics([d for d in self.items if d.level == "error"])
+
     def raise_if_errors(self) -> None:
         if self.has_errors:
             raise InputError(self)
@@ -67,3 +71,11 @@ def pointer_join(base: str, *parts: str | int) -> str:
     for part in parts:
         out += "/" + str(part).replace("~", "~0").replace("/", "~1")
     return out
+
+
+def print_diagnostics(diags: Diagnostics, verbose: bool, skip_errors: bool = False) -> None:
+    """Each diagnostic as one line on stderr; info only when verbose."""
+    for d in diags.items:
+        if (d.level == "info" and not verbose) or (skip_errors and d.level == "error"):
+            continue
+        print(f"acp-codegen: {d}", file=sys.stderr)

@@ -22,6 +22,7 @@ from typing import Any
 
 from .diagnostics import Diagnostics
 from .ir import EnumType, Field, Method, Model, ObjectType, TaggedUnion
+from .modules import extra_exports
 
 # Names the generated package defines itself; a schema may not take them.
 RUNTIME_NAMES = frozenset(
@@ -80,7 +81,7 @@ class Names:
 def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnostics) -> Names:
     names = Names()
     taken: dict[str, str] = {}  # python name → JSON pointer that owns it
-    reserved = RUNTIME_NAMES | BUILTIN_NAMES | _extra_module_exports()
+    reserved = RUNTIME_NAMES | BUILTIN_NAMES | extra_exports()
 
     def claim(py: str, pointer: str) -> None:
         if py in taken:
@@ -153,13 +154,6 @@ def _first_free(candidates: list[str], taken: dict[str, str], reserved: frozense
         if name not in taken and name not in reserved:
             return name
     return candidates[0]
-
-
-def _extra_module_exports() -> frozenset[str]:
-    """Names the optional modules (rpc, session_state, ...) export from the package."""
-    from .pipeline import EXTRA_MODULES  # imported late: pipeline imports this module
-
-    return frozenset(name for m in EXTRA_MODULES for name in m.exports)
 
 
 def field_name(wire: str) -> str:

@@ -7,16 +7,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .build import build_model
 from .diagnostics import Diagnostics, InputError
-from .fmt import format_files
 from .ir import Model
-from .loader import Source, load
+from .modules import CORE_MODULES, EXTRA_MODULES, META_NAMES, ModuleSpec
 from .naming import Names, assign_names
-from .render import banner, environment
-from .rpcview import build_rpc_view
-from .view import ViewBuilder
-from .views import ModuleView
+from .parse.classify import build_model
+from .parse.load import Source, load
+from .render.context import ModuleView
+from .render.env import banner, environment
+from .render.lower import ViewBuilder
+from .render.rpc import build_rpc_view
+from .render.ruff import format_files
 
 # dataclass() options of every generated class. `__init__` is written out in the template and
 # `__repr__`/`__eq__` come from the runtime's Model base: dataclass() would otherwise compile
@@ -70,59 +71,44 @@ def generate(
         )
     view = ViewBuilder(model, names).build()
     env = environment(template_dir)
-    context = _context(target, source, model, names, view, _extra_modules(model, template_dir))
+    modules = _modules(model, template_dir)
+    context = _context(target, source, model, names, view, modules)
     files: dict[str, str] = {}
-    for template, module in _modules(model, template_dir):
-        files[f"{target.package}/{module}"] = env.get_template(template).render(**context)
+    for module in modules:
+        path = f"{target.package}/{module.filename}"
+        if module.template is not None:
+            files[path] = env.get_template(module.template).render(**context)
+        else:
+            files[path] = _runtime_text(module, template_dir, context["banner"])
     files[f"{target.package}/py.typed"] = ""
     if fmt:
         files = format_files(files)
     return Generated(model, names, files)
 
 
-@dataclass(frozen=True)
-class ExtraModule:
-    """A module generated beside the models when its template exists and the schema has what
-    it needs (e.g. the session model needs v2's `SessionUpdate`)."""
-
-    template: str
-    module: str
-    exports: tuple[str, ...]
-    needs_types: tuple[str, ...] = ()
-    # Imported on first use of one of its names: the asyncio runtime would double the import
-    # time of a package most users import for its models.
-    lazy: bool = False
-
-
-EXTRA_MODULES = (
-    ExtraModule("jsonrpc.py.j2", "jsonrpc", ("ConnectionClosed", "RpcError")),
-    ExtraModule("connection.py.j2", "connection", ("Connection",), lazy=True),
-    ExtraModule(
-        "rpc.py.j2", "rpc", ("AgentBase", "AgentStub", "ClientBase", "ClientStub"), lazy=True
-    ),
-    ExtraModule("stdio.py.j2", "stdio", ("connect_process", "connect_stdio"), lazy=True),
-    ExtraModule(
-        "session_state.py.j2", "session_state", ("SessionState",), ("SessionUpdate", "StateUpdate")
-    ),
-)
-
-
-def _extra_modules(model: Model, template_dir: Path) -> list[ExtraModule]:
-    return [
+def _modules(model: Model, template_dir: Path) -> list[ModuleSpec]:
+    """The modules this schema's package has (optional ones only when their template exists)."""
+    return list(CORE_MODULES) + [
         m
         for m in EXTRA_MODULES
-        if (template_dir / m.template).exists() and all(t in model.index for t in m.needs_types)
+        if _source(m, template_dir).exists() and all(t in model.index for t in m.needs_types)
     ]
 
 
-def _modules(model: Model, template_dir: Path) -> list[tuple[str, str]]:
-    core = [
-        ("__init__.py.j2", "__init__.py"),
-        ("_runtime.py.j2", "_runtime.py"),
-        ("models.py.j2", "models.py"),
-        ("methods.py.j2", "methods.py"),
-    ]
-    return core + [(m.template, m.module + ".py") for m in _extra_modules(model, template_dir)]
+def _source(module: ModuleSpec, template_dir: Path) -> Path:
+    if module.runtime is not None:
+        return template_dir / "runtime" / module.runtime
+    assert module.template is not None
+    return template_dir / module.template
+
+
+def _runtime_text(module: ModuleSpec, template_dir: Path, banner_text: str) -> str:
+    """A hand-written runtime module as shipped: the banner, then the file unchanged."""
+    try:
+        text = _source(module, template_dir).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the runtime module {module.runtime}: {exc}") from None
+    return banner_text + "\n" + text
 
 
 def isort_key(name: str) -> tuple[int, str, str]:
@@ -141,7 +127,7 @@ def _context(
     model: Model,
     names: Names,
     view: ModuleView,
-    extra: list[ExtraModule],
+    modules: list[ModuleSpec],
 ) -> dict[str, Any]:
     methods = [
         {
@@ -154,18 +140,14 @@ def _context(
         }
         for m in model.methods
     ]
-    modules: dict[str, list[str]] = {
-        "_runtime": ["UNSET", "UnsetType", "DecodeError", "JsonValue", "decode", "encode"],
-        "methods": ["METHODS", "MethodInfo"],
-        "models": list(view.exports),
-    }
+    eager: dict[str, list[str]] = {"models": list(view.exports)}
     lazy: dict[str, list[str]] = {}
-    for m in extra:
-        (lazy if m.lazy else modules)[m.module] = list(m.exports)
-    imports = _sorted_imports(modules)
+    for m in modules:
+        if m.exports:
+            (lazy if m.lazy else eager)[m.module] = list(m.exports)
+    imports = _sorted_imports(eager)
     lazy_imports = _sorted_imports(lazy)
-    meta_names = ["SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION"]
-    all_names = [n for _, names in imports + lazy_imports for n in names] + meta_names
+    all_names = [n for _, names in imports + lazy_imports for n in names] + list(META_NAMES)
     return {
         "banner": banner(target.ref, target.label or target.schema_path.name, source.sha256),
         "title": model.title,

@@ -29,13 +29,13 @@ from typing import Any
 
 import pytest
 
-from codegen.build import build_model
 from codegen.config import default_templates
 from codegen.diagnostics import Diagnostics, InputError
 from codegen.emit import write
 from codegen.ir import Model
-from codegen.loader import Source
 from codegen.naming import Names, assign_names
+from codegen.parse.classify import build_model
+from codegen.parse.load import Source
 from codegen.pipeline import Target, generate
 
 REPO = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ir import Field, Shape
-from ..view import ViewBuilder
+from ..render.lower import ViewBuilder
 from .finding import Change
 from .load import Input
 from .rules import Direction

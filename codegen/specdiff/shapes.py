@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from ..ir import Alias, EnumType, Model, Shape
-from ..resolve import INT_FORMAT_BOUNDS
+from ..parse.resolve import INT_FORMAT_BOUNDS
 
 Relation = Literal["same", "wider", "narrower", "different"]
 _MAX_ALIAS_DEPTH = 16

@@ -18,7 +18,6 @@ from typing import Any, Final, TypeVar, overload
 
 from ._runtime import DecodeError, decode, encode
 from .jsonrpc import (
-    CANCEL_METHOD,
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
     ByteReader,
@@ -154,7 +153,7 @@ class Connection:
             await self._write(line, mark_sent)
             raw = await future
         except asyncio.CancelledError:
-            cancel = CANCEL_METHOD
+            cancel = self.handler.CANCEL_METHOD
             if self._pending.pop(rid, None) is not None and sent:
                 self._abandoned.add(rid)
                 if cancel is not None and not self._input_done:
@@ -327,7 +326,7 @@ class Connection:
         await sink(reply)
 
     def _on_notification(self, method: str, params: Any) -> None:
-        if method == CANCEL_METHOD:
+        if method == self.handler.CANCEL_METHOD:
             self._cancel_incoming(params)
             return
         route = self.handler.ROUTES.get(method)

@@ -18,8 +18,6 @@ from ._runtime import UNSET, DecodeError, JsonValue, UnsetType
 if TYPE_CHECKING:
     from .connection import Connection
 
-CANCEL_METHOD: Final[str | None] = "$/cancel_request"
-"""The protocol-level notification that cancels an in-flight request, if the schema has one."""
 MAX_MESSAGE_BYTES: Final = 32 * 1024 * 1024
 """Longest line accepted, as in the TypeScript SDK."""
 
@@ -126,6 +124,8 @@ class RoleBase:
     hooks for `_`-prefixed extension methods."""
 
     ROUTES: ClassVar[Mapping[str, Route]] = {}
+    CANCEL_METHOD: ClassVar[str | None] = None
+    """The protocol-level notification that cancels an in-flight request, if the schema has one."""
     _connection: Connection | None = None
 
     @property

@@ -159,6 +159,7 @@ class AgentBase(RoleBase):
     left alone answer -32601 (method not found); notifications left alone are ignored."""
 
     ROUTES: ClassVar[Mapping[str, Route]] = AGENT_ROUTES
+    CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
 
     @property
     def client(self) -> ClientStub:
@@ -216,6 +217,7 @@ class ClientBase(RoleBase):
     left alone answer -32601 (method not found); notifications left alone are ignored."""
 
     ROUTES: ClassVar[Mapping[str, Route]] = CLIENT_ROUTES
+    CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
 
     @property
     def agent(self) -> AgentStub:

@@ -1,0 +1,1 @@
+"""The CLI commands, each a thin layer over the library."""

@@ -1,0 +1,69 @@
+"""The registry of generated modules: which files a package has, where each comes from, and what
+it exports. A leaf module: the naming step reads it (exported names are taken) and the pipeline
+renders from it, and it imports neither."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleSpec:
+    """One module of a generated package.
+
+    `template` is a Jinja template under `templates/`; `runtime` a hand-written module under
+    `templates/runtime/`, copied with the banner. A module with `needs_types` is generated only
+    when the schema defines all of them (the session model needs v2's `SessionUpdate`).
+    """
+
+    module: str
+    exports: tuple[str, ...] = ()
+    template: str | None = None
+    runtime: str | None = None
+    needs_types: tuple[str, ...] = ()
+    # Imported on first use of one of its names: the asyncio runtime would double the import
+    # time of a package most users import for its models.
+    lazy: bool = False
+
+    @property
+    def filename(self) -> str:
+        return self.module + ".py"
+
+
+CORE_MODULES = (
+    ModuleSpec("__init__", template="__init__.py.j2"),
+    ModuleSpec(
+        "_runtime",
+        ("UNSET", "UnsetType", "DecodeError", "JsonValue", "decode", "encode"),
+        runtime="_runtime.py",
+    ),
+    ModuleSpec("models", template="models.py.j2"),
+    ModuleSpec("methods", ("METHODS", "MethodInfo"), template="methods.py.j2"),
+)
+
+EXTRA_MODULES = (
+    ModuleSpec("jsonrpc", ("ConnectionClosed", "RpcError"), runtime="jsonrpc.py"),
+    ModuleSpec("connection", ("Connection",), runtime="connection.py", lazy=True),
+    ModuleSpec(
+        "rpc",
+        ("AgentBase", "AgentStub", "ClientBase", "ClientStub"),
+        template="rpc.py.j2",
+        lazy=True,
+    ),
+    ModuleSpec("stdio", ("connect_process", "connect_stdio"), runtime="stdio.py", lazy=True),
+    ModuleSpec(
+        "session_state",
+        ("SessionState",),
+        template="session_state.py.j2",
+        needs_types=("SessionUpdate", "StateUpdate"),
+    ),
+)
+
+META_NAMES = ("SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION")
+
+
+def extra_exports() -> frozenset[str]:
+    """Names the modules beside the models export from the package top level."""
+    return frozenset(name for m in CORE_MODULES + EXTRA_MODULES for name in m.exports) | set(
+        META_NAMES
+    )

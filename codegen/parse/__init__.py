@@ -1,0 +1,1 @@
+"""JSON Schema → IR: the only code that knows JSON Schema keywords."""

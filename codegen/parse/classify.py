@@ -1,0 +1,385 @@
+"""Build the frozen IR from a loaded schema: classify every `$defs` entry, infer tags, find methods.
+
+The rules, in the order they are tried for one definition:
+1. `enum`, or a union whose branches are all `const` strings (or all integers), is an enum;
+   a branch of the same JSON type without `const` makes it open.
+2. A union whose branches share a required `const` property is a tagged union on that
+   property (`discriminator.propertyName` names it outright). At most one branch lacks the
+   const: that is the open catch-all, and its `not` clause lists the reserved tags.
+3. An object with an untagged union of object alternatives is one object (see `Resolver.fields`).
+4. Any other union is untagged: decoded by JSON type, then by required keys.
+5. Objects become classes; everything else is an alias of a shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..diagnostics import Diagnostics, pointer_join
+from ..ir import (
+    Alias,
+    Branch,
+    EnumMember,
+    EnumType,
+    Field,
+    Method,
+    Model,
+    ObjectType,
+    OpenVariant,
+    Shape,
+    TaggedUnion,
+    TypeDef,
+    UntaggedUnion,
+    Variant,
+)
+from .load import Source
+from .methods import find_methods
+from .resolve import KNOWN_LENIENCY, Resolver, branches_of, def_pointer, iter_keys
+
+
+def build_model(source: Source, diags: Diagnostics) -> Model:
+    schema = source.schema
+    defs: dict[str, Any] = schema["$defs"]
+    builder = _Builder(Resolver(defs, diags), diags)
+    _check_leniency_keywords(schema, diags)
+    types = _break_alias_cycles(tuple(builder.get(name) for name in defs), diags)
+    index = {t.name: t for t in types}
+    methods: tuple[Method, ...] = find_methods(defs, source.meta, source.stable_meta, diags)
+    title = schema.get("title") if isinstance(schema.get("title"), str) else ""
+    version = source.meta.get("version") if source.meta else None
+    return Model(
+        title=title or "",
+        version=version if type(version) is int else None,
+        types=types,
+        methods=methods,
+        source_sha256=source.sha256,
+        index=index,
+    )
+
+
+def _break_alias_cycles(types: tuple[TypeDef, ...], diags: Diagnostics) -> tuple[TypeDef, ...]:
+    """Aliases are module-level expressions: one that reaches itself through aliases alone
+    (`A = list[A]`) cannot be written out, so it is kept as raw JSON, with a warning."""
+    index = {t.name: t for t in types}
+
+    def alias_refs(t: TypeDef) -> list[str]:
+        shapes = [t.shape] if isinstance(t, Alias) else []
+        shapes += [b.shape for b in t.branches] if isinstance(t, UntaggedUnion) else []
+        found = []
+        while shapes:
+            shape = shapes.pop()
+            if shape.ref is not None and isinstance(index.get(shape.ref), Alias | UntaggedUnion):
+                found.append(shape.ref)
+            if shape.item is not None:
+                shapes.append(shape.item)
+        return found
+
+    def reaches_itself(t: TypeDef) -> bool:
+        stack, seen = alias_refs(t), set()
+        while stack:
+            name = stack.pop()
+            if name == t.name:
+                return True
+            if name not in seen:
+                seen.add(name)
+                stack.extend(alias_refs(index[name]))
+        return False
+
+    out = list(types)
+    for i, t in enumerate(types):
+        if reaches_itself(t):
+            diags.warning(t.pointer, "refers to itself through aliases only; kept as raw JSON")
+            out[i] = Alias(t.name, t.doc, Shape("any"), t.pointer)
+    return tuple(out)
+
+
+def _check_leniency_keywords(schema: dict[str, Any], diags: Diagnostics) -> None:
+    for at, key, _ in iter_keys(schema, "#"):
+        if key.startswith("x-deserialize-") and key not in KNOWN_LENIENCY:
+            diags.error(at, f"unknown leniency rule {key!r}: the generator cannot honour it")
+
+
+class _Builder:
+    def __init__(self, resolver: Resolver, diags: Diagnostics) -> None:
+        self.r = resolver
+        self.diags = diags
+        self.built: dict[str, TypeDef] = {}
+        self.building: set[str] = set()
+
+    def get(self, name: str) -> TypeDef:
+        if name not in self.built:
+            if name in self.building:  # a union reaching itself: judge it by shape only
+                return Alias(name, "", Shape("any"), def_pointer(name))
+            self.building.add(name)
+            self.built[name] = self._build(name, self.r.defs[name])
+            self.building.discard(name)
+        return self.built[name]
+
+    # -- classification -------------------------------------------------------------------
+    def _build(self, name: str, node: Any) -> TypeDef:
+        at = def_pointer(name)
+        if not isinstance(node, dict):
+            if node is not True:
+                self.diags.warning(at, "definition is not an object schema; kept as raw JSON")
+            return Alias(name, "", Shape("any"), at)
+        doc = _text(node.get("description"))
+        method, side = _text(node.get("x-method")) or None, _text(node.get("x-side")) or None
+        if isinstance(node.get("enum"), list):
+            enum = self._plain_enum(name, doc, node, at)
+            if enum is not None:
+                return enum
+        found = branches_of(node)
+        if found is not None:
+            key, branches = found
+            enum = self._const_enum(name, doc, branches, at)
+            if enum is not None:
+                return enum
+            tagged = self._tagged(name, doc, node, key, branches, at, method, side)
+            if tagged is not None:
+                return tagged
+            if not _is_object(node):
+                return self._untagged(name, doc, key, branches, at)
+        if _is_object(node):
+            return ObjectType(name, doc, tuple(self.r.fields(node, at)), at, method, side)
+        return Alias(name, doc, self.r.shape(node, at), at, method, side)
+
+    def _plain_enum(self, name: str, doc: str, node: dict[str, Any], at: str) -> EnumType | None:
+        values = node["enum"]
+        kinds = {type(v) for v in values}
+        if not values or kinds not in ({str}, {int}):
+            return None
+        members = tuple(EnumMember(v, None, "") for v in values)
+        return EnumType(name, doc, "str" if kinds == {str} else "int", members, False, "", at)
+
+    def _const_enum(self, name: str, doc: str, branches: list[Any], at: str) -> EnumType | None:
+        members: list[EnumMember] = []
+        open_doc: str | None = None
+        kinds: set[type] = set()
+        for b in branches:
+            if not isinstance(b, dict) or "properties" in b or "allOf" in b or "$ref" in b:
+                return None
+            if "const" in b:
+                value = b["const"]
+                if type(value) not in (str, int):
+                    return None
+                kinds.add(type(value))
+                members.append(
+                    EnumMember(value, _text(b.get("title")) or None, _text(b.get("description")))
+                )
+            elif b.get("type") in ("string", "integer") and open_doc is None:
+                kinds.add(str if b["type"] == "string" else int)
+                open_doc = _text(b.get("description"))
+            else:
+                return None
+        if not members or len(kinds) != 1:
+            return None
+        kind: Literal["str", "int"] = "str" if kinds == {str} else "int"
+        return EnumType(name, doc, kind, tuple(members), open_doc is not None, open_doc or "", at)
+
+    # -- tagged unions --------------------------------------------------------------------
+    def _tagged(
+        self,
+        name: str,
+        doc: str,
+        node: dict[str, Any],
+        key: str,
+        branches: list[Any],
+        at: str,
+        method: str | None,
+        side: str | None,
+    ) -> TaggedUnion | None:
+        consts = [self._consts(b) for b in branches]
+        disc = node.get("discriminator")
+        if isinstance(disc, dict) and isinstance(disc.get("propertyName"), str):
+            tag: str | None = disc["propertyName"]
+        else:
+            tag = _infer_tag(consts)
+        if tag is None:
+            return None
+        tagged_idx = [i for i, c in enumerate(consts) if tag in c]
+        loose_idx = [i for i, c in enumerate(consts) if tag not in c]
+        if not tagged_idx or len(loose_idx) > 1:
+            return None
+        shared_node = {
+            k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "discriminator")
+        }
+        shared = self.r.fields(shared_node, at, skip=frozenset({tag}))
+        variants: list[Variant] = []
+        seen: dict[str, str] = {}
+        for i in tagged_idx:
+            b, bat = branches[i], pointer_join(at, key, i)
+            value = consts[i][tag]
+            if value in seen:
+                self.diags.error(
+                    bat, f"tag {value!r} of {tag!r} is used twice (first at {seen[value]})"
+                )
+                continue
+            seen[value] = bat
+            own = self.r.fields(b, bat, skip=frozenset({tag}))
+            payload = _single_payload(self.r, b, tag, bat)
+            bdoc = _text(b.get("description")) or (
+                _text(self.r.definition(payload).get("description")) if payload else ""
+            )
+            variants.append(Variant(value, bdoc, _merge(shared, own), payload, bat))
+        open_variant = None
+        if loose_idx:
+            i = loose_idx[0]
+            b, bat = branches[i], pointer_join(at, key, i)
+            own = self.r.fields(b, bat)
+            tag_field = next((f for f in own if f.wire == tag), None)
+            if tag_field is None and not _declares(b, tag):
+                title = _text(b.get("title")) or "default"
+                payload = _single_payload(self.r, b, tag, bat)
+                fallback = Variant(
+                    "", _text(b.get("description")), _merge(shared, own), payload, bat, title
+                )
+                return TaggedUnion(
+                    name, doc, tag, tuple(variants), None, at, method, side, fallback
+                )
+            if tag_field is None or tag_field.shape.kind not in ("str", "any"):
+                return None  # the tag is there but not a string: not a tagged union
+            own = [_as_required_str(f) if f.wire == tag else f for f in own]
+            reserved = sorted(set(seen) | set(_reserved_tags(b, tag)), key=str)
+            title = _text(b.get("title")) or "other"
+            open_variant = OpenVariant(
+                title, _text(b.get("description")), _merge(shared, own), tuple(reserved), bat
+            )
+        return TaggedUnion(name, doc, tag, tuple(variants), open_variant, at, method, side)
+
+    def _consts(self, branch: Any, depth: int = 0) -> dict[str, str]:
+        """The string `const` properties of a branch, looking through `allOf` references."""
+        out: dict[str, str] = {}
+        if not isinstance(branch, dict) or depth > 8:
+            return out
+        props = branch.get("properties")
+        if isinstance(props, dict):
+            for prop, sub in props.items():
+                if isinstance(sub, dict) and isinstance(sub.get("const"), str):
+                    out[prop] = sub["const"]
+                elif (
+                    isinstance(sub, dict)
+                    and isinstance(sub.get("enum"), list)
+                    and len(sub["enum"]) == 1
+                ):
+                    if isinstance(sub["enum"][0], str):
+                        out[prop] = sub["enum"][0]
+        refs = []
+        if "$ref" in branch:
+            refs.append(branch)
+        if isinstance(branch.get("allOf"), list):
+            refs.extend(branch["allOf"])
+        for sub in refs:
+            target = self.r.ref_name(sub, "") if isinstance(sub, dict) and "$ref" in sub else None
+            nested = self._consts(self.r.definition(target) if target else sub, depth + 1)
+            for prop, value in nested.items():
+                out.setdefault(prop, value)
+        return out
+
+    # -- untagged unions ------------------------------------------------------------------
+    def _untagged(
+        self, name: str, doc: str, key: str, branches: list[Any], at: str
+    ) -> UntaggedUnion:
+        out: list[Branch] = []
+        for i, b in enumerate(branches):
+            bat = pointer_join(at, key, i)
+            shape = self.r.shape(b, bat)
+            title = _text(b.get("title")) if isinstance(b, dict) else ""
+            bdoc = _text(b.get("description")) if isinstance(b, dict) else ""
+            json_kind, required = self._json_kind(shape, b, bat)
+            if any((o.shape, o.json_kind, o.required) == (shape, json_kind, required) for o in out):
+                continue  # the same alternative again (v0.2's ClientResponse has `null` thrice)
+            out.append(Branch(title or None, bdoc, shape, json_kind, required))
+        return UntaggedUnion(name, doc, tuple(out), at)
+
+    def _json_kind(self, shape: Shape, node: Any, at: str) -> tuple[Any, tuple[str, ...]]:
+        if shape.kind == "ref" and shape.ref is not None:
+            target = self.get(shape.ref)
+            if isinstance(target, ObjectType):
+                return "object", tuple(f.wire for f in target.fields if f.required)
+            if isinstance(target, TaggedUnion):
+                return "object", (target.tag,)
+            if isinstance(target, EnumType):
+                return target.value_kind, ()
+            if isinstance(target, Alias):
+                return self._json_kind(target.shape, None, at)
+            return "any", ()
+        if shape.kind == "object":
+            req = node.get("required") if isinstance(node, dict) else None
+            return "object", tuple(r for r in req or () if isinstance(r, str))
+        kinds = {
+            "str": "str",
+            "int": "int",
+            "float": "float",
+            "bool": "bool",
+            "null": "null",
+            "list": "list",
+        }
+        return kinds.get(shape.kind, "any"), ()
+
+
+def _infer_tag(consts: list[dict[str, str]]) -> str | None:
+    """The property that carries a `const` in every branch but at most one."""
+    counts: dict[str, int] = {}
+    for c in consts:
+        for prop in c:
+            counts[prop] = counts.get(prop, 0) + 1
+    need = max(1, len(consts) - 1)
+    candidates = [p for p, n in counts.items() if n >= need and n >= 1]
+    if not candidates:
+        return None
+    # Prefer the property present in the most branches; ties go to first seen.
+    return max(candidates, key=lambda p: counts[p])
+
+
+def _reserved_tags(branch: dict[str, Any], tag: str) -> list[str]:
+    negated = branch.get("not")
+    if not isinstance(negated, dict):
+        return []
+    alts = negated.get("anyOf") or negated.get("oneOf") or [negated]
+    out = []
+    for alt in alts if isinstance(alts, list) else []:
+        props = alt.get("properties") if isinstance(alt, dict) else None
+        sub = props.get(tag) if isinstance(props, dict) else None
+        if isinstance(sub, dict) and isinstance(sub.get("const"), str):
+            out.append(sub["const"])
+        elif isinstance(sub, dict) and isinstance(sub.get("enum"), list):
+            out.extend(v for v in sub["enum"] if isinstance(v, str))
+    return out
+
+
+def _single_payload(r: Resolver, branch: Any, tag: str, at: str) -> str | None:
+    if not isinstance(branch, dict):
+        return None
+    props = branch.get("properties")
+    if isinstance(props, dict) and set(props) - {tag}:
+        return None
+    all_of = branch.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1:
+        return r.ref_name(all_of[0], at)
+    if "$ref" in branch:
+        return r.ref_name(branch, at)
+    return None
+
+
+def _declares(branch: Any, prop: str) -> bool:
+    props = branch.get("properties") if isinstance(branch, dict) else None
+    return isinstance(props, dict) and prop in props
+
+
+def _merge(shared: list[Field], own: list[Field]) -> tuple[Field, ...]:
+    out = {f.wire: f for f in shared}
+    for f in own:
+        out[f.wire] = f
+    return tuple(out.values())
+
+
+def _as_required_str(f: Field) -> Field:
+    return Field(f.wire, Shape("str"), True, f.doc, f.pointer, f.leniency)
+
+
+def _is_object(node: dict[str, Any]) -> bool:
+    return node.get("type") == "object" or isinstance(node.get("properties"), dict)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,142 @@
+"""Methods from meta.json and the `x-method`/`x-side` annotations.
+
+`x-side` names the side that handles the method. Whether a `$defs` entry is the params of a
+request, of a notification, or a result follows from the JSON-RPC envelope that lists it
+(`AgentRequest`, `ClientNotification`, ... are named after the sender); a schema without
+envelopes falls back on the definition's name suffix.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..diagnostics import Diagnostics
+from ..ir import Method
+from .resolve import DEFS_PREFIX, defs_name
+
+Role = Literal["request", "notification", "response"]
+META_SIDES: dict[str, Literal["agent", "client", "protocol"]] = {
+    "agentMethods": "agent",
+    "clientMethods": "client",
+    "protocolMethods": "protocol",
+}
+
+
+def find_methods(
+    defs: dict[str, Any],
+    meta: dict[str, Any] | None,
+    stable_meta: dict[str, Any] | None,
+    diags: Diagnostics,
+) -> tuple[Method, ...]:
+    roles = _envelope_roles(defs)
+    by_method: dict[str, dict[Role, str]] = {}
+    sides: dict[str, str] = {}
+    for name, node in defs.items():
+        if not isinstance(node, dict) or not isinstance(node.get("x-method"), str):
+            continue
+        wire = node["x-method"]
+        role = roles.get(name) or _role_from_name(name)
+        if role is None:
+            diags.warning(
+                f"#/$defs/{name}", f"cannot tell whether {name} is params or result of {wire}"
+            )
+            continue
+        by_method.setdefault(wire, {}).setdefault(role, name)
+        if isinstance(node.get("x-side"), str) and role != "response":
+            sides[wire] = node["x-side"]
+    stable_names = set(_meta_entries(stable_meta).keys()) if stable_meta else None
+    out: list[Method] = []
+    listed = _meta_entries(meta)
+    if not listed:  # no meta.json: the annotations alone
+        listed = {w: (w.replace("/", "_"), _side(sides.get(w))) for w in by_method}
+    for wire, (key, side) in listed.items():
+        found = by_method.get(wire, {})
+        kind: Literal["request", "notification"] = (
+            "notification" if "notification" in found else "request"
+        )
+        if not found:
+            diags.warning("", f"method {wire!r} from meta.json has no x-method definitions")
+        annotated = sides.get(wire)
+        if annotated is not None and annotated != side:
+            diags.warning(
+                f"#/$defs/{found.get(kind, '')}",
+                f"x-side {annotated!r} disagrees with meta.json ({side!r}) for {wire!r}",
+            )
+        out.append(
+            Method(
+                name=wire,
+                key=key,
+                side=side,
+                kind=kind,
+                params=found.get(kind),
+                result=found.get("response") if kind == "request" else None,
+                unstable=stable_names is not None and wire not in stable_names,
+            )
+        )
+    return tuple(out)
+
+
+def _meta_entries(
+    meta: dict[str, Any] | None,
+) -> dict[str, tuple[str, Literal["agent", "client", "protocol"]]]:
+    out: dict[str, tuple[str, Literal["agent", "client", "protocol"]]] = {}
+    if not meta:
+        return out
+    for group, side in META_SIDES.items():
+        entries = meta.get(group)
+        if isinstance(entries, dict):
+            for key, wire in entries.items():
+                if isinstance(wire, str):
+                    out[wire] = (str(key), side)
+    return out
+
+
+def _side(value: str | None) -> Literal["agent", "client", "protocol"]:
+    if value == "client":
+        return "client"
+    if value == "protocol":
+        return "protocol"
+    return "agent"
+
+
+def _role_from_name(name: str) -> Role | None:
+    for suffix, role in (
+        ("Notification", "notification"),
+        ("Request", "request"),
+        ("Response", "response"),
+    ):
+        if name.endswith(suffix):
+            return role  # type: ignore[return-value]
+    return None
+
+
+def _envelope_roles(defs: dict[str, Any]) -> dict[str, Role]:
+    """Map each definition listed in an envelope's `params`/`result` to its role."""
+    roles: dict[str, Role] = {}
+    for name, node in defs.items():
+        if not isinstance(node, dict) or "x-method" in node:
+            continue
+        role = _role_from_name(name)
+        props = node.get("properties")
+        if role is None or not isinstance(props, dict):
+            continue
+        payload = props.get("result" if role == "response" else "params")
+        for ref in refs_in(payload):
+            roles.setdefault(ref, role)
+    return roles
+
+
+def refs_in(node: Any) -> list[str]:
+    """Every `#/$defs/...` name referenced anywhere inside a schema node."""
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            ref = cur.get("$ref")
+            if isinstance(ref, str) and ref.startswith(DEFS_PREFIX):
+                out.append(defs_name(ref))
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return out

@@ -1,0 +1,268 @@
+"""Resolve JSON Schema nodes: `$ref`s, `allOf` merges, nullable wrappers and field lists.
+
+Only local `#/$defs/...` references exist in ACP schemas; anything else is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..diagnostics import Diagnostics, pointer_join
+from ..ir import Field, Leniency, Shape
+
+DEFS_PREFIX = "#/$defs/"
+KNOWN_LENIENCY = {
+    "x-deserialize-default-on-error",
+    "x-deserialize-skip-invalid-items",
+    "x-deserialize-default-on-null",
+}
+# Bounds implied by integer `format`s (the Rust reference types).
+INT_FORMAT_BOUNDS: dict[str, tuple[int, int]] = {
+    "uint8": (0, 2**8 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+}
+
+
+@dataclass
+class Resolver:
+    """Resolves nodes of one schema's `$defs`, reporting problems as it goes."""
+
+    defs: dict[str, Any]
+    diags: Diagnostics
+
+    # -- references ---------------------------------------------------------------------
+    def ref_name(self, node: Any, pointer: str) -> str | None:
+        """The `$defs` name a node points at (`$ref`, or an `allOf` of exactly one `$ref`)."""
+        if not isinstance(node, dict):
+            return None
+        ref = node.get("$ref")
+        if ref is None:
+            all_of = node.get("allOf")
+            if isinstance(all_of, list) and len(all_of) == 1 and _only_ref(all_of[0]):
+                return self.ref_name(all_of[0], pointer_join(pointer, "allOf", 0))
+            return None
+        if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
+            self.diags.error(pointer, f"unsupported $ref {ref!r}: only '#/$defs/<name>' is allowed")
+            return None
+        name = defs_name(ref)
+        if name not in self.defs:
+            self.diags.error(pointer, f"$ref to missing definition {name!r}")
+            return None
+        return name
+
+    def definition(self, name: str) -> dict[str, Any]:
+        node = self.defs[name]
+        return node if isinstance(node, dict) else {}
+
+    # -- shapes -------------------------------------------------------------------------
+    def shape(self, node: Any, pointer: str) -> Shape:
+        if node is True or not isinstance(node, dict):
+            return Shape("any")
+        name = self.ref_name(node, pointer)
+        if name is not None:
+            return Shape("ref", ref=name)
+        for key in ("anyOf", "oneOf"):
+            branches = node.get(key)
+            if isinstance(branches, list) and branches:
+                rest = [b for b in branches if not _is_null(b)]
+                nullable = len(rest) < len(branches)
+                if len(rest) == 1:
+                    inner = self.shape(rest[0], pointer_join(pointer, key, branches.index(rest[0])))
+                    return _with_null(inner, nullable)
+                self.diags.info(pointer, "inline union without a tag is kept as raw JSON")
+                return Shape("any", nullable=nullable)
+        types = node.get("type")
+        nullable = False
+        if isinstance(types, list):
+            nullable = "null" in types
+            types = [t for t in types if t != "null"]
+            types = types[0] if len(types) == 1 else None
+        if types is None and "const" in node:
+            types = {str: "string", int: "integer"}.get(type(node["const"]))
+        return _with_null(self._typed_shape(node, types, pointer), nullable)
+
+    def _typed_shape(self, node: dict[str, Any], kind: Any, pointer: str) -> Shape:
+        fmt = node.get("format") if isinstance(node.get("format"), str) else None
+        if kind == "string":
+            return Shape("str", format=fmt)
+        if kind == "boolean":
+            return Shape("bool")
+        if kind == "null":
+            return Shape("null")
+        if kind in ("integer", "number"):
+            bounds = INT_FORMAT_BOUNDS.get(fmt or "") if kind == "integer" else None
+            lo = _number(node.get("minimum"), bounds[0] if bounds else None)
+            hi = _number(node.get("maximum"), bounds[1] if bounds else None)
+            return Shape(
+                "int" if kind == "integer" else "float", minimum=lo, maximum=hi, format=fmt
+            )
+        if kind == "array":
+            items = node.get("items", True)
+            min_items = node.get("minItems")
+            return Shape(
+                "list",
+                item=self.shape(items, pointer_join(pointer, "items")),
+                min_items=min_items if type(min_items) is int and min_items > 0 else None,
+            )
+        if kind == "object":
+            extra = node.get("additionalProperties")
+            if isinstance(extra, dict) and extra and "properties" not in node:
+                return Shape(
+                    "map", item=self.shape(extra, pointer_join(pointer, "additionalProperties"))
+                )
+            return Shape("object")
+        return Shape("any")
+
+    # -- fields -------------------------------------------------------------------------
+    def leniency(self, node: Any, pointer: str) -> Leniency:
+        if not isinstance(node, dict):
+            return Leniency()
+        # Unknown `x-deserialize-*` keywords are reported once, by the schema-wide scan.
+        return Leniency(
+            default_on_error=node.get("x-deserialize-default-on-error") is True,
+            skip_invalid_items=node.get("x-deserialize-skip-invalid-items") is True,
+            default_on_null=node.get("x-deserialize-default-on-null") is True,
+        )
+
+    def fields(self, node: Any, pointer: str, skip: frozenset[str] = frozenset()) -> list[Field]:
+        """Every property of an object node, through `allOf` and untagged object `anyOf`s.
+
+        Alternatives (an untagged `anyOf` of objects, like elicitation scopes) contribute
+        their properties as optional unless every alternative requires them.
+        """
+        out: dict[str, Field] = {}
+        self._collect(node, pointer, out, set(), skip)
+        return list(out.values())
+
+    def _collect(
+        self, node: Any, pointer: str, out: dict[str, Field], seen: set[str], skip: frozenset[str]
+    ) -> None:
+        if not isinstance(node, dict):
+            return
+        name = self.ref_name(node, pointer) if "$ref" in node else None
+        if name is not None:
+            if name in seen:
+                self.diags.error(pointer, f"definition {name!r} includes itself through allOf")
+                return
+            self._collect(self.definition(name), def_pointer(name), out, seen | {name}, skip)
+            return
+        raw_required = node.get("required")
+        required: list[str] = (
+            [r for r in raw_required if isinstance(r, str)]
+            if isinstance(raw_required, list)
+            else []
+        )
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for wire, sub in props.items():
+                if wire in skip:
+                    continue
+                at = pointer_join(pointer, "properties", wire)
+                doc = sub.get("description", "") if isinstance(sub, dict) else ""
+                out[wire] = Field(
+                    wire=wire,
+                    shape=self.shape(sub, at),
+                    required=wire in required or (wire in out and out[wire].required),
+                    doc=doc if isinstance(doc, str) else "",
+                    pointer=at,
+                    leniency=self.leniency(sub, at),
+                )
+        all_of = node.get("allOf")
+        if isinstance(all_of, list):
+            for i, sub in enumerate(all_of):
+                self._collect(sub, pointer_join(pointer, "allOf", i), out, seen, skip)
+        for key in ("anyOf", "oneOf"):
+            branches = node.get(key)
+            if (
+                isinstance(branches, list)
+                and branches
+                and not isinstance(node.get("discriminator"), dict)
+            ):
+                self._collect_alternatives(branches, pointer_join(pointer, key), out, seen, skip)
+        # Last: `required` also covers properties that came from `allOf` or alternatives.
+        for wire in required:
+            if wire in out and not out[wire].required:
+                out[wire] = _replace_required(out[wire], True)
+
+    def _collect_alternatives(
+        self,
+        branches: list[Any],
+        pointer: str,
+        out: dict[str, Field],
+        seen: set[str],
+        skip: frozenset[str],
+    ) -> None:
+        per_branch: list[dict[str, Field]] = []
+        for i, sub in enumerate(branches):
+            found: dict[str, Field] = {}
+            self._collect(sub, pointer_join(pointer, i), found, seen, skip)
+            per_branch.append(found)
+        for found in per_branch:
+            for wire, f in found.items():
+                if wire in out:
+                    continue
+                in_all = all(wire in other and other[wire].required for other in per_branch)
+                out[wire] = _replace_required(f, f.required and in_all)
+
+
+def defs_name(ref: str) -> str:
+    """`#/$defs/a~1b` → `a/b`: the name a local reference points at (RFC 6901 escapes)."""
+    return ref[len(DEFS_PREFIX) :].replace("~1", "/").replace("~0", "~")
+
+
+def def_pointer(name: str) -> str:
+    return pointer_join("#/$defs", name)
+
+
+def branches_of(node: dict[str, Any]) -> tuple[str, list[Any]] | None:
+    for key in ("anyOf", "oneOf"):
+        value = node.get(key)
+        if isinstance(value, list) and value:
+            return key, value
+    return None
+
+
+def iter_keys(node: Any, pointer: str = "") -> Iterator[tuple[str, str, Any]]:
+    """Every (pointer, key, value) of a JSON tree, for whole-schema checks."""
+    stack: list[tuple[str, Any]] = [(pointer, node)]
+    while stack:
+        at, cur = stack.pop()
+        if isinstance(cur, dict):
+            for k, v in cur.items():
+                yield at, str(k), v
+                stack.append((pointer_join(at, str(k)), v))
+        elif isinstance(cur, list):
+            for i, v in enumerate(cur):
+                stack.append((pointer_join(at, i), v))
+
+
+def _only_ref(node: Any) -> bool:
+    return isinstance(node, dict) and "$ref" in node and len(node) == 1
+
+
+def _is_null(node: Any) -> bool:
+    return isinstance(node, dict) and node.get("type") == "null" and "const" not in node
+
+
+def _with_null(shape: Shape, nullable: bool) -> Shape:
+    if not nullable or shape.nullable:
+        return shape
+    return shape._replace(nullable=True)
+
+
+def _number(value: Any, default: int | None) -> int | float | None:
+    if type(value) in (int, float):
+        return value  # type: ignore[no-any-return]
+    return default
+
+
+def _replace_required(f: Field, required: bool) -> Field:
+    return Field(f.wire, f.shape, required, f.doc, f.pointer, f.leniency)

@@ -1,0 +1,1 @@
+"""IR + names → files: the lowering to template contexts, the Jinja environment, ruff."""

@@ -1,0 +1,357 @@
+"""Wire runtime shared by every generated type: UNSET, DecodeError, decode() and encode().
+
+Decoders raise `DecodeError` only. Paths are built while an error unwinds, so a successful
+decode never pays for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable
+from typing import Any, ClassVar, Final, TypeAlias, TypeVar, overload
+
+JsonValue: TypeAlias = Any
+"""Any JSON value: None, bool, int, float, str, list or dict with string keys."""
+
+T = TypeVar("T")
+Decoder: TypeAlias = Callable[[Any], Any]
+
+
+class UnsetType(enum.Enum):
+    """The type of `UNSET`: a field that was omitted on the wire (as opposed to `null`)."""
+
+    UNSET = "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = UnsetType.UNSET
+
+
+class DecodeError(ValueError):
+    """A JSON value does not fit the expected type; `path` says where (`$.update.content[2]`)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = " ".join(reason.split())
+        self._parts: list[str | int] = []
+
+    def at(self, part: str | int | None) -> DecodeError:
+        """Prefix one step of the path (called while unwinding, innermost first)."""
+        if part is not None:
+            self._parts.append(part)
+        return self
+
+    @property
+    def path(self) -> str:
+        out = "$"
+        for part in reversed(self._parts):
+            if isinstance(part, int):
+                out += f"[{part}]"
+            elif part.isidentifier():
+                out += "." + part
+            else:
+                out += "[" + _quote(part) + "]"
+        return out
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+class Model:
+    """Base of every generated class."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # set by @dataclass on every subclass
+
+    def to_json(self) -> Any:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        return f"{type(self).__qualname__}({body})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(
+            getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(self)
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a dataclass with eq=True
+
+
+class Alias:
+    """Marks a named alias (`Annotated[str, Alias("SessionId")]`) so decode() can find it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Alias({self.name!r})"
+
+
+# The decoder of every exported type (classes, enums, aliases): decode() is one lookup.
+DECODERS: dict[object, Decoder] = {}
+
+
+def register(alias: object, decoder: Decoder) -> None:
+    DECODERS[alias] = decoder
+
+
+@overload
+def decode(tp: type[T], data: Any) -> T: ...
+@overload
+def decode(tp: object, data: Any) -> Any: ...
+def decode(tp: Any, data: Any) -> Any:
+    """Turn parsed JSON into the typed value of `tp` (any type this package exports).
+
+    Raises DecodeError, and nothing else, for any input.
+    """
+    try:
+        fn = DECODERS[tp]
+    except (KeyError, TypeError):  # not ours, or unhashable: a model of another package?
+        from_json = getattr(tp, "from_json", None)
+        if from_json is None:
+            raise TypeError(f"{tp!r} is not a type of this package") from None
+        fn = from_json
+    try:
+        return fn(data)
+    except RecursionError:
+        raise DecodeError("value is nested too deeply") from None
+
+
+def guard(fn: Decoder, data: Any) -> Any:
+    try:
+        return fn(data)
+    except RecursionError:
+        raise DecodeError("value is nested too deeply") from None
+
+
+def encode(value: Any) -> Any:
+    """Turn a typed value back into plain JSON values (dict, list, str, int, float, bool, None)."""
+    if isinstance(value, Model):
+        return value.to_json()
+    if isinstance(value, list | tuple):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: encode(v) for k, v in value.items()}
+    if value is UNSET:
+        raise TypeError("UNSET is not a JSON value; omit the field instead")
+    if isinstance(value, enum.Enum):
+        return value.value
+    to_json = getattr(value, "to_json", None)  # a model of another generated package
+    return to_json() if callable(to_json) else value
+
+
+enc = encode
+
+
+# -- errors ------------------------------------------------------------------------------------
+def describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "a boolean"
+    if kind is int:
+        return "an integer"
+    if kind is float:
+        return "a number"
+    if kind is str:
+        return "a string"
+    if kind is list:
+        return "a list"
+    if kind is dict:
+        return "an object"
+    return f"a non-JSON {kind.__name__}"
+
+
+def expected(what: str, value: Any) -> DecodeError:
+    if value is UNSET:
+        return DecodeError("missing required field")
+    return DecodeError(f"expected {what}, got {describe(value)}")
+
+
+def missing() -> DecodeError:
+    return DecodeError("missing required field")
+
+
+def not_object(value: Any) -> DecodeError:
+    return expected("an object", value)
+
+
+def bad_tag(tag: str, value: Any, known: list[str] | None = None) -> DecodeError:
+    if value is None or value is UNSET:
+        return DecodeError("missing tag").at(tag)
+    if type(value) is not str:
+        return expected("a string tag", value).at(tag)
+    return DecodeError(f"unknown tag {_quote(value)}; expected one of {', '.join(known or ())}").at(
+        tag
+    )
+
+
+def wrong_tag(tag: str, want: str, value: Any) -> DecodeError:
+    if value is UNSET:
+        return DecodeError("missing tag").at(tag)
+    return DecodeError(f"expected tag {_quote(want)}, got {_preview(value)}").at(tag)
+
+
+def reserved_tag(value: str) -> DecodeError:
+    return DecodeError(f"tag {_quote(value)} is reserved by this schema and has no variant here")
+
+
+def too_short(minimum: int) -> DecodeError:
+    return DecodeError(f"expected at least {minimum} item(s)")
+
+
+def _quote(text: str) -> str:
+    body = text if len(text) <= 60 else text[:57] + "..."
+    return '"' + body.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+
+
+def _preview(value: Any) -> str:
+    return _quote(value) if type(value) is str else describe(value)
+
+
+# -- containers ----------------------------------------------------------------------------------
+def extras(data: dict[Any, Any], known: frozenset[str]) -> dict[str, Any]:
+    """The undeclared keys of an object, kept as they came."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if type(key) is not str:
+            raise DecodeError(f"object keys must be strings, got {describe(key)}")
+        if key not in known:
+            out[key] = value
+    return out
+
+
+def list_of(value: list[Any], item: Decoder) -> list[Any]:
+    try:
+        return [item(v) for v in value]
+    except DecodeError as exc:
+        for index, v in enumerate(value):  # error path only: find the failing index
+            try:
+                item(v)
+            except DecodeError as again:
+                raise again.at(index) from None
+        raise exc
+
+
+def list_skip(value: list[Any], item: Decoder) -> list[Any]:
+    """`x-deserialize-skip-invalid-items`: invalid items are dropped, valid ones kept in order."""
+    out = []
+    for v in value:
+        try:
+            out.append(item(v))
+        except DecodeError:
+            pass
+    return out
+
+
+def map_of(value: dict[Any, Any], item: Decoder) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        if type(key) is not str:
+            raise DecodeError(f"object keys must be strings, got {describe(key)}")
+        try:
+            out[key] = item(v)
+        except DecodeError as exc:
+            raise exc.at(key) from None
+    return out
+
+
+def list_decoder(item: Decoder) -> Decoder:
+    def decode_list(value: Any) -> list[Any]:
+        if type(value) is not list:
+            raise expected("a list", value)
+        return list_of(value, item)
+
+    return decode_list
+
+
+def map_decoder(item: Decoder) -> Decoder:
+    def decode_map(value: Any) -> dict[str, Any]:
+        if type(value) is not dict:
+            raise expected("an object", value)
+        return map_of(value, item)
+
+    return decode_map
+
+
+def or_null(item: Decoder) -> Decoder:
+    def decode_nullable(value: Any) -> Any:
+        return None if value is None else item(value)
+
+    return decode_nullable
+
+
+# -- scalars -------------------------------------------------------------------------------------
+def d_any(value: Any) -> Any:
+    return value
+
+
+def d_str(value: Any) -> str:
+    if type(value) is not str:
+        raise expected("a string", value)
+    return value
+
+
+def d_bool(value: Any) -> bool:
+    if type(value) is not bool:
+        raise expected("a boolean", value)
+    return value
+
+
+def d_null(value: Any) -> None:
+    if value is not None:
+        raise expected("null", value)
+
+
+def d_object(value: Any) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise expected("an object", value)
+    return value
+
+
+def d_int(value: Any) -> int:
+    if type(value) is not int:
+        raise expected("an integer", value)
+    return value
+
+
+def d_float(value: Any) -> float:
+    if type(value) is not float and type(value) is not int:
+        raise expected("a number", value)
+    return value
+
+
+def int_range(lo: int | None, hi: int | None) -> Decoder:
+    def decode_int(value: Any) -> int:
+        if (
+            type(value) is not int
+            or (lo is not None and value < lo)
+            or (hi is not None and value > hi)
+        ):
+            raise expected(f"an integer from {lo} to {hi}", value)
+        return value
+
+    return decode_int
+
+
+def float_range(lo: float | None, hi: float | None) -> Decoder:
+    def decode_float(value: Any) -> float:
+        if type(value) is not float and type(value) is not int:
+            raise expected("a number", value)
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise expected(f"a number from {lo} to {hi}", value)
+        return value
+
+    return decode_float

@@ -1,0 +1,438 @@
+"""The `acp-codegen` CLI: exit codes (0 ok, 1 `--check` difference, 2 bad input), one-line errors
+without a traceback, names overrides, `--unstable`, and `schema sync|pin|list` on tmp projects.
+
+Most cases call `codegen.cli.main` in this process (fast); a few run the real command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen.cli import main
+from tests.conftest import REPO, mirror_dir, write_schema
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+Cli = Callable[..., Run]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    def run(*args: str | Path, cwd: Path = REPO, mirror: Path | None = None) -> Run:
+        monkeypatch.chdir(cwd)
+        monkeypatch.setenv("ACP_SCHEMA_MIRROR", str(mirror or mirror_dir()))
+        monkeypatch.delenv("ACP_CODEGEN_DEBUG", raising=False)
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return Run(code, out, err)
+
+    return run
+
+
+def one_error(run: Run) -> str:
+    """The single line of a refused run, without its `acp-codegen: error: ` prefix."""
+    assert run.code == 2, run
+    assert run.err.count("\n") == 1 and run.err.endswith("\n"), run.err
+    assert "Traceback" not in run.err
+    prefix = "acp-codegen: error: "
+    assert run.err.startswith(prefix), run.err
+    return run.err[len(prefix) : -1]
+
+
+SMALL = {
+    "$defs": {
+        "Kind": {"type": "string", "enum": ["a", "b"]},
+        "Part": {
+            "anyOf": [
+                {"type": "object", "properties": {"t": {"const": "x"}}, "required": ["t"]},
+                {"type": "object", "properties": {"t": {"const": "y"}}, "required": ["t"]},
+            ]
+        },
+    }
+}
+
+
+# -- generate --schema: exit codes and errors ------------------------------------------------------
+def test_generate_exits_0_and_check_exits_1_on_a_difference(cli: Cli, tmp_path: Path) -> None:
+    schema = write_schema(tmp_path / "src", SMALL)
+    run = cli("generate", "--schema", schema, "--out", tmp_path / "out", "--package", "small")
+    assert (run.code, run.out, run.err) == (0, "", "")
+    written = {p.name for p in (tmp_path / "out" / "small").iterdir()}
+    assert {"__init__.py", "_runtime.py", "methods.py", "models.py", "py.typed"} <= written
+    check = (
+        "generate",
+        "--check",
+        "--schema",
+        schema,
+        "--out",
+        tmp_path / "out",
+        "--package",
+        "small",
+    )
+    clean = cli(*check)
+    assert (clean.code, clean.out) == (0, "")
+    models = tmp_path / "out" / "small" / "models.py"
+    models.write_text(models.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    changed = cli(*check)
+    assert changed.code == 1
+    assert changed.out.startswith("--- a/small/models.py\n+++ b/small/models.py\n")
+    assert changed.out.endswith("\n-# edited\n")
+
+
+def test_unstable_lane_beside_the_schema(cli: Cli, tmp_path: Path) -> None:
+    schema = write_schema(tmp_path / "src", SMALL)
+    shutil.copy(schema, schema.with_name("schema.unstable.json"))
+    run = cli(
+        "generate",
+        "--schema",
+        schema,
+        "--out",
+        tmp_path / "out",
+        "--package",
+        "small",
+        "--unstable",
+    )
+    assert run.code == 0, run.err
+    assert (tmp_path / "out" / "small" / "models.py").is_file()
+    assert (tmp_path / "out" / "small_unstable" / "models.py").is_file()
+
+
+def test_missing_schema_file(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "nope.json"
+    run = cli("generate", "--schema", path, "--out", tmp_path / "out", "--package", "p")
+    assert one_error(run) == f"schema not found: {path}"
+    assert not (tmp_path / "out").exists()
+
+
+def test_invalid_json(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "schema.json"
+    path.write_text('{"$defs": {', encoding="utf-8")
+    run = cli("generate", "--schema", path, "--out", tmp_path / "out", "--package", "p")
+    assert one_error(run).startswith(f"schema {path} is not valid JSON: Expecting property name")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [({"title": "no defs"}, "has no `$defs` object"), ([1, 2], "must be a JSON object")],
+)
+def test_schema_without_defs(cli: Cli, tmp_path: Path, content: Any, message: str) -> None:
+    path = write_schema(tmp_path, content)
+    run = cli("generate", "--schema", path, "--out", tmp_path / "out", "--package", "p")
+    assert one_error(run) == f"schema {path} {message}"
+
+
+def test_invalid_meta_json(cli: Cli, tmp_path: Path) -> None:
+    path = write_schema(tmp_path, SMALL)
+    (tmp_path / "meta.json").write_text("{oops", encoding="utf-8")
+    run = cli("generate", "--schema", path, "--out", tmp_path / "out", "--package", "p")
+    assert one_error(run).startswith(f"meta file {tmp_path / 'meta.json'} is not valid JSON: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--schema", "s.json"], "--schema needs --out and --package"),
+        (["--schema", "s.json", "--out", "o"], "--schema needs --out and --package"),
+        (["--out", "o"], "--out and --package go with --schema"),
+    ],
+)
+def test_flags_that_go_together(cli: Cli, args: list[str], message: str) -> None:
+    assert one_error(cli("generate", *args)) == message
+
+
+def test_output_folder_that_cannot_be_written(cli: Cli, tmp_path: Path) -> None:
+    schema = write_schema(tmp_path / "src", SMALL)
+    afile = tmp_path / "afile"
+    afile.write_text("", encoding="utf-8")
+    run = cli("generate", "--schema", schema, "--out", afile, "--package", "p")
+    assert one_error(run) == f"output folder {afile} is a file"
+    run = cli("generate", "--schema", schema, "--out", afile / "sub", "--package", "p")
+    assert one_error(run) == f"cannot write {afile / 'sub'}: Not a directory"
+
+
+def test_package_name_must_be_an_identifier(cli: Cli, tmp_path: Path) -> None:
+    path = write_schema(tmp_path, SMALL)
+    run = cli("generate", "--schema", path, "--out", tmp_path / "out", "--package", "1-bad")
+    assert one_error(run) == "package name '1-bad' is not a Python identifier"
+
+
+def test_unknown_subcommand_and_flag(cli: Cli) -> None:
+    assert one_error(cli("frobnicate")).startswith("argument command: invalid choice: 'frobnicate'")
+    assert one_error(cli("generate", "--frob")) == "unrecognized arguments: --frob (see --help)"
+    missing = cli("schema", "pin")
+    assert (missing.code, missing.err) == (
+        2,
+        "acp-codegen schema pin: error: the following arguments are required: ref (see --help)\n",
+    )
+
+
+def test_unknown_ref(cli: Cli) -> None:
+    lock = REPO / "schema" / "pins.lock.json"
+    assert one_error(cli("generate", "--check", "--ref", "nope")) == (
+        f"no pin for v1/schema.json at nope in {lock}: run `acp-codegen schema pin nope`"
+    )
+
+
+def test_no_project_here_or_above(cli: Cli, tmp_path: Path) -> None:
+    assert one_error(cli("generate", cwd=tmp_path)) == (
+        "no pyproject.toml with [tool.acp-codegen] here or above; pass --schema and --out"
+    )
+
+
+def test_each_diagnostic_is_printed_once_warnings_first(cli: Cli, tmp_path: Path) -> None:
+    """One unknown leniency keyword is one error line, and the warning precedes the failure."""
+    schema = {
+        "$defs": {
+            "A": {"type": "object", "properties": {"v": {"x-deserialize-foo": True}}},
+            "Broken": 42,
+        }
+    }
+    path = write_schema(tmp_path, schema)
+    run = cli("generate", "--schema", path, "--out", tmp_path / "out", "--package", "p")
+    assert (run.code, run.err) == (
+        2,
+        "acp-codegen: warning at #/$defs/Broken: definition is not an object schema; "
+        "kept as raw JSON\n"
+        "acp-codegen: error at #/$defs/A/properties/v: unknown leniency rule 'x-deserialize-foo': "
+        "the generator cannot honour it\n",
+    )
+
+
+def test_warnings_are_printed_and_do_not_fail(cli: Cli, tmp_path: Path) -> None:
+    schema = {
+        "$defs": {
+            "Broken": 42,
+            "U": {
+                "type": "object",
+                "properties": {"v": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+            },
+        }
+    }
+    path = write_schema(tmp_path, schema)
+    args = ("generate", "--schema", path, "--out", tmp_path / "out", "--package", "p")
+    run = cli(*args)
+    assert (run.code, run.err) == (
+        0,
+        "acp-codegen: warning at #/$defs/Broken: definition is not an object schema; "
+        "kept as raw JSON\n",
+    )
+    verbose = cli(*args, "-v")
+    assert (
+        "acp-codegen: info at #/$defs/U/properties/v: inline union without a tag is kept as "
+        "raw JSON\n" in verbose.err
+    )
+
+
+def test_real_process_refuses_in_one_line(run_cli: Any, tmp_path: Path) -> None:
+    for args in (
+        ["generate", "--schema", tmp_path / "nope.json", "--out", tmp_path, "--package", "p"],
+        ["generate", "--frob"],
+    ):
+        result = run_cli(*args, cwd=tmp_path)
+        assert result.returncode == 2
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+        assert result.stderr.startswith("acp-codegen: error: ")
+
+
+# -- names overrides -------------------------------------------------------------------------------
+def overrides_file(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "names.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_names_overrides_pin_variant_names(cli: Cli, tmp_path: Path) -> None:
+    schema = write_schema(tmp_path / "src", SMALL)
+    names = overrides_file(tmp_path, {"Part": {"x": "PartX", "y": "Why"}})
+    out = tmp_path / "out"
+    run = cli("generate", "--schema", schema, "--out", out, "--package", "p", "--names", names)
+    assert run.code == 0, run.err
+    models = (out / "p" / "models.py").read_text(encoding="utf-8")
+    assert "class PartX(Part):" in models and "class Why(Part):" in models
+
+
+def test_names_overrides_with_unknown_union_or_tag(cli: Cli, tmp_path: Path) -> None:
+    schema = write_schema(tmp_path / "src", SMALL)
+    names = overrides_file(tmp_path, {"Nope": {"x": "A"}, "Part": {"z": "B"}})
+    run = cli(
+        "generate",
+        "--schema",
+        schema,
+        "--out",
+        tmp_path / "out",
+        "--package",
+        "p",
+        "--names",
+        names,
+    )
+    assert (run.code, run.err) == (
+        2,
+        "acp-codegen: error at overrides/Nope: override names 'Nope', which is not a tagged union\n"
+        "acp-codegen: error at overrides/Part/z: override names tag 'z', "
+        "which Part does not have\n",
+    )
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [("{", "cannot read names overrides"), ("[]", "names overrides")]
+)
+def test_names_overrides_file_must_be_a_json_object(
+    cli: Cli, tmp_path: Path, text: str, message: str
+) -> None:
+    schema = write_schema(tmp_path / "src", SMALL)
+    names = tmp_path / "names.json"
+    names.write_text(text, encoding="utf-8")
+    run = cli(
+        "generate",
+        "--schema",
+        schema,
+        "--out",
+        tmp_path / "out",
+        "--package",
+        "p",
+        "--names",
+        names,
+    )
+    assert one_error(run).startswith(f"{message} {names}")
+
+
+# -- schema sync / pin / list ----------------------------------------------------------------------
+def copy_ref(mirror: Path, ref: str, dest: Path) -> Path:
+    shutil.copytree(mirror / ref, dest / ref)
+    return dest
+
+
+def cached_files(root: Path) -> list[str]:
+    cache = root / "schema" / "cache"
+    return (
+        sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file())
+        if cache.exists()
+        else []
+    )
+
+
+def test_sync_fills_the_cache_and_verifies_it(cli: Cli, make_project: Any, mirror: Path) -> None:
+    root = make_project(refs=["v0.2.0"])
+    first = cli("schema", "sync", cwd=root, mirror=mirror)
+    assert (first.code, first.err) == (0, "acp-codegen: 2 pinned file(s) verified, 2 fetched\n")
+    assert cached_files(root) == ["v0.2.0/meta.json", "v0.2.0/schema.json"]
+    again = cli("schema", "sync", "v0.2.0", cwd=root, mirror=mirror)
+    assert (again.code, again.err) == (0, "acp-codegen: 2 pinned file(s) verified, 0 fetched\n")
+    assert one_error(cli("schema", "sync", "v9", cwd=root, mirror=mirror)) == "not pinned: v9"
+
+
+def test_sync_into_an_unwritable_cache(cli: Cli, make_project: Any, mirror: Path) -> None:
+    root = make_project(refs=["v0.2.0"])
+    (root / "schema" / "cache").write_text("a file where the cache folder goes", encoding="utf-8")
+    message = one_error(cli("schema", "sync", cwd=root, mirror=mirror))
+    assert message.startswith(f"cannot write {root / 'schema' / 'cache' / 'v0.2.0'}/")
+
+
+def test_sync_with_a_corrupted_mirror_writes_nothing(
+    cli: Cli, make_project: Any, mirror: Path, tmp_path: Path
+) -> None:
+    root = make_project(refs=["v0.2.0"])
+    bad = copy_ref(mirror, "v0.2.0", tmp_path / "mirror")
+    schema = bad / "v0.2.0" / "schema.json"
+    data = bytearray(schema.read_bytes())
+    data[100] ^= 0x01  # one byte changed
+    schema.write_bytes(bytes(data))
+    pinned = next(
+        p["sha256"]
+        for p in json.loads((root / "schema" / "pins.lock.json").read_text())["pins"]
+        if p["path"] == "schema.json"
+    )
+
+    message = one_error(cli("schema", "sync", cwd=root, mirror=bad))
+
+    got = hashlib.sha256(data).hexdigest()
+    assert (
+        message == f"sha256 mismatch for {bad}/v0.2.0/schema.json: got {got}, pinned {pinned}; "
+        "nothing written"
+    )
+    assert cached_files(root) == []  # not even the intact meta.json
+
+
+def test_pin_adds_a_release_and_makes_it_the_default_then_generate_bumps(
+    cli: Cli, make_project: Any, mirror: Path, tmp_path: Path
+) -> None:
+    root = make_project(refs=["schema-v2.0.0-alpha.3"])
+    local = copy_ref(mirror, "schema-v2.0.0-alpha.1", tmp_path / "mirror")
+
+    run = cli("schema", "pin", "schema-v2.0.0-alpha.1", cwd=root, mirror=local)
+
+    assert run.code == 0, run.err
+    files = sorted((local / "schema-v2.0.0-alpha.1").rglob("*.json"))
+    expected = {
+        f"schema-v2.0.0-alpha.1/{p.relative_to(local / 'schema-v2.0.0-alpha.1').as_posix()} "
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}"
+        for p in files
+    }
+    assert set(run.out.splitlines()) == expected and len(expected) == 8
+    lock = json.loads((root / "schema" / "pins.lock.json").read_text(encoding="utf-8"))
+    assert lock["default"] == "schema-v2.0.0-alpha.1"
+    assert sorted({p["ref"] for p in lock["pins"]}) == [
+        "schema-v2.0.0-alpha.1",
+        "schema-v2.0.0-alpha.3",
+    ]
+    v2 = next(
+        p
+        for p in lock["pins"]
+        if p == {**p, "ref": "schema-v2.0.0-alpha.1", "path": "v2/schema.json"}
+    )
+    assert v2["url"] == (
+        "https://raw.githubusercontent.com/agentclientprotocol/agent-client-protocol/"
+        "schema-v2.0.0-alpha.1/schema/v2/schema.json"
+    )
+    listing = cli("schema", "list", cwd=root, mirror=local).out.splitlines()
+    assert f"* schema-v2.0.0-alpha.1/v2/schema.json {v2['sha256']}" in listing
+    assert any(line.startswith("  schema-v2.0.0-alpha.3/") for line in listing)
+
+    # A spec bump is pin + generate: the packages now come from the new default.
+    assert cli("generate", "--unstable", cwd=root, mirror=local).code == 0
+    for package in ("acp_v1", "acp_v2", "acp_v1_unstable", "acp_v2_unstable"):
+        init = (root / "generated" / package / "__init__.py").read_text(encoding="utf-8")
+        assert 'SCHEMA_REF = "schema-v2.0.0-alpha.1"' in init, package
+    methods = (root / "generated" / "acp_v2_unstable" / "methods.py").read_text(encoding="utf-8")
+    assert "unstable=True" in methods and "unstable=False" in methods
+    assert cli("generate", "--check", "--unstable", cwd=root, mirror=local).code == 0
+
+
+def test_pin_without_making_it_the_default(
+    cli: Cli, make_project: Any, mirror: Path, tmp_path: Path
+) -> None:
+    root = make_project(refs=["schema-v2.0.0-alpha.3"])
+    local = copy_ref(mirror, "v0.2.0", tmp_path / "mirror")
+    run = cli("schema", "pin", "v0.2.0", "--no-default", cwd=root, mirror=local)
+    assert run.code == 0, run.err
+    lock = json.loads((root / "schema" / "pins.lock.json").read_text(encoding="utf-8"))
+    assert lock["default"] == "schema-v2.0.0-alpha.3"
+    assert {p["path"] for p in lock["pins"] if p["ref"] == "v0.2.0"} == {"schema.json", "meta.json"}
+
+
+def test_pin_an_unknown_ref(cli: Cli, make_project: Any, tmp_path: Path) -> None:
+    root = make_project(refs=["schema-v2.0.0-alpha.3"])
+    (tmp_path / "mirror").mkdir()
+    before = (root / "schema" / "pins.lock.json").read_text(encoding="utf-8")
+    run = cli("schema", "pin", "nope", cwd=root, mirror=tmp_path / "mirror")
+    assert one_error(run) == f"no schema files found for ref 'nope' in {tmp_path / 'mirror'}/nope"
+    assert (root / "schema" / "pins.lock.json").read_text(encoding="utf-8") == before

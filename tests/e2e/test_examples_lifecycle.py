@@ -1,0 +1,475 @@
+"""examples/echo_agent.py and examples/client.py: a whole prompt turn between our own agent
+and client, in one process (exact wire messages) and as real programs over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import acp_v2 as acp
+import pytest
+
+from tests.support.rpc_wire import (
+    FULL_TURN,
+    MemoryWriter,
+    RawPeer,
+    connect_pair,
+    notification,
+    pipe,
+    request,
+    run,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+
+def load_example(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+echo = load_example("echo_agent")
+example_client = load_example("client")
+
+
+class Recorder(MemoryWriter):
+    """An in-memory pipe end that also keeps every line written."""
+
+    def __init__(self, target: asyncio.StreamReader) -> None:
+        super().__init__(target)
+        self.lines: list[Any] = []
+
+    def write(self, data: bytes) -> None:
+        self.lines += [json.loads(line) for line in data.splitlines()]
+        super().write(data)
+
+
+def test_a_full_turn_on_the_wire() -> None:
+    async def scenario() -> list[Any]:
+        agent = echo.EchoAgent()
+        client = example_client.TurnClient(cancel=False)
+        to_agent, client_out = pipe()
+        to_client = asyncio.StreamReader()
+        agent_out = Recorder(to_client)
+        acp.Connection(agent, to_agent, agent_out).start()
+        client_conn = acp.Connection(client, to_client, client_out)
+        await example_client.play_turn(client, client_conn, "hi there")
+        assert client.updates == FULL_TURN[:6] + ["agent_message_chunk"] + FULL_TURN[6:]
+        assert client.stop_reason == "end_turn"
+        await client_conn.close()
+        return agent_out.lines
+
+    lines = run(scenario())
+    sid = lines[1]["result"]["sessionId"]
+    assert sid.startswith("sess_")
+    lines = json.loads(json.dumps(lines).replace(sid, "SID"))
+
+    def update(body: dict[str, Any]) -> dict[str, Any]:
+        params = {"sessionId": "SID", "update": body}
+        return {"jsonrpc": "2.0", "method": "session/update", "params": params}
+
+    def tool(**fields: Any) -> dict[str, Any]:
+        return update({"sessionUpdate": "tool_call_update", "toolCallId": "call_001", **fields})
+
+    def chunk(text: str) -> dict[str, Any]:
+        content = {"type": "text", "text": text}
+        return update(
+            {"sessionUpdate": "agent_message_chunk", "messageId": "msg_agent_1", "content": content}
+        )
+
+    def state(name: str, **extra: Any) -> dict[str, Any]:
+        return update({"sessionUpdate": "state_update", "state": name, **extra})
+
+    def text_item(text: str) -> dict[str, Any]:
+        return {"type": "content", "content": {"type": "text", "text": text}}
+
+    options = [
+        {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+        {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+    ]
+    plan_entries = [
+        {"content": "Echo the prompt back", "priority": "high", "status": "in_progress"},
+        {"content": "Run the echo tool", "priority": "medium", "status": "pending"},
+        {"content": "Report usage", "priority": "low", "status": "pending"},
+    ]
+    assert lines == [
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "result": {
+                "protocolVersion": 2,
+                "info": {"name": "acp-codegen-echo-agent", "version": "0.1.0"},
+                "capabilities": {"session": {}},
+            },
+        },
+        {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "SID"}},
+        # The answer to session/prompt comes before the turn's first update.
+        {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "msg_user_1"}},
+        update(
+            {
+                "sessionUpdate": "user_message",
+                "messageId": "msg_user_1",
+                "content": [{"type": "text", "text": "hi there"}],
+            }
+        ),
+        state("running"),
+        update(
+            {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "items", "planId": "plan_1", "entries": plan_entries},
+            }
+        ),
+        chunk("You said: "),
+        chunk("hi "),
+        chunk("there"),
+        chunk("."),
+        tool(title="Echo tool", kind="other", status="pending", rawInput={"text": "hi there"}),
+        state("requires_action"),
+        {
+            "jsonrpc": "2.0",
+            "id": 0,  # the agent's own first request: ids are per sender
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "SID",
+                "title": 'Allow "Echo tool" to run?',
+                "options": options,
+                "subject": {
+                    "type": "tool_call",
+                    "toolCall": {"toolCallId": "call_001", "title": "Echo tool"},
+                },
+            },
+        },
+        state("running"),
+        tool(status="in_progress"),
+        update(
+            {
+                "sessionUpdate": "tool_call_content_chunk",
+                "toolCallId": "call_001",
+                "content": text_item("Echoing..."),
+            }
+        ),
+        tool(status="completed", content=[text_item("Echo: hi there")]),
+        update(
+            {
+                "sessionUpdate": "usage_update",
+                "used": 1008,
+                "size": 200000,
+                "cost": {"amount": 0.0042, "currency": "USD"},
+            }
+        ),
+        state("idle", stopReason="end_turn"),
+    ]
+
+
+class ScriptedClient(acp.ClientBase):
+    """Records updates; how it answers a permission request is set per test ("wait": send
+    session/cancel and never answer)."""
+
+    def __init__(self, *, on_permission: str) -> None:
+        self.on_permission = on_permission
+        self.updates: list[dict[str, Any]] = []
+        self.idle = asyncio.Event()
+        self.permission_cancelled = False
+
+    async def session_update(self, params: acp.UpdateSessionNotification) -> None:
+        body = acp.encode(params.update)
+        self.updates.append(body)
+        if body.get("state") == "idle":
+            self.idle.set()
+
+    async def session_request_permission(
+        self, params: acp.RequestPermissionRequest
+    ) -> acp.RequestPermissionResponse:
+        if self.on_permission == "wait":
+            try:
+                cancel = acp.CancelSessionNotification(session_id=params.session_id)
+                await self.agent.session_cancel(cancel)
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                self.permission_cancelled = True
+                raise
+        if self.on_permission == "reject":
+            outcome: acp.RequestPermissionOutcome = acp.Selected(option_id="reject-once")
+        else:
+            outcome = acp.Cancelled()
+        return acp.RequestPermissionResponse(outcome=outcome)
+
+
+async def prompt_turn(client: ScriptedClient, text: str = "hello") -> echo.EchoAgent:
+    agent = echo.EchoAgent()
+    connect_pair(agent, client)
+    session = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
+    prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text=text)]
+    await client.agent.session_prompt(
+        acp.PromptRequest(session_id=session.session_id, prompt=prompt)
+    )
+    await client.idle.wait()
+    return agent
+
+
+def tail(updates: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    return [{k: v for k, v in u.items() if k != "toolCallId"} for u in updates[-n:]]
+
+
+def test_session_cancel_while_the_permission_request_is_pending() -> None:
+    async def scenario() -> ScriptedClient:
+        client = ScriptedClient(on_permission="wait")
+        await prompt_turn(client)
+        return client
+
+    client = run(scenario())
+    # The agent stopped waiting: it sent $/cancel_request, which cancelled our handler.
+    assert client.permission_cancelled
+    assert tail(client.updates, 4) == [
+        {"sessionUpdate": "tool_call_update", "title": "Echo tool", "kind": "other",
+         "status": "pending", "rawInput": {"text": "hello"}},
+        {"sessionUpdate": "state_update", "state": "requires_action"},
+        {"sessionUpdate": "tool_call_update", "status": "cancelled"},
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"},
+    ]  # fmt: skip
+
+
+def test_a_cancelled_permission_outcome_ends_the_turn_cancelled() -> None:
+    client = ScriptedClient(on_permission="cancelled")
+    run(prompt_turn(client))
+    assert tail(client.updates, 2) == [
+        {"sessionUpdate": "tool_call_update", "status": "cancelled"},
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"},
+    ]
+
+
+def test_a_rejected_tool_fails_and_the_turn_still_ends() -> None:
+    client = ScriptedClient(on_permission="reject")
+    run(prompt_turn(client))
+    denied = {"type": "content", "content": {"type": "text", "text": "Permission was not granted."}}
+    assert [u["sessionUpdate"] for u in client.updates][-4:] == [
+        "state_update",
+        "tool_call_update",
+        "usage_update",
+        "state_update",
+    ]
+    assert tail(client.updates, 4)[1] == {
+        "sessionUpdate": "tool_call_update",
+        "status": "failed",
+        "content": [denied],
+    }
+    assert client.updates[-1]["stopReason"] == "end_turn"
+
+
+def test_slow_prompt_cancelled_after_the_first_chunk() -> None:
+    async def scenario() -> Any:
+        agent = echo.EchoAgent()
+        client = example_client.TurnClient(cancel=True)
+        _, client_conn = connect_pair(agent, client)
+        await example_client.play_turn(client, client_conn, "slow hello world")
+        return client
+
+    client = run(scenario())
+    assert client.updates == [
+        "user_message",
+        "state_update",
+        "plan_update",
+        "agent_message_chunk",
+        "state_update",
+    ]
+    assert client.stop_reason == "cancelled"
+
+
+def test_prompt_errors() -> None:
+    async def scenario() -> None:
+        client = ScriptedClient(on_permission="wait")
+        agent = echo.EchoAgent()
+        connect_pair(agent, client)
+        prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text="slow")]
+        with pytest.raises(acp.RpcError) as caught:
+            await client.agent.session_prompt(acp.PromptRequest(session_id="nope", prompt=prompt))
+        assert caught.value.to_json() == {
+            "code": -32002,
+            "message": "Resource not found",
+            "data": {"sessionId": "nope"},
+        }
+        session = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
+        request = acp.PromptRequest(session_id=session.session_id, prompt=prompt)
+        assert (await client.agent.session_prompt(request)).extra == {"messageId": "msg_user_1"}
+        with pytest.raises(acp.RpcError) as caught:
+            await client.agent.session_prompt(request)  # the first turn is still running
+        assert caught.value.code == -32600
+        with pytest.raises(acp.RpcError) as caught:
+            await client.agent.session_resume(
+                acp.ResumeSessionRequest(session_id=session.session_id, cwd="/")
+            )
+        assert caught.value.to_json() == {
+            "code": -32601,
+            "message": "Method not found",
+            "data": "session/resume",
+        }
+        await client.connection.close()
+
+    run(scenario())
+
+
+# -- the examples as programs --------------------------------------------------------------------
+def run_client(*args: str) -> subprocess.CompletedProcess[str]:
+    agent = [sys.executable, str(EXAMPLES / "echo_agent.py")]
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / "client.py"), *args, *agent],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_client_program_drives_the_agent_program() -> None:
+    done = run_client()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"stopReason": "end_turn", "updates": FULL_TURN}
+    assert done.stdout.count("\n") == 1
+    assert '"sessionUpdate": "usage_update"' in done.stderr  # updates are printed as they come
+
+
+def test_client_program_cancels_a_slow_turn() -> None:
+    done = run_client("--cancel", "--prompt", "slow hello")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    # The cancel lands within 200 ms of the first chunk unless the machine is very busy: then
+    # more chunks may come first, but the turn still ends cancelled, before the tool runs.
+    assert result["stopReason"] == "cancelled"
+    updates = result["updates"]
+    assert updates[:4] == ["user_message", "state_update", "plan_update", "agent_message_chunk"]
+    assert updates[-1] == "state_update"
+    assert "usage_update" not in updates
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        ([], 2, "client.py: error: missing AGENT_CMD"),
+        (["--timeout", "x", "a"], 2, "client.py: error: --timeout needs a number of seconds"),
+        (["--bogus", "a"], 2, "client.py: error: unknown option --bogus"),
+        (["/no/such/agent"], 1, "client.py: error: cannot start the agent '/no/such/agent'"),
+        ([sys.executable, "-c", "pass"], 1, "client.py: error: the agent exited before"),
+    ],
+)
+def test_client_program_errors_are_one_line(
+    args: list[str], status: int, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert example_client.main(args) == status
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(message)
+    assert "Traceback" not in err
+
+
+def test_agent_program_reads_a_regular_file_and_answers_in_order(tmp_path: Path) -> None:
+    requests = tmp_path / "in.jsonl"
+    init = {"protocolVersion": 2, "info": {"name": "file", "version": "1"}}
+    requests.write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/load"})
+        + "\n"
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLES / "echo_agent.py")],
+            stdin=stdin,
+            capture_output=True,
+            timeout=30,
+        )
+    assert done.returncode == 0
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {
+                "protocolVersion": 2,
+                "info": {"name": "acp-codegen-echo-agent", "version": "0.1.0"},
+                "capabilities": {"session": {}},
+            },
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "error": {"code": -32601, "message": "Method not found", "data": "session/load"},
+        },
+    ]
+
+
+def test_a_cancel_that_arrives_with_the_prompt_still_ends_the_turn() -> None:
+    async def scenario() -> list[Any]:
+        peer = RawPeer(echo.EchoAgent())
+        sid = (await peer.call(request(1, "session/new", {"cwd": "/"})))["result"]["sessionId"]
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
+        lines = [
+            request(2, "session/prompt", prompt),
+            notification("session/cancel", {"sessionId": sid}),
+        ]
+        peer.send_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+        return [await peer.recv() for _ in range(3)]
+
+    answer, user_message, idle = run(scenario())
+    assert answer == {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "msg_user_1"}}
+    assert user_message["params"]["update"]["sessionUpdate"] == "user_message"
+    assert idle["params"]["update"] == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "cancelled",
+    }
+
+
+def test_a_handler_may_close_its_own_connection() -> None:
+    class Closer(acp.AgentBase):
+        async def session_new(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
+            await self.connection.close()
+            return acp.NewSessionResponse(session_id="never sent")
+
+    async def scenario() -> bytes:
+        peer = RawPeer(Closer())
+        peer.send(request(1, "session/new", {"cwd": "/"}))
+        await peer.connection.wait_closed()
+        return await peer.rest()
+
+    assert run(scenario()) == b""
+
+
+def test_sessions_are_listed_and_closing_one_cancels_its_turn() -> None:
+    async def scenario() -> ScriptedClient:
+        client = ScriptedClient(on_permission="wait")
+        connect_pair(echo.EchoAgent(), client)
+        agent = client.agent
+        first = await agent.session_new(acp.NewSessionRequest(cwd="/a"))
+        second = await agent.session_new(acp.NewSessionRequest(cwd="/b"))
+        listed = await agent.session_list(acp.ListSessionsRequest())
+        assert [(i.session_id, i.cwd) for i in listed.sessions] == [
+            (first.session_id, "/a"),
+            (second.session_id, "/b"),
+        ]
+        prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text="slow one")]
+        await agent.session_prompt(acp.PromptRequest(session_id=first.session_id, prompt=prompt))
+        closed = await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
+        assert acp.encode(closed) == {}
+        await client.idle.wait()
+        listed = await agent.session_list(acp.ListSessionsRequest())
+        assert [i.session_id for i in listed.sessions] == [second.session_id]
+        with pytest.raises(acp.RpcError, match="Resource not found"):
+            await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
+        return client
+
+    client = run(scenario())
+    assert client.updates[-1] == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "cancelled",
+    }

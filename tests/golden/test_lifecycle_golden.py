@@ -1,0 +1,112 @@
+"""Golden test of the v2 prompt lifecycle: every JSON example of the seed spec page.
+
+For each example (read in place from ../shared/seed): decode it by its method's type, compare
+the decoded value (class and every field, as `repr`) with tests/fixtures/prompt_lifecycle.golden,
+then encode it back and demand byte-identical JSON with sorted keys. Set ACP_UPDATE_GOLDEN=1
+to rewrite the golden file after an intended change, and review its diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import acp_v2
+
+SEED = Path(__file__).resolve().parents[3] / "shared" / "seed"
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "prompt_lifecycle.golden"
+
+
+def seed_examples() -> list[dict[str, Any]]:
+    """Every top-level JSON object in the seed page, in order."""
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(SEED.glob("*.txt")))
+    decoder = json.JSONDecoder()
+    found, pos = [], 0
+    while (start := text.find("{\n", pos)) >= 0:
+        value, pos = decoder.raw_decode(text, start)
+        found.append(value)
+    return found
+
+
+def decode_message(message: dict[str, Any]) -> tuple[str, Any, Any]:
+    """(label, payload, decoded value): params by the method's type; results by the request's."""
+    if "method" in message:
+        info = acp_v2.METHODS[message["method"]]
+        return message["method"], message["params"], acp_v2.decode(info.params, message["params"])
+    # The seed's only response answers its session/prompt request (id 2).
+    return (
+        "result of session/prompt",
+        message["result"],
+        acp_v2.decode(acp_v2.PromptResponse, message["result"]),
+    )
+
+
+def sorted_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)
+
+
+def test_seed_has_the_whole_lifecycle() -> None:
+    messages = seed_examples()
+    kinds = [
+        m["params"]["update"]["sessionUpdate"]
+        for m in messages
+        if m.get("method") == "session/update"
+    ]
+    assert [m.get("method") for m in messages][:2] == ["session/prompt", None]
+    assert messages[-1]["method"] == "session/cancel"
+    assert kinds == [
+        "user_message",
+        "state_update",
+        "plan_update",
+        "agent_message",
+        "agent_message_chunk",
+        "agent_thought",
+        "tool_call_update",
+        "usage_update",
+        "state_update",
+        "tool_call_update",
+        "tool_call_content_chunk",
+        "tool_call_update",
+    ]
+
+
+def test_lifecycle_decodes_to_the_golden_values_and_encodes_back_byte_identical() -> None:
+    lines = []
+    for index, message in enumerate(seed_examples(), 1):
+        label, payload, value = decode_message(message)
+        lines.append(f"## {index} {label}\n{value!r}\n")
+        assert sorted_json(acp_v2.encode(value)) == sorted_json(payload), label
+    actual = "\n".join(lines)
+    if os.environ.get("ACP_UPDATE_GOLDEN"):
+        GOLDEN.write_text(actual, encoding="utf-8")
+    assert actual == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_golden_names_the_variant_classes() -> None:
+    golden = GOLDEN.read_text(encoding="utf-8")
+    for cls in (
+        "PromptRequest(",
+        "ContentBlockText(",
+        "Resource(",
+        "TextResourceContents(",
+        "PromptResponse(",
+        "SessionUpdateUserMessage(",
+        "SessionUpdateStateUpdate(",
+        "SessionUpdatePlanUpdate(",
+        "Items(",
+        "PlanEntry(",
+        "AgentMessageChunk(",
+        "SessionUpdateAgentThought(",
+        "SessionUpdateToolCallUpdate(",
+        "SessionUpdateUsageUpdate(",
+        "Cost(",
+        "SessionUpdateToolCallContentChunk(",
+        "ToolCallContentContent(",
+        "CancelSessionNotification(",
+        "<StopReason.END_TURN: 'end_turn'>",
+        "<ToolKind.OTHER: 'other'>",
+        "<PlanEntryPriority.HIGH: 'high'>",
+    ):
+        assert cls in golden, cls

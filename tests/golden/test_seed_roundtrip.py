@@ -1,0 +1,213 @@
+"""Every JSON example of the v2 prompt-lifecycle page (../shared/seed, read in place) decodes by
+its method's params or result type to the expected classes and values, and encodes back to the
+same JSON, byte for byte once keys are sorted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import acp_v2 as acp
+import pytest
+from acp_v2 import UNSET
+
+SEED = Path(__file__).resolve().parents[3] / "shared" / "seed"
+SESSION = "sess_abc123def456"
+
+
+def seed_examples() -> list[dict[str, Any]]:
+    """The JSON objects of the page: each starts with a line `{` and ends with a line `}`."""
+    examples: list[dict[str, Any]] = []
+    for page in sorted(SEED.glob("*.txt")):
+        block: list[str] | None = None
+        for line in page.read_text(encoding="utf-8").splitlines():
+            if block is None and line == "{":
+                block = [line]
+            elif block is not None:
+                block.append(line)
+                if line == "}":
+                    examples.append(json.loads("\n".join(block)))
+                    block = None
+        assert block is None, f"unterminated example in {page}"
+    return examples
+
+
+def typed_payload(message: dict[str, Any]) -> tuple[Any, Any]:
+    """(type, payload) of a message: params by its method; the `{}` result is a PromptResponse."""
+    if "method" in message:
+        return acp.METHODS[message["method"]].params, message["params"]
+    return acp.PromptResponse, message["result"]
+
+
+def sorted_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def update(note: Any, cls: type, tag: str) -> Any:
+    assert type(note) is acp.UpdateSessionNotification and note.session_id == SESSION
+    assert type(note.update) is cls and cls.TAG == tag
+    return note.update
+
+
+def text_block(block: Any, text: str) -> None:
+    assert type(block) is acp.ContentBlockText and block.text == text
+
+
+def check_prompt(v: Any) -> None:
+    assert type(v) is acp.PromptRequest and v.session_id == SESSION
+    first, second = v.prompt
+    text_block(first, "Can you analyze this code for potential issues?")
+    assert type(second) is acp.Resource and type(second.resource) is acp.TextResourceContents
+    assert second.resource.uri == "file:///home/user/project/main.py"
+    assert second.resource.mime_type == "text/x-python"
+    assert second.resource.text.startswith("def process_data(items):\n")
+
+
+def check_accepted(v: Any) -> None:
+    assert type(v) is acp.PromptResponse and v.meta is UNSET and v.extra == {}
+
+
+def check_user_message(v: Any) -> None:
+    u = update(v, acp.SessionUpdateUserMessage, "user_message")
+    assert u.message_id == "msg_user_8f7a1"
+    [block] = u.content
+    text_block(block, "Can you analyze this code for potential issues?")
+
+
+def check_running(v: Any) -> None:
+    u = update(v, acp.SessionUpdateStateUpdate, "state_update")
+    assert (u.state, u.stop_reason) == ("running", UNSET)
+
+
+def check_plan(v: Any) -> None:
+    plan = update(v, acp.SessionUpdatePlanUpdate, "plan_update").plan
+    assert type(plan) is acp.Items and plan.plan_id == "plan-1"
+    assert all(type(e) is acp.PlanEntry for e in plan.entries)
+    assert [e.priority for e in plan.entries] == [
+        acp.PlanEntryPriority.HIGH,
+        acp.PlanEntryPriority.MEDIUM,
+        acp.PlanEntryPriority.MEDIUM,
+        acp.PlanEntryPriority.LOW,
+    ]
+    assert {e.status for e in plan.entries} == {acp.PlanEntryStatus.PENDING}
+    assert plan.entries[0].content == "Check for syntax errors"
+
+
+def check_agent_message(v: Any) -> None:
+    u = update(v, acp.SessionUpdateAgentMessage, "agent_message")
+    assert u.message_id == "msg_agent_c42b9"
+    [block] = u.content
+    text_block(block, "I'll analyze your code for potential issues. Let me examine it...")
+
+
+def check_agent_chunk(v: Any) -> None:
+    u = update(v, acp.AgentMessageChunk, "agent_message_chunk")
+    assert u.message_id == "msg_agent_c42b9"
+    text_block(u.content, " Let me examine it...")  # a chunk carries one block, not a list
+
+
+def check_thought(v: Any) -> None:
+    u = update(v, acp.SessionUpdateAgentThought, "agent_thought")
+    assert u.message_id == "msg_thought_a12"
+    [block] = u.content
+    text_block(block, "Need to inspect the loop body before suggesting a fix.")
+
+
+def check_tool_pending(v: Any) -> None:
+    u = update(v, acp.SessionUpdateToolCallUpdate, "tool_call_update")
+    assert (u.tool_call_id, u.title) == ("call_001", "Analyzing Python code")
+    assert (u.kind, u.status, u.content) == (acp.ToolKind.OTHER, acp.ToolCallStatus.PENDING, UNSET)
+
+
+def check_usage(v: Any) -> None:
+    u = update(v, acp.SessionUpdateUsageUpdate, "usage_update")
+    assert (u.used, u.size) == (53000, 200000)
+    assert type(u.cost) is acp.Cost and (u.cost.amount, u.cost.currency) == (0.045, "USD")
+
+
+def check_idle(v: Any) -> None:
+    u = update(v, acp.SessionUpdateStateUpdate, "state_update")
+    assert (u.state, u.stop_reason) == ("idle", acp.StopReason.END_TURN)
+
+
+def check_tool_in_progress(v: Any) -> None:
+    u = update(v, acp.SessionUpdateToolCallUpdate, "tool_call_update")
+    assert (u.tool_call_id, u.status) == ("call_001", acp.ToolCallStatus.IN_PROGRESS)
+    assert (u.title, u.kind, u.content) == (UNSET, UNSET, UNSET)  # omitted: unchanged
+
+
+def check_tool_chunk(v: Any) -> None:
+    u = update(v, acp.SessionUpdateToolCallContentChunk, "tool_call_content_chunk")
+    assert u.tool_call_id == "call_001"
+    assert type(u.content) is acp.ToolCallContentContent
+    text_block(u.content.content, "Checked syntax...")
+
+
+def check_tool_completed(v: Any) -> None:
+    u = update(v, acp.SessionUpdateToolCallUpdate, "tool_call_update")
+    assert u.status == acp.ToolCallStatus.COMPLETED
+    [item] = u.content
+    assert type(item) is acp.ToolCallContentContent
+    assert type(item.content) is acp.ContentBlockText
+    assert item.content.text.startswith("Analysis complete:\n- No syntax errors found\n")
+
+
+def check_cancel(v: Any) -> None:
+    assert type(v) is acp.CancelSessionNotification
+    assert (v.session_id, v.meta, v.extra) == (SESSION, UNSET, {})
+
+
+# In the page's order: (what the message is, its check).
+EXPECTED: list[tuple[str, Callable[[Any], None]]] = [
+    ("session/prompt", check_prompt),
+    ("result", check_accepted),
+    ("session/update", check_user_message),
+    ("session/update", check_running),
+    ("session/update", check_plan),
+    ("session/update", check_agent_message),
+    ("session/update", check_agent_chunk),
+    ("session/update", check_thought),
+    ("session/update", check_tool_pending),
+    ("session/update", check_usage),
+    ("session/update", check_idle),
+    ("session/update", check_tool_in_progress),
+    ("session/update", check_tool_chunk),
+    ("session/update", check_tool_completed),
+    ("session/cancel", check_cancel),
+]
+
+
+@pytest.fixture(scope="module")
+def examples() -> list[dict[str, Any]]:
+    if not SEED.is_dir():
+        pytest.skip(f"no seed pages at {SEED}")
+    return seed_examples()
+
+
+def test_every_example_of_the_page_is_checked(examples: list[dict[str, Any]]) -> None:
+    assert [m.get("method", "result") for m in examples] == [what for what, _ in EXPECTED]
+
+
+@pytest.mark.parametrize(("index", "check"), [(i, c) for i, (_, c) in enumerate(EXPECTED)])
+def test_example_decodes_to_the_expected_values_and_encodes_back(
+    examples: list[dict[str, Any]], index: int, check: Callable[[Any], None]
+) -> None:
+    tp, payload = typed_payload(examples[index])
+    value = acp.decode(tp, payload)
+    check(value)
+    assert sorted_json(acp.encode(value)) == sorted_json(payload)
+
+
+def test_methods_of_the_page_have_their_side_and_kind() -> None:
+    prompt, update_, cancel = (
+        acp.METHODS[m] for m in ("session/prompt", "session/update", "session/cancel")
+    )
+    assert (prompt.side, prompt.kind, prompt.result) == ("agent", "request", acp.PromptResponse)
+    assert (update_.side, update_.kind, update_.result) == ("client", "notification", None)
+    assert (cancel.side, cancel.kind, cancel.params) == (
+        "agent",
+        "notification",
+        acp.CancelSessionNotification,
+    )

@@ -1,0 +1,342 @@
+"""Python names: variants by tag with their collision fallbacks, overrides, fields, enum members."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from codegen.modules import EXTRA_MODULES
+from codegen.naming import field_name, pascal, snake, upper_snake
+
+
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def branch(tag: str, value: str, payload: str = "Payload") -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {tag: {"type": "string", "const": value}},
+        "required": [tag],
+        "allOf": [ref(payload)],
+    }
+
+
+def other(tag: str, title: str = "other") -> dict[str, Any]:
+    return {
+        "title": title,
+        "type": "object",
+        "properties": {tag: {"type": "string"}},
+        "required": [tag],
+    }
+
+
+def union(*tags: str, tag: str = "type", open_title: str | None = None) -> dict[str, Any]:
+    branches = [branch(tag, t) for t in tags]
+    if open_title:
+        branches.append(other(tag, open_title))
+    return {"anyOf": branches}
+
+
+PAYLOAD = {"type": "object", "properties": {"x": {"type": "string"}}}
+
+
+def schema(**defs: Any) -> dict[str, Any]:
+    return {"$defs": {"Payload": PAYLOAD, **defs}}
+
+
+def errors_of(diags: Any) -> list[str]:
+    return [str(d) for d in diags.items if d.level == "error"]
+
+
+# -- word helpers ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "pascal_", "snake_"),
+    [
+        ("tool_call_update", "ToolCallUpdate", "tool_call_update"),
+        ("sessionId", "SessionId", "session_id"),
+        ("HTTPHeaders", "HTTPHeaders", "http_headers"),
+        ("_custom", "Custom", "custom"),
+        ("v2Field", "V2Field", "v2_field"),
+        ("", "", ""),
+    ],
+)
+def test_pascal_and_snake(text: str, pascal_: str, snake_: str) -> None:
+    assert (pascal(text), snake(text), upper_snake(text)) == (pascal_, snake_, snake_.upper())
+
+
+# -- variants --------------------------------------------------------------------------------------
+def test_variant_takes_its_tag_name_when_free(name_ir: Any) -> None:
+    _, names, diags = name_ir(
+        schema(Update=union("agent_message_chunk", "plan", open_title="other"))
+    )
+    assert names.variants == {
+        ("Update", "agent_message_chunk"): "AgentMessageChunk",
+        ("Update", "plan"): "Plan",
+    }
+    assert names.open_variants == {"Update": "UpdateOther"}
+    assert not diags.items
+
+
+def test_variant_whose_tag_name_is_a_definition_is_prefixed_by_its_union(name_ir: Any) -> None:
+    """v0.10.8: `tool_call` would PascalCase to the existing `ToolCall` definition."""
+    _, names, _ = name_ir(schema(ToolCall=PAYLOAD, Update=union("tool_call", "plan")))
+    assert names.variants[("Update", "tool_call")] == "UpdateToolCall"
+    assert names.variants[("Update", "plan")] == "Plan"
+    assert names.types["ToolCall"] == "ToolCall"
+
+
+def test_a_tag_shared_by_two_unions_names_neither_alone(name_ir: Any) -> None:
+    _, names, _ = name_ir(schema(Content=union("text", "image"), Part=union("text", "audio")))
+    assert names.variants == {
+        ("Content", "text"): "ContentText",
+        ("Content", "image"): "Image",
+        ("Part", "text"): "PartText",
+        ("Part", "audio"): "Audio",
+    }
+
+
+def test_second_fallback_puts_the_tag_first(name_ir: Any) -> None:
+    _, names, diags = name_ir(schema(Text=PAYLOAD, PartText=PAYLOAD, Part=union("text")))
+    assert names.variants[("Part", "text")] == "TextPart"
+    assert not diags.items
+
+
+def test_when_every_candidate_is_taken_the_collision_names_both_pointers(name_ir: Any) -> None:
+    _, _, diags = name_ir(
+        schema(Text=PAYLOAD, PartText=PAYLOAD, TextPart=PAYLOAD, Part=union("text"))
+    )
+    assert errors_of(diags) == [
+        "error at #/$defs/Part/anyOf/0: Python name 'PartText' is also used by #/$defs/PartText"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("decode_error", "UDecodeError"),
+        ("model", "UModel"),
+        ("method_info", "UMethodInfo"),
+        ("exception", "UException"),
+    ],
+)
+def test_variant_never_takes_a_runtime_or_builtin_name(
+    name_ir: Any, tag: str, expected: str
+) -> None:
+    _, names, _ = name_ir(schema(U=union(tag)))
+    assert names.variants[("U", tag)] == expected
+
+
+def test_open_variant_is_named_after_the_union_and_its_title(name_ir: Any) -> None:
+    _, names, _ = name_ir(schema(Kind=union("a", open_title="unknown")))
+    assert names.open_variants == {"Kind": "KindUnknown"}
+
+
+def test_open_variant_colliding_with_a_definition_is_an_error(name_ir: Any) -> None:
+    _, _, diags = name_ir(schema(KindOther=PAYLOAD, Kind=union("a", open_title="other")))
+    assert errors_of(diags) == [
+        "error at #/$defs/Kind/anyOf/1: Python name 'KindOther' is also used by #/$defs/KindOther"
+    ]
+
+
+# -- overrides -------------------------------------------------------------------------------------
+def test_overrides_pin_variant_and_open_variant_names(name_ir: Any) -> None:
+    overrides = {"Part": {"text": "PlainText", "*": "UnknownPart"}}
+    _, names, diags = name_ir(schema(Part=union("text", "image", open_title="other")), overrides)
+    assert names.variants == {("Part", "text"): "PlainText", ("Part", "image"): "Image"}
+    assert names.open_variants == {"Part": "UnknownPart"}
+    assert not diags.items
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"Nope": {"text": "X"}},
+            "error at overrides/Nope: override names 'Nope', which is not a tagged union",
+        ),
+        (
+            {"Payload": {"text": "X"}},
+            "error at overrides/Payload: override names 'Payload', which is not a tagged union",
+        ),
+        (
+            {"Part": "X"},
+            "error at overrides/Part: override names 'Part', which is not a tagged union",
+        ),
+        (
+            {"Part": {"audio": "X"}},
+            "error at overrides/Part/audio: override names tag 'audio', which Part does not have",
+        ),
+        (
+            {"Part": {"*": "X"}},
+            "error at overrides/Part/*: override names tag '*', which Part does not have",
+        ),
+        (
+            {"Part": {"text": "not-a-name"}},
+            "error at overrides/Part/text: override 'not-a-name' is not a valid Python identifier",
+        ),
+        (
+            {"Part": {"text": "class"}},
+            "error at overrides/Part/text: override 'class' is not a valid Python identifier",
+        ),
+        (
+            {"Part": {"text": 3}},
+            "error at overrides/Part/text: override 3 is not a valid Python identifier",
+        ),
+        (
+            {"Part": {"text": "decode"}},
+            "error at overrides/Part/text: override 'decode' is a name the generated package "
+            "reserves",
+        ),
+        (
+            {"Part": {"text": "str"}},
+            "error at overrides/Part/text: override 'str' is a name the generated package reserves",
+        ),
+        (
+            {"Part": {"text": "_rt"}},
+            "error at overrides/Part/text: override '_rt' is a name the generated package reserves",
+        ),
+        (
+            {"Part": {"text": "Payload"}},
+            "error at #/$defs/Part/anyOf/0: Python name 'Payload' is also used by #/$defs/Payload",
+        ),
+    ],
+)
+def test_bad_overrides_are_errors(name_ir: Any, overrides: dict[str, Any], message: str) -> None:
+    _, _, diags = name_ir(schema(Part=union("text")), overrides)
+    assert errors_of(diags) == [message]
+
+
+# -- type names ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "py"),
+    [
+        ("SessionId", "SessionId"),
+        ("class", "class_"),
+        ("None", "None_"),
+        ("match", "match_"),
+        ("str", "str_"),
+        ("object", "object_"),
+        ("DecodeError", "DecodeError_"),
+        ("METHODS", "METHODS_"),
+        ("encode", "encode_"),
+        ("my-type", "my_type"),
+        ("1st", "Type_1st"),
+        ("a b", "a_b"),
+        ("π", "Type"),
+        ("_private", "private"),
+    ],
+)
+def test_type_names_are_valid_unreserved_identifiers(name_ir: Any, name: str, py: str) -> None:
+    _, names, diags = name_ir({"$defs": {name: {"type": "string"}}})
+    assert names.types == {name: py}
+    assert not diags.items
+
+
+def test_names_exported_by_the_optional_modules_are_reserved(name_ir: Any) -> None:
+    exported = sorted({name for m in EXTRA_MODULES for name in m.exports})
+    assert exported  # rpc, session_state, ... export names beside the models
+    _, names, _ = name_ir({"$defs": {name: {"type": "string"} for name in exported}})
+    assert names.types == {name: name + "_" for name in exported}
+
+
+def test_names_colliding_after_sanitizing_are_an_error_naming_both_pointers(name_ir: Any) -> None:
+    defs = {
+        "my-type": {"type": "string"},
+        "my_type": {"type": "string"},
+        "my type": {"type": "string"},
+    }
+    _, _, diags = name_ir({"$defs": defs})
+    assert errors_of(diags) == [
+        "error at #/$defs/my_type: Python name 'my_type' is also used by #/$defs/my-type",
+        "error at #/$defs/my type: Python name 'my_type' is also used by #/$defs/my-type",
+    ]
+
+
+# -- fields ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("wire", "py"),
+    [
+        ("sessionId", "session_id"),
+        ("_meta", "meta"),
+        ("mcpServers", "mcp_servers"),
+        ("class", "class_"),
+        ("from", "from_"),
+        ("extra", "extra_"),
+        ("to_json", "to_json_"),
+        ("from_json", "from_json_"),
+        ("self", "self_"),
+        ("my-field", "my_field"),
+        ("a b", "a_b"),
+        ("1st", "field_1st"),
+        ("π", "field"),
+        ("TAG", "tag"),
+    ],
+)
+def test_field_names(wire: str, py: str) -> None:
+    assert field_name(wire) == py
+
+
+def test_object_field_names_and_their_collisions(name_ir: Any) -> None:
+    fields: dict[str, Any] = {"sessionId": {}, "session_id": {}, "extra": {}, "class": {}}
+    _, names, diags = name_ir({"$defs": {"class": {"type": "object", "properties": fields}}})
+    assert names.fields("class_") == ("session_id", "session_id", "extra_", "class__")
+    assert errors_of(diags) == [
+        "error at #/$defs/class/properties/session_id: field 'session_id' maps to Python name "
+        "'session_id', as does #/$defs/class/properties/sessionId"
+    ]
+
+
+def test_a_field_never_hides_a_class_of_the_module(name_ir: Any) -> None:
+    defs = {"point": {"type": "object", "properties": {"point": {}, "x": {}}}}
+    _, names, _ = name_ir({"$defs": defs})
+    assert names.fields("point") == ("point_", "x")
+
+
+def test_variant_fields_are_named_per_variant_class(name_ir: Any) -> None:
+    _, names, _ = name_ir(schema(Part=union("text", open_title="other")))
+    assert names.fields("Text") == ("x",)
+    assert names.fields("PartOther") == ("type",)
+
+
+# -- enum members ----------------------------------------------------------------------------------
+def enum_names(name_ir: Any, node: dict[str, Any]) -> tuple[dict[Any, str], list[str]]:
+    _, names, diags = name_ir({"$defs": {"E": node}})
+    return {v: py for (_, v), py in names.members.items()}, errors_of(diags)
+
+
+def test_string_enum_members_are_upper_snake_of_the_value(name_ir: Any) -> None:
+    node = {"enum": ["end_turn", "maxTokens", "", "_custom", "name", "2fa"]}
+    assert enum_names(name_ir, node) == (
+        {
+            "end_turn": "END_TURN",
+            "maxTokens": "MAX_TOKENS",
+            "": "VALUE_EMPTY",
+            "_custom": "CUSTOM",
+            "name": "VNAME",
+            "2fa": "VALUE_2FA",
+        },
+        [],
+    )
+
+
+def test_integer_members_use_their_title_else_the_signed_value(name_ir: Any) -> None:
+    node = {
+        "anyOf": [
+            {"title": "Parse error", "type": "integer", "const": -32700},
+            {"type": "integer", "const": -1},
+            {"type": "integer", "const": 1},
+            {"title": "+++", "type": "integer", "const": 7},
+        ]
+    }
+    assert enum_names(name_ir, node) == (
+        {-32700: "PARSE_ERROR", -1: "VALUE_MINUS_1", 1: "VALUE_1", 7: "VALUE_7"},
+        [],
+    )
+
+
+def test_enum_values_mapping_to_one_member_are_an_error(name_ir: Any) -> None:
+    members, errors = enum_names(name_ir, {"enum": ["a-b", "a_b"]})
+    assert members == {"a-b": "A_B"}
+    assert errors == ["error at #/$defs/E: enum values 'a-b' and 'a_b' both map to member A_B"]
