@@ -1,16 +1,46 @@
-"""Write generated packages (each swapped in whole) or compare them with what is on disk."""
+"""Write generated packages (each swapped in whole) or compare them with what is on disk.
+
+Every package gets a manifest (`.acp-codegen-manifest.json`: each file it holds and its
+sha256). A folder already at the target is replaced only when it proves it is ours: it has the
+manifest, every file in it is listed there with that sha256, and every `.py` file starts with
+the banner. Anything else (a hand-written package, a plain file, a generated package with a
+file added or edited) is refused before anything is written.
+"""
 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import os
+import secrets
 import shutil
-import tempfile
+import sys
 from pathlib import Path
 
 from .diagnostics import InputError
+from .render.env import BANNER_PREFIX
 
-IGNORED_DIRS = {"__pycache__", ".mypy_cache"}
+MANIFEST = ".acp-codegen-manifest.json"
+MANIFEST_NOTE = (
+    "Written by acp-codegen with the files below. `acp-codegen generate` replaces this folder"
+    " only while it holds exactly these files, unchanged."
+)
+IGNORED_DIRS = {"__pycache__", ".mypy_cache"}  # caches Python and mypy add: replaced with it
+
+
+def with_manifests(files: dict[str, str], packages: list[str]) -> dict[str, str]:
+    """`files` (path relative to the out dir → text) plus each package's manifest."""
+    out = dict(files)
+    for package in packages:
+        entries = {
+            rel.split("/", 1)[1]: _sha256(text.encode("utf-8"))
+            for rel, text in sorted(files.items())
+            if rel.split("/", 1)[0] == package
+        }
+        data = {"generator": "acp-codegen", "about": MANIFEST_NOTE, "files": entries}
+        out[f"{package}/{MANIFEST}"] = json.dumps(data, indent=2) + "\n"
+    return out
 
 
 def on_disk(package_dir: Path) -> dict[str, str]:
@@ -25,13 +55,15 @@ def on_disk(package_dir: Path) -> dict[str, str]:
 
 
 def diff(files: dict[str, str], out_dir: Path, packages: list[str]) -> str:
-    """A unified diff from what is on disk to `files`; empty when they are the same."""
+    """A unified diff from what is on disk to `files` (with their manifests); empty when they
+    are the same."""
+    wanted = with_manifests(files, packages)
     current: dict[str, str] = {}
     for package in packages:
         current.update(on_disk(out_dir / package))
     chunks: list[str] = []
-    for rel in sorted(set(current) | set(files)):
-        old, new = current.get(rel), files.get(rel)
+    for rel in sorted(set(current) | set(wanted)):
+        old, new = current.get(rel), wanted.get(rel)
         if old == new:
             continue
         fromfile = f"a/{rel}" if old is not None else "/dev/null"
@@ -52,40 +84,155 @@ def diff(files: dict[str, str], out_dir: Path, packages: list[str]) -> str:
     )
 
 
+def refusals(out_dir: Path, packages: list[str]) -> list[str]:
+    """Why `write` would refuse each package target it would refuse (one line each)."""
+    reasons = [_refusal(out_dir / package) for package in packages]
+    return [r for r in reasons if r]
+
+
 def write(files: dict[str, str], out_dir: Path, packages: list[str]) -> None:
-    """Replace each package directory whole: build it aside, then swap it in with renames."""
+    """Replace each package directory whole: build it aside, then swap it in. Every target is
+    checked first: one that is not ours stops the run with nothing written."""
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"output folder {out_dir} is a file")
+    if out_dir.is_dir():
+        refused = refusals(out_dir, packages)
+        if refused:
+            raise InputError(refused[0])
+    files = with_manifests(files, packages)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for package in packages:
             _swap_in(files, out_dir, package)
-    except OSError as exc:  # a bad --out (a file, read-only, ...): bad input, not a bug
+    except OSError as exc:  # a bad --out (read-only, ...): bad input, not a bug
         where = exc.filename or out_dir
         raise InputError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
+def _refusal(target: Path) -> str | None:
+    """None when `target` is absent or a package this generator wrote; else the reason."""
+    if not os.path.lexists(target):
+        return None
+    head = f"refusing to replace {target}"
+    if target.is_symlink():
+        return f"{head}: it is a symbolic link, not a package acp-codegen generated"
+    if not target.is_dir():
+        return f"{head}: it is a file, not a package acp-codegen generated"
+    try:
+        entries = _read_manifest(target / MANIFEST)
+    except FileNotFoundError:
+        return (
+            f"{head}: it has no {MANIFEST}, so nothing shows acp-codegen made it"
+            " (move it away to generate there)"
+        )
+    except (OSError, ValueError):
+        return f"{head}: its {MANIFEST} is not one acp-codegen wrote"
+    parents = {
+        "/".join(rel.split("/")[:i]) for rel in entries for i in range(1, rel.count("/") + 1)
+    }
+    for folder, dirs, names in os.walk(target):
+        base = Path(folder).relative_to(target).as_posix()
+        prefix = "" if base == "." else base + "/"
+        dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
+        for name in dirs:
+            path = Path(folder) / name
+            if path.is_symlink() or prefix + name not in parents:
+                return f"{head}: {path} was not written by acp-codegen"
+        for name in sorted(names):
+            rel, path = prefix + name, Path(folder) / name
+            if rel == MANIFEST:
+                continue
+            if rel not in entries or path.is_symlink():
+                return f"{head}: {path} was not written by acp-codegen"
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                return f"{head}: cannot read {path}: {exc.strerror}"
+            banner_ok = not rel.endswith(".py") or data.startswith(BANNER_PREFIX.encode())
+            if _sha256(data) != entries[rel] or not banner_ok:
+                return f"{head}: {path} was edited since acp-codegen wrote it"
+    return None
+
+
+def _read_manifest(path: Path) -> dict[str, str]:
+    """The manifest's file → sha256 map; ValueError when it is not one we wrote."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    files = data.get("files") if isinstance(data, dict) else None
+    if data.get("generator") != "acp-codegen" or not isinstance(files, dict):
+        raise ValueError(path)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        raise ValueError(path)
+    return files
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def _swap_in(files: dict[str, str], out_dir: Path, package: str) -> None:
     target = out_dir / package
-    staging = Path(tempfile.mkdtemp(prefix=f".{package}.new-", dir=out_dir))
-    old = None
+    staging = _fresh_dir(out_dir, f".{package}.new-")
     try:
         for rel, text in files.items():
-            if rel.split("/", 1)[0] != package:
-                continue
-            path = staging / rel.split("/", 1)[1]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{package}.old-", dir=out_dir))
-            os.replace(target, old / package)
-        os.replace(staging, target)
-    except BaseException:
-        if old is not None and not target.exists():  # put the previous package back
-            os.replace(old / package, target)
+            if rel.split("/", 1)[0] == package:
+                _write_file(staging / rel.split("/", 1)[1], text)
+        if os.path.lexists(target):
+            _exchange(staging, target)  # staging now holds the previous package
+        else:
+            os.rename(staging, target)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+
+
+def _fresh_dir(parent: Path, prefix: str) -> Path:
+    """A new folder with the umask's mode (mkdtemp would make it 0700)."""
+    while True:
+        path = parent / f"{prefix}{secrets.token_hex(4)}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
+def _write_file(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+
+
+def _exchange(new: Path, old: Path) -> None:
+    """Swap two folders: in one step where the OS can (Linux renameat2), else in two renames
+    that put the old one back if the second fails."""
+    if _renameat2_exchange(new, old):
+        return
+    aside = _fresh_dir(old.parent, f".{old.name}.old-")
+    os.rename(old, aside / old.name)
+    try:
+        os.rename(new, old)
+    except BaseException:
+        os.rename(aside / old.name, old)
+        aside.rmdir()
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    os.rename(aside / old.name, new)  # the caller removes `new`, now the previous package
+    aside.rmdir()
+
+
+def _renameat2_exchange(a: Path, b: Path) -> bool:
+    """Atomically exchange two paths with Linux's renameat2(RENAME_EXCHANGE); False when the
+    system or file system does not offer it."""
+    if sys.platform != "linux":
+        return False
+    import ctypes  # only the write path pays for this import
+    import errno
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))

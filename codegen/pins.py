@@ -1,7 +1,9 @@
 """Pinned upstream schemas: a lock file of (ref, path, sha256, url) and a git-ignored cache.
 
 `sync` copies each pinned file from `$ACP_SCHEMA_MIRROR/<ref>/<path>` when that variable is
-set, else downloads its URL; a file whose sha256 differs from the pin is never written.
+set, else downloads its URL; a file whose sha256 differs from the pin is never written. Refs
+and paths are single, plain names (checked on the way in and when the lock is read), so no
+pin can reach outside `cache/`.
 """
 
 from __future__ import annotations
@@ -9,9 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
-from dataclasses import asdict, dataclass
+from collections.abc import Collection
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .diagnostics import InputError
 
@@ -24,6 +29,67 @@ CANDIDATE_PATHS = tuple(
     for suffix in ("", ".unstable")
 )
 MIRROR_ENV = "ACP_SCHEMA_MIRROR"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+_PIN_KEYS = ("ref", "path", "sha256", "url")
+
+
+def check_ref(ref: str) -> str:
+    """`ref` if it is one plain name (a tag or branch without `/`); else a one-line InputError."""
+    if not ref:
+        reason = "it is empty"
+    elif "/" in ref or "\\" in ref:
+        reason = "a ref cannot contain a path separator"
+    elif ref.strip(".") == "":
+        reason = "it would leave the schema cache"
+    elif not _NAME.match(ref):
+        reason = "use letters, digits and . _ + - only, starting with a letter or digit"
+    else:
+        return ref
+    raise InputError(f"invalid ref {ref!r}: {reason}")
+
+
+def _path_problem(path: str) -> str | None:
+    """Why `path` is not a plain relative path under a ref's folder (None when it is)."""
+    if not path or path.startswith("/") or "\\" in path:
+        return "not a relative path"
+    for part in path.split("/"):
+        if part in ("", ".", "..") or not _NAME.match(part):
+            return "not a plain relative path"
+    return None
+
+
+def locate(files: Collection[str], path: str) -> str | None:
+    """`path` among a release's files: itself, or `X` for `v1/X` in a flat release (the
+    releases before v2 have no lane folders and are protocol v1); None when it has neither."""
+    if path in files:
+        return path
+    lane, _, rest = path.partition("/")
+    flat = all("/" not in f for f in files)
+    return rest if flat and lane == "v1" and rest in files else None
+
+
+def _flat_note(files: Collection[str], path: str) -> str:
+    flat = bool(files) and all("/" not in f for f in files)
+    return " (a flat release before v2: protocol v1 only)" if flat and "/" in path else ""
+
+
+def missing_in_mirror(ref: str, paths: Collection[str]) -> str | None:
+    """With $ACP_SCHEMA_MIRROR set: why pinning `ref` cannot provide all of `paths` (None when
+    it can, or when there is no mirror to ask)."""
+    mirror = os.environ.get(MIRROR_ENV)
+    if not mirror or check_ref(ref) is None:
+        return None
+    files = [p for p in CANDIDATE_PATHS if (Path(mirror) / ref / p).is_file()]
+    if not files:
+        return f"{ref} is not pinned, and the mirror {mirror} has no release {ref}"
+    for path in paths:
+        if locate(files, path) is None:
+            return (
+                f"{ref} has no {path}{_flat_note(files, path)}; its files in the mirror: "
+                + ", ".join(sorted(files))
+            )
+    return None
 
 
 @dataclass(frozen=True)
@@ -36,13 +102,17 @@ class Pin:
     url: str
 
 
+class NotPinned(InputError):
+    """A ref the lock does not pin at all (as opposed to a file a pinned ref does not have)."""
+
+
 @dataclass
 class Lock:
-    """The lock file: the pins and the default ref."""
+    """The lock file: the pins and the default ref (None in a lock that has no default yet)."""
 
     path: Path
-    default_ref: str
-    pins: list[Pin]
+    default_ref: str | None
+    pins: list[Pin] = field(default_factory=list)
 
     @property
     def cache_dir(self) -> Path:
@@ -51,16 +121,25 @@ class Lock:
     def cached(self, pin: Pin) -> Path:
         return self.cache_dir / pin.ref / pin.path
 
-    def find(self, ref: str, path: str) -> Pin:
-        for pin in self.pins:
-            if pin.ref == ref and pin.path == path:
-                return pin
-        raise InputError(
-            f"no pin for {path} at {ref} in {self.path}: run `acp-codegen schema pin {ref}`"
-        )
-
     def refs(self) -> list[str]:
         return list(dict.fromkeys(p.ref for p in self.pins))
+
+    def find(self, ref: str, path: str) -> Pin:
+        """The pin of `path` at `ref`; `v1/X` is `X` in the flat releases before v2."""
+        pins = {p.path: p for p in self.pins if p.ref == ref}
+        if not pins:
+            flag = " --no-default" if self.default_ref is not None else ""
+            raise NotPinned(
+                f"{ref} is not pinned in {self.path}: run `acp-codegen schema pin {ref}{flag}`"
+                " first"
+            )
+        found = locate(pins, path)
+        if found is not None:
+            return pins[found]
+        raise InputError(
+            f"{ref} has no {path}{_flat_note(pins, path)}; its pinned files: "
+            + ", ".join(sorted(pins))
+        )
 
     def save(self) -> None:
         data = {
@@ -70,23 +149,62 @@ class Lock:
         _atomic_write(self.path, (json.dumps(data, indent=2) + "\n").encode())
 
 
-def read_lock(path: Path) -> Lock:
+def read_lock(path: Path, missing_ok: bool = False) -> Lock:
+    """The lock at `path`; a missing one is an empty lock with `missing_ok`, else an error."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        pins = [Pin(**p) for p in data["pins"]]
-        default = data["default"]
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(f"lock file not found: {path}") from None
-    except (ValueError, KeyError, TypeError) as exc:
+        if missing_ok:
+            return Lock(path, None, [])
+        raise InputError(
+            f"no lock file {path}: run `acp-codegen schema pin REF` to create it"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise InputError(f"cannot read lock file {path}: {reason or exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"lock file {path} is not valid JSON: {exc}") from None
+    try:
+        default, pins = _parse_lock(data)
+    except ValueError as exc:
         raise InputError(f"lock file {path} is malformed: {exc}") from None
-    for pin in pins:
-        if (
-            ".." in Path(pin.path).parts
-            or ".." in Path(pin.ref).parts
-            or Path(pin.path).is_absolute()
-        ):
-            raise InputError(f"lock file {path}: unsafe path {pin.ref}/{pin.path}")
     return Lock(path, default, pins)
+
+
+def _parse_lock(data: Any) -> tuple[str | None, list[Pin]]:
+    if not isinstance(data, dict) or set(data) != {"default", "pins"}:
+        raise ValueError('expected an object with exactly the keys "default" and "pins"')
+    raw_pins, default = data["pins"], data["default"]
+    if not isinstance(raw_pins, list):
+        raise ValueError('"pins" must be a list')
+    pins: list[Pin] = []
+    seen: set[tuple[str, str]] = set()
+    for i, raw in enumerate(raw_pins):
+        if not isinstance(raw, dict) or set(raw) != set(_PIN_KEYS):
+            raise ValueError(f"pins[{i}] must be an object with the keys {', '.join(_PIN_KEYS)}")
+        if not all(isinstance(raw[k], str) for k in _PIN_KEYS):
+            raise ValueError(f"pins[{i}]: every value must be a string")
+        pin = Pin(**raw)
+        try:
+            check_ref(pin.ref)
+        except InputError as exc:
+            raise ValueError(f"pins[{i}]: {exc}") from None
+        problem = _path_problem(pin.path)
+        if problem:
+            raise ValueError(f"pins[{i}]: path {pin.path!r} is {problem}")
+        if not _SHA256.match(pin.sha256):
+            raise ValueError(f"pins[{i}]: sha256 must be 64 lowercase hex digits")
+        if not pin.url.startswith(("https://", "http://")):
+            raise ValueError(f"pins[{i}]: url must be an http(s) URL")
+        if (pin.ref, pin.path) in seen:
+            raise ValueError(f"{pin.ref}/{pin.path} is pinned twice")
+        seen.add((pin.ref, pin.path))
+        pins.append(pin)
+    if default is not None and not (isinstance(default, str) and default in {r for r, _ in seen}):
+        raise ValueError(f'"default" {default!r} is not a pinned ref')
+    return default, pins
 
 
 def sync(lock: Lock, refs: list[str] | None = None) -> list[Path]:
@@ -104,31 +222,58 @@ def ensure(lock: Lock, pin: Pin) -> Path:
     return lock.cached(pin)
 
 
-def pin_ref(lock: Lock, ref: str, make_default: bool = True) -> list[Pin]:
-    """Pin every schema/meta file a release has; returns the new pins."""
+def ensure_with_meta(lock: Lock, pin: Pin) -> Path:
+    """The cached schema of `pin`, with the pinned meta file(s) beside it in the cache too."""
+    folder, _, name = pin.path.rpartition("/")
+    prefix = f"{folder}/" if folder else ""
+    wanted = {prefix + name.replace("schema", "meta", 1), prefix + "meta.json"}
+    for other in lock.pins:
+        if other.ref == pin.ref and other.path in wanted:
+            ensure(lock, other)
+    return ensure(lock, pin)
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A file `pin_ref` pinned, and the sha256 it had before when it was pinned already."""
+
+    pin: Pin
+    previous_sha256: str | None
+
+
+def pin_ref(lock: Lock, ref: str, make_default: bool = True) -> list[Pinned]:
+    """Pin every schema/meta file a release has, fill the cache and save the lock.
+
+    Everything is fetched before anything is written: a failure leaves lock and cache as
+    they were."""
+    check_ref(ref)
     mirror = os.environ.get(MIRROR_ENV)
-    added: list[Pin] = []
+    found: list[tuple[Pin, bytes]] = []
     for path in CANDIDATE_PATHS:
         url = RAW_URL.format(ref=ref, path=path)
         data = _read_mirror(mirror, ref, path) if mirror else _download(url, missing_ok=True)
-        if data is None:
-            continue
-        pin = Pin(ref, path, hashlib.sha256(data).hexdigest(), url)
-        lock.pins = [p for p in lock.pins if not (p.ref == ref and p.path == path)] + [pin]
-        _atomic_write(lock.cached(pin), data)
-        added.append(pin)
-    if not added:
+        if data is not None:
+            found.append((Pin(ref, path, hashlib.sha256(data).hexdigest(), url), data))
+    if not found:
         where = f"{mirror}/{ref}" if mirror else "upstream"
         raise InputError(f"no schema files found for ref {ref!r} in {where}")
+    before = {(p.ref, p.path): p.sha256 for p in lock.pins}
+    for pin, data in found:
+        _atomic_write(lock.cached(pin), data)
+    new = {(pin.ref, pin.path) for pin, _ in found}
+    lock.pins = [p for p in lock.pins if (p.ref, p.path) not in new] + [pin for pin, _ in found]
     if make_default:
         lock.default_ref = ref
     lock.save()
-    return added
+    return [Pinned(pin, before.get((pin.ref, pin.path))) for pin, _ in found]
 
 
 def _cache_ok(lock: Lock, pin: Pin) -> bool:
-    path = lock.cached(pin)
-    return path.exists() and hashlib.sha256(path.read_bytes()).hexdigest() == pin.sha256
+    try:
+        data = lock.cached(pin).read_bytes()
+    except OSError:
+        return False
+    return hashlib.sha256(data).hexdigest() == pin.sha256
 
 
 def _fetch(pin: Pin) -> bytes:
@@ -150,8 +295,8 @@ def _fetch(pin: Pin) -> bytes:
     return data
 
 
-def _read_mirror(mirror: str, ref: str, path: str) -> bytes | None:
-    file = Path(mirror) / ref / path
+def _read_mirror(mirror: str | None, ref: str, path: str) -> bytes | None:
+    file = Path(mirror or ".") / ref / path
     try:
         return file.read_bytes()
     except FileNotFoundError:
@@ -198,7 +343,14 @@ def _atomic_write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a plain open() would not
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

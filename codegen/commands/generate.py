@@ -4,6 +4,7 @@ into a folder of the user's choosing."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -12,12 +13,26 @@ from typing import Any
 from ..config import Config, default_templates, load_config
 from ..diagnostics import Diagnostics, InputError, print_diagnostics
 from ..emit import diff as diff_files
-from ..emit import write
-from ..pins import Lock, ensure, read_lock
+from ..emit import refusals, write
+from ..pins import (
+    Lock,
+    NotPinned,
+    Pin,
+    check_ref,
+    ensure_with_meta,
+    missing_in_mirror,
+    read_lock,
+)
 from ..pipeline import Target, generate
+from ..render.ruff import RuffFailed
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Generate the packages configured under [tool.acp-codegen] from the pinned schemas,"
+        " or one schema file (--schema) into a folder of your choosing. A folder already at"
+        " the target is replaced only when acp-codegen wrote it and nobody changed it since."
+    )
     p.add_argument(
         "--check", action="store_true", help="print a diff and exit 1 if the output would change"
     )
@@ -37,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    targets, out, templates = _targets(args)
+    targets, out, templates, own_templates = _targets(args)
     diags = Diagnostics()
     files: dict[str, str] = {}
     try:
@@ -45,6 +60,12 @@ def run(args: argparse.Namespace) -> int:
             files.update(generate(target, templates, diags).files)
     except InputError as exc:  # main() prints the errors; the rest is printed just below
         raise InputError(exc.diagnostics.errors_only()) from None
+    except RuffFailed as exc:  # our templates: a bug of ours (exit 3); the project's: its own
+        if own_templates:
+            raise InputError(
+                f"the templates in {templates} make code ruff rejects: {exc}"
+            ) from None
+        raise
     finally:
         print_diagnostics(diags, args.verbose, skip_errors=True)
     packages = [t.package for t in targets]
@@ -52,55 +73,115 @@ def run(args: argparse.Namespace) -> int:
         text = diff_files(files, out, packages)
         if text:
             sys.stdout.write(text)
-            print(f"acp-codegen: {out} is not current: run `acp-codegen generate`", file=sys.stderr)
+            refused = refusals(out, packages) if out.is_dir() else []
+            for reason in refused:
+                print(f"acp-codegen: `acp-codegen generate` would stop: {reason}", file=sys.stderr)
+            if not refused:
+                print(
+                    f"acp-codegen: {out} is not current: run `acp-codegen generate`",
+                    file=sys.stderr,
+                )
             return 1
         return 0
     write(files, out, packages)
     return 0
 
 
-def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path]:
+def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
+    """What to generate, where to, with which templates (and whether they are the project's)."""
     overrides = _read_overrides(args.names) if args.names else None
     if args.schema is not None:
         if args.out is None or args.package is None:
             raise InputError("--schema needs --out and --package")
+        if args.ref is not None:
+            raise InputError("--ref picks a pinned schema: it does not go with --schema")
         schema = args.schema
-        targets = [Target(args.package, schema, "local", schema.name, None, overrides)]
+        lanes = [(args.package, schema)]
         if args.unstable:
             unstable = schema.with_name(schema.name.replace(".json", ".unstable.json"))
-            targets.append(
-                Target(
-                    args.package + "_unstable", unstable, "local", unstable.name, None, overrides
-                )
-            )
-        return targets, args.out, default_templates()
+            lanes.append((args.package + "_unstable", unstable))
+        targets = [_file_target(package, path, overrides) for package, path in lanes]
+        return targets, args.out, default_templates(), False
     if args.out is not None or args.package is not None:
         raise InputError("--out and --package go with --schema")
     config: Config = load_config()
+    if not config.packages:
+        raise InputError(
+            f"no packages configured in {config.root / 'pyproject.toml'}: add"
+            " [[tool.acp-codegen.packages]] tables (package, schema)"
+        )
     lock = read_lock(config.lock)
+    if args.ref is not None:
+        check_ref(args.ref)
     if overrides is None and config.names is not None:
         overrides = _read_overrides(config.names)
-    targets = []
+    wanted: list[tuple[str, str, str]] = []  # (package, ref, path)
     for pkg in config.packages:
         lanes = [(pkg.package, pkg.schema)]
         if args.unstable:
             lanes.append((pkg.package + "_unstable", pkg.schema.replace(".json", ".unstable.json")))
         for package, path in lanes:
             ref = args.ref or pkg.ref or lock.default_ref
-            pin = lock.find(ref, path)
-            _meta_beside(lock, ref, path)
-            targets.append(Target(package, ensure(lock, pin), ref, path, pin.sha256, overrides))
-    return targets, config.out, config.templates
+            if ref is None:
+                raise InputError(
+                    f"{lock.path} has no default ref: run `acp-codegen schema pin REF`"
+                )
+            wanted.append((package, ref, path))
+    pins = [_find(lock, ref, path, wanted) for _, ref, path in wanted]
+    targets = [
+        Target(package, ensure_with_meta(lock, pin), ref, pin.path, pin.sha256, overrides)
+        for (package, ref, _), pin in zip(wanted, pins, strict=True)
+    ]
+    return targets, config.out, config.templates, config.own_templates
 
 
-def _meta_beside(lock: Lock, ref: str, path: str) -> None:
-    """Make sure the meta file(s) next to a pinned schema are in the cache too."""
-    folder, _, name = path.rpartition("/")
-    prefix = f"{folder}/" if folder else ""
-    for meta in {name.replace("schema", "meta", 1), "meta.json"}:
+def _find(lock: Lock, ref: str, path: str, wanted: list[tuple[str, str, str]]) -> Pin:
+    """The pin of `path` at `ref`. For a ref not pinned yet, the advice to pin it is given only
+    when the mirror (if one is set) has every file this run needs from it."""
+    try:
+        return lock.find(ref, path)
+    except NotPinned:
+        needed = [p for _, r, p in wanted if r == ref]
+        problem = missing_in_mirror(ref, needed)
+        if problem is not None:
+            raise InputError(problem) from None
+        raise
+
+
+def _file_target(package: str, schema: Path, overrides: dict[str, Any] | None) -> Target:
+    """A `--schema` file: pinned when it is a cache entry of a lock (its ref in the banner)."""
+    pinned = _as_pinned(schema)
+    if pinned is None:
+        return Target(package, schema, "local", schema.name, None, overrides)
+    return Target(package, schema, pinned.ref, pinned.path, pinned.sha256, overrides)
+
+
+def _as_pinned(schema: Path) -> Pin | None:
+    """The pin `schema` is the cached copy of, in the project's lock or the lock beside the
+    cache folder it sits in; None for any other file (or one whose bytes differ from the pin)."""
+    try:
+        resolved = schema.resolve(strict=True)
+        digest = hashlib.sha256(resolved.read_bytes()).hexdigest()
+    except OSError:
+        return None  # the loader reports it
+    locks = [p.parent / "pins.lock.json" for p in resolved.parents if p.name == "cache"]
+    try:
+        locks.insert(0, load_config().lock)
+    except InputError:
+        pass  # no project here: only the lock beside the cache
+    for lock_path in dict.fromkeys(locks):
+        if not lock_path.is_file():
+            continue
+        try:
+            lock = read_lock(lock_path)
+            relative = resolved.relative_to(lock.cache_dir.resolve()).as_posix()
+        except (InputError, ValueError, OSError):
+            continue
+        ref, _, path = relative.partition("/")
         for pin in lock.pins:
-            if pin.ref == ref and pin.path == prefix + meta:
-                ensure(lock, pin)
+            if (pin.ref, pin.path, pin.sha256) == (ref, path, digest):
+                return pin
+    return None
 
 
 def _read_overrides(path: Path) -> dict[str, Any]:

@@ -1,60 +1,69 @@
 """`acp-codegen replay TRANSCRIPT`: rebuild a session from a JSON-lines capture.
 
-Every `session/update` notification of the transcript is decoded with the generated `acp_v2`
-package and applied to its `SessionState`; the result is printed for a person, or with
-`--json` as the snapshot. Other messages are ignored. A line that is not JSON, not an object or
-not a decodable update is reported with its line number and skipped.
+Every `session/update` notification of one session is decoded with a generated v2 package and
+applied to its `SessionState` (see `codegen/replay.py`); the result is printed for a person,
+or with `--json` as the snapshot. Other messages are ignored; a line that is not JSON, not an
+object or not a decodable update is reported with its line number and skipped.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
-import importlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from ..config import find_project, load_config
+from ..config import default_bindings, find_project, load_config
 from ..diagnostics import InputError
-
-UPDATE_METHOD = "session/update"
-BINDINGS = "acp_v2"
+from ..replay import KEPT_PROBLEMS, MAX_LINE_BYTES, Replay, load_bindings, replay
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("transcript", type=Path, help="JSON-lines file of JSON-RPC messages")
+    parser.description = (
+        "Rebuild a session from the session/update notifications of a JSON-lines transcript"
+        " (one JSON-RPC message a line; `-` reads standard input)."
+    )
+    parser.add_argument("transcript", help="JSON-lines file of JSON-RPC messages, or -")
     parser.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     parser.add_argument(
         "--session", help="replay this session id (default: the first one in the transcript)"
     )
-    parser.description = (
-        "Rebuild a session from the session/update notifications of a JSON-lines transcript."
+    parser.add_argument(
+        "--bindings",
+        type=Path,
+        metavar="PACKAGE_DIR",
+        help="the folder of a generated v2 package to decode with (default: the project's"
+        " configured v2 package, else the acp_v2 shipped with acp-codegen)",
     )
-    parser.epilog = (
-        "Exit status: 0 (bad lines are reported and skipped), 2 the file cannot be read."
+    parser.add_argument(
+        "--max-line",
+        type=int,
+        default=MAX_LINE_BYTES,
+        metavar="BYTES",
+        help=f"skip longer lines (default: {MAX_LINE_BYTES})",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    acp = load_bindings()
-    try:
-        raw = args.transcript.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {args.transcript}: {exc.strerror or exc}") from None
-    result = replay(acp, raw, args.session)
-    for line, reason in result.skipped:
-        print(f"acp-codegen: {args.transcript}:{line}: {reason}; skipped", file=sys.stderr)
-    if result.other_sessions:
-        print(
-            f"acp-codegen: {result.other_sessions} update(s) of other sessions ignored"
-            " (choose one with --session)",
-            file=sys.stderr,
-        )
+    if args.max_line < 1:
+        raise InputError("--max-line must be a positive number of bytes")
+    acp = load_bindings(args.bindings or _default_bindings())
+    name = "<stdin>" if args.transcript == "-" else args.transcript
+    if args.transcript == "-":
+        result = replay(acp, sys.stdin.buffer, name, args.session, args.max_line)
+    else:
+        try:
+            with open(args.transcript, "rb") as stream:
+                result = replay(acp, stream, name, args.session, args.max_line)
+        except OSError as exc:
+            raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
+    _report(result, name)
+    refusal = result.refusal(name)
+    if refusal:
+        raise InputError(refusal)
     snapshot: dict[str, Any] = result.state.snapshot()
     if args.json:
         text = json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n"
@@ -68,108 +77,35 @@ def run(args: argparse.Namespace) -> int:
     return 0  # skipping a bad line is the documented behaviour, not a failure
 
 
-@dataclass
-class Replay:
-    """What a transcript replay produced: the state and the skipped lines."""
-
-    state: Any  # acp_v2.SessionState
-    session_id: str | None = None
-    applied: int = 0
-    other_sessions: int = 0
-    skipped: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
-
-
-def replay(acp: ModuleType, raw: bytes, session_id: str | None = None) -> Replay:
-    """Apply every `session/update` of one session in `raw` (JSON lines) to a new state."""
-    result = Replay(acp.SessionState(), session_id)
-    # Frames end at b"\n" only: U+2028 and friends may appear raw inside JSON strings.
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            result.skipped.append((number, f"not JSON ({_reason(exc)})"))
-            continue
-        if not isinstance(message, dict):
-            result.skipped.append((number, f"not a JSON-RPC message (a JSON {_kind(message)})"))
-            continue
-        if message.get("method") != UPDATE_METHOD:
-            continue
-        params = message.get("params")
-        if not isinstance(params, dict) or "update" not in params:
-            result.skipped.append((number, "session/update without params.update"))
-            continue
-        target = params.get("sessionId")
-        if isinstance(target, str):
-            if result.session_id is None:
-                result.session_id = target
-            elif target != result.session_id:
-                result.other_sessions += 1
-                continue
-        try:
-            result.state.apply(acp.decode(acp.SessionUpdate, params["update"]))
-        except acp.DecodeError as exc:
-            where = "$.params.update" + exc.path[1:]
-            result.skipped.append((number, f"bad update: {where}: {exc.reason}"))
-            continue
-        except ValueError as exc:
-            result.skipped.append((number, f"bad update: {exc}"))
-            continue
-        result.applied += 1
-    return result
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at column {exc.colno}"
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    return str(exc)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    return "null" if value is None else "number"
-
-
-def load_bindings() -> ModuleType:
-    """The generated `acp_v2`: importable as is, else from the project's output folder."""
-    try:
-        return _checked(importlib.import_module(BINDINGS))
-    except ModuleNotFoundError as exc:
-        if exc.name != BINDINGS:
-            raise
-    for folder in _output_folders():
-        if (folder / BINDINGS / "__init__.py").is_file():
-            sys.path.insert(0, str(folder))
-            return _checked(importlib.import_module(BINDINGS))
-    raise InputError(f"cannot find the generated {BINDINGS} package: run `acp-codegen generate`")
-
-
-def _output_folders() -> list[Path]:
-    folders = []
-    root = find_project(Path.cwd())
-    if root is not None:
-        try:
-            folders.append(load_config(root).out)
-        except InputError:
-            pass
-    folders.append(Path(__file__).resolve().parents[2] / "generated")
-    return folders
-
-
-def _checked(module: ModuleType) -> ModuleType:
-    if not hasattr(module, "SessionState"):
-        raise InputError(
-            f"{module.__name__} ({module.__file__}) has no SessionState: regenerate it"
+def _report(result: Replay, name: str) -> None:
+    for line, reason in result.problems:
+        print(f"acp-codegen: {name}:{line}: {reason}; skipped", file=sys.stderr)
+    if result.bad_lines > KEPT_PROBLEMS:
+        more = result.bad_lines - KEPT_PROBLEMS
+        print(f"acp-codegen: {name}: {more} more bad line(s) skipped", file=sys.stderr)
+    if result.other_sessions:
+        print(
+            f"acp-codegen: {result.other_sessions} update(s) of other sessions ignored"
+            " (choose one with --session)",
+            file=sys.stderr,
         )
-    return module
+
+
+def _default_bindings() -> Path:
+    """The project's configured v2 package, else the acp_v2 shipped with the tool."""
+    if find_project(Path.cwd()) is not None:
+        configured = load_config().v2_package()
+        if configured is not None:
+            if not (configured / "__init__.py").is_file():
+                raise InputError(
+                    f"the project's v2 package {configured} is not generated yet: run"
+                    " `acp-codegen generate`, or pass --bindings PACKAGE_DIR"
+                )
+            return configured
+    shipped = default_bindings()
+    if shipped is None:
+        raise InputError("no generated v2 package to replay with: pass --bindings PACKAGE_DIR")
+    return shipped
 
 
 # -- the text view -----------------------------------------------------------------------------

@@ -11,6 +11,11 @@ from pathlib import Path
 
 from ..diagnostics import InputError
 
+
+class RuffFailed(RuntimeError):
+    """ruff rejected the rendered output: a bug of acp-codegen's (exit 3), not bad input."""
+
+
 RUFF_ARGS = ("--isolated", "--no-cache", "--line-length", "100", "--target-version", "py311")
 
 
@@ -42,15 +47,17 @@ def format_files(files: dict[str, str]) -> dict[str, str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         ruff = ruff_binary()
-        _run([ruff, "format", *RUFF_ARGS, "--quiet", str(root)])
+        _run([ruff, "format", *RUFF_ARGS, "--quiet", str(root)], root)
         out = dict(files)
         for name in py:
             out[name] = (root / name).read_text(encoding="utf-8")
         return out
 
 
-def _run(argv: list[str]) -> None:
+def _run(argv: list[str], root: Path) -> None:
     proc = subprocess.run(argv, capture_output=True, text=True)
     if proc.returncode != 0:
-        first = (proc.stderr or proc.stdout).strip().splitlines()
-        raise InputError(f"ruff failed on the output: {first[0] if first else proc.returncode}")
+        # ruff names files by their temporary path: show them relative to the output folder.
+        text = (proc.stderr or proc.stdout).replace(f"{root}{os.sep}", "").strip()
+        first = text.splitlines()[0] if text else f"exit status {proc.returncode}"
+        raise RuffFailed(f"ruff failed on the generated code: {first}")

@@ -3,21 +3,23 @@
 - `path/to/schema.json`: that file, with the `meta.json` beside it when there is one;
 - `path/to/folder`: its `schema.json` (`schema.unstable.json` with `--unstable`);
 - `REF:LANE`, e.g. `schema-v2.0.0-alpha.3:v2`: the pinned file `LANE/schema.json` of that ref
-  (fetched into the cache and sha256-checked like `generate` does); the flat releases before
+  (fetched into the cache and sha256-checked like `generate` does; a ref the project's lock
+  does not pin yet is pinned first, not as the default); the flat releases before
   v2 (`v0.12.2`) have one lane, `v1`, which may be left out: `v0.12.2`.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import load_config
+from ..config import find_project, load_config
 from ..diagnostics import Diagnostics, InputError
 from ..ir import Model
 from ..naming import Names
-from ..pins import Lock, ensure, read_lock
+from ..pins import check_ref, ensure_with_meta, pin_ref, read_lock
 from ..pipeline import analyse
 from .reach import directions
 from .rules import Direction
@@ -54,16 +56,26 @@ def resolve(spec: str, unstable: bool) -> tuple[Path, str]:
 
 
 def _pinned(spec: str, schema_name: str) -> tuple[Path, str]:
+    """A pinned `REF:LANE` of the project's lock; a ref it does not pin yet is pinned first
+    (from the mirror or upstream, not as the default), as `schema pin REF --no-default` does."""
     ref, _, lane = spec.partition(":")
+    head = f"{spec!r} is neither a schema file nor a pinned ref"
     try:
-        lock = read_lock(load_config().lock)
-    except InputError:
-        raise InputError(
-            f"{spec!r} is not a schema file, and no pin lock is here to resolve it as a ref"
-        ) from None
+        check_ref(ref)
+    except InputError as exc:
+        raise InputError(f"{head} ({exc})") from None
+    if find_project(Path.cwd()) is None:
+        raise InputError(f"{head}: no pyproject.toml with [tool.acp-codegen] here or above")
+    lock = read_lock(load_config().lock, missing_ok=True)
     if ref not in lock.refs():
-        pinned = ", ".join(lock.refs())
-        raise InputError(f"{spec!r} is neither a schema file nor a pinned ref (pinned: {pinned})")
+        try:
+            added = pin_ref(lock, ref, make_default=False)
+        except InputError as exc:
+            raise InputError(f"{head}, and pinning it failed: {exc}") from None
+        print(
+            f"acp-codegen: pinned {ref} ({len(added)} file(s)) in {lock.path}, not as the default",
+            file=sys.stderr,
+        )
     lanes = sorted({p.path.split("/")[0] for p in lock.pins if p.ref == ref and "/" in p.path})
     if not lane:
         if lanes:
@@ -76,18 +88,6 @@ def _pinned(spec: str, schema_name: str) -> tuple[Path, str]:
     else:
         known = ", ".join(lanes) or "v1"
         raise InputError(f"{ref} has no lane {lane!r} (lanes: {known})")
-    pin = lock.find(ref, path)
-    file = ensure(lock, pin)
-    _ensure_meta(lock, ref, path)
+    file = ensure_with_meta(lock, lock.find(ref, path))
     suffix = " (unstable)" if "unstable" in schema_name else ""
     return file, f"{ref}:{lane or 'v1'}{suffix}"
-
-
-def _ensure_meta(lock: Lock, ref: str, path: str) -> None:
-    """Bring the meta files beside a pinned schema into the cache (methods come from them)."""
-    folder, _, name = path.rpartition("/")
-    prefix = f"{folder}/" if folder else ""
-    wanted = {prefix + name.replace("schema", "meta", 1), prefix + "meta.json"}
-    for pin in lock.pins:
-        if pin.ref == ref and pin.path in wanted:
-            ensure(lock, pin)

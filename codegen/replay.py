@@ -1,0 +1,215 @@
+"""Replay a JSON-lines transcript of JSON-RPC messages into a generated `SessionState`.
+
+The transcript is read line by line (a line is bounded; nothing reads the whole file), and the
+session model comes from the generated package it is pointed at, loaded from that folder with
+importlib (`load_bindings`). Bad lines are counted and the first few kept for the report; a
+file that is not text, holds nothing, or holds no `session/update` of the chosen session is an
+InputError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, BinaryIO
+
+from .diagnostics import InputError
+
+UPDATE_METHOD = "session/update"
+MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is reported and skipped, never held whole
+KEPT_PROBLEMS = 20  # bad lines reported one by one; the rest are counted
+_CHUNK = 1024 * 1024
+
+
+@dataclass
+class Replay:
+    """What a transcript replay produced: the state, and what was skipped or ignored."""
+
+    state: Any  # the bindings' SessionState
+    session_id: str | None = None
+    applied: int = 0
+    updates: int = 0  # session/update notifications of the replayed session, applied or not
+    other_sessions: int = 0
+    sessions: dict[str, None] = field(default_factory=dict)  # every session id seen, in order
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, reason), the first few
+    bad_lines: int = 0
+    empty: bool = False  # no line but blank ones
+
+    def refusal(self, name: str) -> str | None:
+        """Why this replay shows nothing worth a 0 exit status (None when it does)."""
+        if self.empty:
+            return f"{name} is empty: nothing to replay"
+        which = f" of session {self.session_id!r}" if self.session_id is not None else ""
+        if self.updates == 0:
+            seen = ", ".join(list(self.sessions)[:10])
+            others = f" (sessions in it: {seen})" if which and seen else ""
+            return f"{name} has no JSON-RPC {UPDATE_METHOD} notification{which}{others}"
+        if self.applied == 0:
+            return (
+                f"{name}: none of its {self.updates} {UPDATE_METHOD} notification(s){which}"
+                " could be applied"
+            )
+        return None
+
+    def skip(self, number: int, reason: str) -> None:
+        self.bad_lines += 1
+        if len(self.problems) < KEPT_PROBLEMS:
+            self.problems.append((number, reason))
+
+
+def replay(
+    acp: ModuleType,
+    stream: BinaryIO,
+    name: str,
+    session_id: str | None = None,
+    max_line: int = MAX_LINE_BYTES,
+) -> Replay:
+    """Apply every `session/update` of one session in `stream` (JSON lines) to a new state.
+
+    `name` is how errors name the input. Raises InputError for a stream that is not UTF-8
+    text; `Replay.refusal` says whether what was found is worth showing."""
+    result = Replay(acp.SessionState(), session_id)
+    blank = True
+    number = 0
+    while line := stream.readline(max_line + 1):
+        number += 1
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]  # a UTF-8 byte order mark
+        _check_text(line, name, number)
+        if len(line) > max_line and not line.endswith(b"\n"):
+            _read_past_line(stream, name, number)
+            result.skip(number, f"longer than {max_line} bytes")
+            blank = False
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(
+                f"{name}:{number}: not UTF-8 text: this is not a JSON-lines transcript"
+            ) from None
+        if text.strip():
+            blank = False
+            _apply_line(acp, result, number, text)
+    result.empty = blank
+    return result
+
+
+def _check_text(data: bytes, name: str, number: int) -> None:
+    if b"\0" in data:
+        raise InputError(f"{name}:{number}: a NUL byte: this is not a JSON-lines transcript")
+
+
+def _read_past_line(stream: BinaryIO, name: str, number: int) -> None:
+    """Read to the end of an overlong line, a chunk at a time (a NUL in it still stops us)."""
+    while chunk := stream.readline(_CHUNK):
+        _check_text(chunk, name, number)
+        if chunk.endswith(b"\n"):
+            return
+
+
+def _apply_line(acp: ModuleType, result: Replay, number: int, text: str) -> None:
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        result.skip(number, f"not JSON ({_reason(exc)})")
+        return
+    if not isinstance(message, dict):
+        result.skip(number, f"not a JSON-RPC message (a JSON {_kind(message)})")
+        return
+    if message.get("method") != UPDATE_METHOD:
+        return
+    if message.get("jsonrpc") != "2.0":
+        result.skip(number, f'{UPDATE_METHOD} without "jsonrpc": "2.0"')
+        return
+    params = message.get("params")
+    target = params.get("sessionId") if isinstance(params, dict) else None
+    if not isinstance(params, dict) or "update" not in params:
+        result.skip(number, f"{UPDATE_METHOD} without params.update")
+        return
+    if not isinstance(target, str):
+        result.skip(number, f"{UPDATE_METHOD} without a string params.sessionId")
+        return
+    result.sessions.setdefault(target)
+    if result.session_id is None:
+        result.session_id = target
+    elif target != result.session_id:
+        result.other_sessions += 1
+        return
+    result.updates += 1
+    try:
+        result.state.apply(acp.decode(acp.SessionUpdate, params["update"]))
+    except acp.DecodeError as exc:
+        result.skip(number, f"bad update: $.params.update{exc.path[1:]}: {exc.reason}")
+        return
+    except ValueError as exc:
+        result.skip(number, f"bad update: {exc}")
+        return
+    result.applied += 1
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at column {exc.colno}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    return "null" if value is None else "number"
+
+
+# -- the generated package ---------------------------------------------------------------------
+
+NEEDED = ("SessionState", "SessionUpdate", "DecodeError", "decode")
+
+
+def load_bindings(folder: Path) -> ModuleType:
+    """The generated package in `folder`, imported from there under a private module name (the
+    package's own name, and `sys.path`, are left alone)."""
+    init = folder / "__init__.py"
+    if not init.is_file():
+        raise InputError(
+            f"{folder} is not a generated package (no __init__.py): pass --bindings with the"
+            " folder of a package acp-codegen generated from a v2 schema"
+        )
+    resolved = folder.resolve()
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    name = f"_acp_codegen_bindings_{digest}"
+    module = sys.modules.get(name)
+    if module is None:
+        module = _import(name, resolved)
+    missing = [n for n in NEEDED if not hasattr(module, n)]
+    if missing:
+        raise InputError(
+            f"{folder} has no {missing[0]}: replay needs a package generated from a v2 schema"
+            " (with session_state.py)"
+        )
+    return module
+
+
+def _import(name: str, folder: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # whatever is in that folder: bad input, one line
+        for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[loaded]
+        raise InputError(f"cannot import {folder}: {type(exc).__name__}: {exc}") from None
+    return module

@@ -1,0 +1,105 @@
+"""`codegen.config`: `[tool.acp-codegen]` with defaults (the shipped templates unless the
+section names its own), and a one-line error for each thing wrong in it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen.config import PackageConfig, default_bindings, default_templates, load_config
+from codegen.diagnostics import InputError
+from tests.conftest import REPO
+
+
+def project(tmp_path: Path, section: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "mine"\n\n[tool.acp-codegen]\n' + section, encoding="utf-8"
+    )
+    return tmp_path
+
+
+def test_defaults_of_a_minimal_section(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        'out = "src/mine"\n[[tool.acp-codegen.packages]]\npackage = "acp"\nschema = "v2/schema.json"\n',
+    )
+    (root / "sub").mkdir()
+    config = load_config(root / "sub")  # found from a folder below
+    assert config.root == root
+    assert config.lock == root / "schema" / "pins.lock.json"
+    assert config.out == root / "src" / "mine"
+    assert config.templates == default_templates() == REPO / "templates"
+    assert not config.own_templates
+    assert config.names is None
+    assert config.packages == (PackageConfig("acp", "v2/schema.json"),)
+    assert config.v2_package() == root / "src" / "mine" / "acp"
+
+
+def test_a_section_may_name_its_own_templates(tmp_path: Path) -> None:
+    config = load_config(project(tmp_path, 'templates = "tpl"\nlock = "pins/lock.json"\n'))
+    assert (config.templates, config.own_templates) == (tmp_path / "tpl", True)
+    assert config.lock == tmp_path / "pins" / "lock.json"
+    assert config.packages == ()
+    assert config.v2_package() is None
+
+
+def test_the_repo_itself_uses_its_templates() -> None:
+    config = load_config(REPO)
+    assert (config.templates, config.own_templates) == (REPO / "templates", False)
+    assert default_bindings() == REPO / "generated" / "acp_v2"
+
+
+@pytest.mark.parametrize(
+    ("section", "problem"),
+    [
+        ('outt = "x"\n', "unknown key 'outt' (known: lock, names, out, packages, templates)"),
+        ("out = 3\n", "out must be a non-empty string (a path)"),
+        ('templates = ""\n', "templates must be a non-empty string (a path)"),
+        (
+            'packages = "acp"\n',
+            "packages must be an array of tables ([[tool.acp-codegen.packages]])",
+        ),
+        ("packages = [1]\n", "packages[0] must be a table"),
+        (
+            '[[tool.acp-codegen.packages]]\npackage = "acp"\n',
+            "packages[0] needs 'schema' (keys: package, schema, ref)",
+        ),
+        (
+            '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = "s"\nlane = "v2"\n',
+            "packages[0] has an unknown key 'lane' (keys: package, schema, ref)",
+        ),
+        (
+            '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = 2\n',
+            "packages[0]: every value must be a non-empty string",
+        ),
+        (
+            '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = "s"\n'
+            '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = "t"\n',
+            "packages[1]: package 'a' is configured twice",
+        ),
+    ],
+)
+def test_each_mistake_is_one_line_naming_the_file(
+    tmp_path: Path, section: str, problem: str
+) -> None:
+    root = project(tmp_path, section)
+    with pytest.raises(InputError) as info:
+        load_config(root)
+    assert str(info.value) == f"error: [tool.acp-codegen] in {root / 'pyproject.toml'}: {problem}"
+
+
+def test_broken_toml_is_named(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_config(tmp_path)
+    assert str(info.value).startswith(f"error: {tmp_path / 'pyproject.toml'} is not valid TOML: ")
+
+
+def test_no_section_here_or_above(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_config(tmp_path)
+    assert str(info.value) == (
+        "error: no pyproject.toml with [tool.acp-codegen] here or above; pass --schema and --out"
+    )
