@@ -47,7 +47,10 @@ class _Parser(argparse.ArgumentParser):
 
 def exit_status_epilog(text: str, before: str | None = None) -> str:
     """An epilog ending with the exit status line (`before` first, when there is one)."""
-    return (before.rstrip("\n") + "\n\n" if before else "") + f"exit status: {text}"
+    import textwrap
+
+    status = textwrap.fill(f"exit status: {text}", width=80, subsequent_indent="  ")
+    return (before.rstrip("\n") + "\n\n" if before else "") + status
 
 
 def parser(wanted: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -66,10 +69,9 @@ def parser(wanted: Sequence[str] = ()) -> argparse.ArgumentParser:
             continue
         module = importlib.import_module(f"codegen.commands.{name}")
         if name == "schema":
-            module.add_arguments(command, _Parser, status)
+            module.add_arguments(command, _Parser, exit_status_epilog(status))
         else:
             module.add_arguments(command)
-        command.formatter_class = argparse.RawDescriptionHelpFormatter
         command.epilog = exit_status_epilog(status, command.epilog)
     return p
 

@@ -11,10 +11,10 @@ from ..pins import check_ref, pin_ref, read_lock, sync
 
 
 def add_arguments(
-    p: argparse.ArgumentParser, parser_class: type[argparse.ArgumentParser], status: str
+    p: argparse.ArgumentParser, parser_class: type[argparse.ArgumentParser], epilog: str
 ) -> None:
+    """The sub-commands; `epilog` (the exit status) goes on each one's help."""
     sub = p.add_subparsers(dest="schema_command", required=True, parser_class=parser_class)
-    epilog = f"exit status: {status}"
     sync_p = sub.add_parser(
         "sync",
         help="fill the cache from $ACP_SCHEMA_MIRROR or upstream, checking sha256",

@@ -47,7 +47,7 @@ def format_files(files: dict[str, str]) -> dict[str, str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         ruff = ruff_binary()
-        _run([ruff, "format", *RUFF_ARGS, "--quiet", str(root)], root)
+        _run([ruff, "format", *RUFF_ARGS, str(root)], root)  # not --quiet: it hides errors
         out = dict(files)
         for name in py:
             out[name] = (root / name).read_text(encoding="utf-8")

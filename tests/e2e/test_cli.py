@@ -184,10 +184,26 @@ def test_unknown_subcommand_and_flag(cli: Cli) -> None:
     )
 
 
-def test_unknown_ref(cli: Cli) -> None:
+def test_unknown_ref(cli: Cli, tmp_path: Path, mirror: Path) -> None:
     lock = REPO / "schema" / "pins.lock.json"
-    assert one_error(cli("generate", "--check", "--ref", "nope")) == (
-        f"no pin for v1/schema.json at nope in {lock}: run `acp-codegen schema pin nope`"
+    empty = tmp_path / "mirror"
+    empty.mkdir()
+    assert one_error(cli("generate", "--check", "--ref", "nope", mirror=empty)) == (
+        f"nope is not pinned, and the mirror {empty} has no release nope"
+    )
+    local = copy_ref(mirror, "schema-v2.0.0-alpha.5", tmp_path / "full")
+    assert one_error(
+        cli("generate", "--check", "--ref", "schema-v2.0.0-alpha.5", mirror=local)
+    ) == (
+        f"schema-v2.0.0-alpha.5 is not pinned in {lock}:"
+        " run `acp-codegen schema pin schema-v2.0.0-alpha.5 --no-default` first"
+    )
+    assert one_error(cli("generate", "--check", "--ref", "v0.12.2", mirror=mirror)) == (
+        "v0.12.2 has no v2/schema.json (a flat release before v2: protocol v1 only);"
+        " its pinned files: meta.json, meta.unstable.json, schema.json, schema.unstable.json"
+    )
+    assert one_error(cli("generate", "--check", "--ref", "../x")) == (
+        "invalid ref '../x': a ref cannot contain a path separator"
     )
 
 
@@ -337,7 +353,10 @@ def test_sync_fills_the_cache_and_verifies_it(cli: Cli, make_project: Any, mirro
     assert cached_files(root) == ["v0.2.0/meta.json", "v0.2.0/schema.json"]
     again = cli("schema", "sync", "v0.2.0", cwd=root, mirror=mirror)
     assert (again.code, again.err) == (0, "acp-codegen: 2 pinned file(s) verified, 0 fetched\n")
-    assert one_error(cli("schema", "sync", "v9", cwd=root, mirror=mirror)) == "not pinned: v9"
+    lock = root / "schema" / "pins.lock.json"
+    assert one_error(cli("schema", "sync", "v9", cwd=root, mirror=mirror)) == (
+        f"not pinned in {lock}: v9"
+    )
 
 
 def test_sync_into_an_unwritable_cache(cli: Cli, make_project: Any, mirror: Path) -> None:
@@ -436,3 +455,163 @@ def test_pin_an_unknown_ref(cli: Cli, make_project: Any, tmp_path: Path) -> None
     run = cli("schema", "pin", "nope", cwd=root, mirror=tmp_path / "mirror")
     assert one_error(run) == f"no schema files found for ref 'nope' in {tmp_path / 'mirror'}/nope"
     assert (root / "schema" / "pins.lock.json").read_text(encoding="utf-8") == before
+
+
+# -- refs and lock files that could leave the cache ------------------------------------------------
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under `root` and its bytes (Python's caches left out)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+@pytest.mark.parametrize(
+    ("ref", "reason"),
+    [
+        ("../../evil", "a ref cannot contain a path separator"),
+        ("..", "it would leave the schema cache"),
+        ("/tmp/evil", "a ref cannot contain a path separator"),
+        ("sub/ref", "a ref cannot contain a path separator"),
+        ("", "it is empty"),
+    ],
+)
+def test_pin_and_sync_refuse_refs_that_leave_the_cache(
+    cli: Cli, make_project: Any, mirror: Path, tmp_path: Path, ref: str, reason: str
+) -> None:
+    root = make_project(refs=["v0.2.0"])
+    # A mirror where `../../evil` would find files: nothing may be read from there either.
+    evil_mirror = tmp_path / "m" / "a" / "b"
+    evil_mirror.mkdir(parents=True)
+    shutil.copytree(mirror / "v0.2.0", tmp_path / "m" / "evil")
+    before = snapshot(tmp_path)
+    for command in ("pin", "sync"):
+        run = cli("schema", command, ref, cwd=root, mirror=evil_mirror)
+        assert one_error(run) == f"invalid ref {ref!r}: {reason}"
+    assert snapshot(tmp_path) == before
+
+
+def test_a_broken_lock_is_one_line_naming_it(cli: Cli, make_project: Any) -> None:
+    root = make_project(refs=["v0.2.0"])
+    lock = root / "schema" / "pins.lock.json"
+    lock.write_text('{"default": "v0.2.0", "pins": [{"ref": "../x"}]}', encoding="utf-8")
+    expected = (
+        f"lock file {lock} is malformed: pins[0] must be an object with the keys"
+        " ref, path, sha256, url"
+    )
+    for args in (["generate"], ["schema", "sync"], ["schema", "list"], ["schema", "pin", "v0.2.0"]):
+        assert one_error(cli(*args, cwd=root)) == expected
+    lock.write_text("{", encoding="utf-8")
+    assert one_error(cli("generate", cwd=root)).startswith(f"lock file {lock} is not valid JSON: ")
+
+
+def test_generate_in_a_project_without_a_lock_says_how_to_make_one(
+    cli: Cli, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.acp-codegen]\n[[tool.acp-codegen.packages]]\npackage = "a"\n'
+        'schema = "v2/schema.json"\n',
+        encoding="utf-8",
+    )
+    lock = tmp_path / "schema" / "pins.lock.json"
+    assert one_error(cli("generate", cwd=tmp_path)) == (
+        f"no lock file {lock}: run `acp-codegen schema pin REF` to create it"
+    )
+    (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen]\n", encoding="utf-8")
+    assert one_error(cli("generate", cwd=tmp_path)) == (
+        f"no packages configured in {tmp_path / 'pyproject.toml'}: add"
+        " [[tool.acp-codegen.packages]] tables (package, schema)"
+    )
+
+
+# -- what the banner records -----------------------------------------------------------------------
+def test_a_pinned_cache_entry_given_as_schema_keeps_its_ref(cli: Cli, tmp_path: Path) -> None:
+    cached = REPO / "schema" / "cache" / "schema-v2.0.0-alpha.3" / "v2" / "schema.json"
+    run = cli("generate", "--schema", cached, "--out", tmp_path, "--package", "acp_v2")
+    assert (run.code, run.err) == (0, "")
+    # The same package as the committed one, generated from the lock.
+    assert snapshot(tmp_path / "acp_v2") == snapshot(REPO / "generated" / "acp_v2")
+
+
+def test_a_local_schema_records_its_sha256(cli: Cli, tmp_path: Path) -> None:
+    schema = write_schema(tmp_path / "src", SMALL)
+    digest = hashlib.sha256(schema.read_bytes()).hexdigest()
+    assert cli("generate", "--schema", schema, "--out", tmp_path / "o", "--package", "p").code == 0
+    init = (tmp_path / "o" / "p" / "__init__.py").read_text(encoding="utf-8")
+    assert init.startswith(
+        "# Generated by acp-codegen 0.1.0 from the ACP schema local (schema.json),\n"
+        f"# sha256 {digest}. Do not edit: regenerate instead.\n"
+    )
+    assert f'SCHEMA_REF = "local"\nSCHEMA_SHA256 = "{digest}"\n' in init
+    assert one_error(
+        cli("generate", "--schema", schema, "--out", tmp_path / "o", "--package", "p", "--ref", "x")
+    ) == ("--ref picks a pinned schema: it does not go with --schema")
+
+
+# -- generating over what is not ours --------------------------------------------------------------
+def test_generate_over_a_hand_written_package_is_refused(cli: Cli, tmp_path: Path) -> None:
+    schema = write_schema(tmp_path / "src", SMALL)
+    mine = tmp_path / "out" / "mine"
+    mine.mkdir(parents=True)
+    (mine / "__init__.py").write_text("ANSWER = 42\n", encoding="utf-8")
+    (tmp_path / "out" / "notes").write_text("keep me\n", encoding="utf-8")
+    before = snapshot(tmp_path)
+    for package in ("mine", "notes"):
+        run = cli("generate", "--schema", schema, "--out", tmp_path / "out", "--package", package)
+        assert one_error(run).startswith(f"refusing to replace {tmp_path / 'out' / package}: ")
+    assert snapshot(tmp_path) == before
+
+
+# -- exit status 3 and the help texts --------------------------------------------------------------
+def test_a_ruff_failure_on_our_output_is_exit_3(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import codegen.pipeline
+
+    monkeypatch.setattr(codegen.pipeline, "_runtime_text", lambda *_: "def broken(:\n")
+    schema = write_schema(tmp_path / "src", SMALL)
+    run = cli("generate", "--schema", schema, "--out", tmp_path / "out", "--package", "p")
+    assert (run.code, run.out) == (3, "")
+    assert run.err == (
+        "acp-codegen: internal error (please report it): ruff failed on the generated code:"
+        " error: Failed to parse p/_runtime.py:1:12: Expected a parameter or the end of the"
+        " parameter list\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_ruff_failure_from_the_projects_own_templates_is_bad_input(
+    cli: Cli, make_project: Any, mirror: Path
+) -> None:
+    root = make_project(refs=["schema-v2.0.0-alpha.3"])
+    templates = root / "tpl"
+    shutil.copytree(REPO / "templates", templates)
+    (templates / "methods.py.j2").write_text("{{ banner }}\nx = (\n", encoding="utf-8")
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if not line.startswith("templates =")]
+    lines.insert(1, 'templates = "tpl"')
+    (root / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    message = one_error(cli("generate", cwd=root, mirror=mirror))
+    assert message.startswith(
+        f"the templates in {templates} make code ruff rejects: ruff failed on the generated"
+        " code: error: Failed to parse acp_v1/methods.py:"
+    )
+    assert not (root / "generated").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        (["generate"], "exit status: 0 written (with --check: current), 1 --check found a"),
+        (["schema", "pin"], "exit status: 0 ok, 2 bad input, 3 a bug of acp-codegen's"),
+        (["diff"], "exit status: 0 nothing at the --fail-on severity, 1 something is, 2 bad"),
+        (["replay"], "exit status: 0 replayed (bad lines are reported and skipped), 2 bad"),
+        ([], "exit status: 0 ok, 1 --check differs or diff found breaking changes, 2 bad"),
+    ],
+)
+def test_each_help_names_the_exit_status(cli: Cli, args: list[str], status: str) -> None:
+    run = cli(*args, "--help")
+    assert run.code == 0
+    assert status in " ".join(run.out.split()), run.out
+    assert "3 a bug of acp-codegen's" in " ".join(run.out.split())

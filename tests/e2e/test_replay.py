@@ -1,9 +1,12 @@
-"""`acp-codegen replay`: the text view, the JSON snapshot, and how bad lines are reported."""
+"""`acp-codegen replay`: the text view, the JSON snapshot, how bad lines are reported, which
+inputs are refused (exit 2), and which generated package it decodes with."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -230,17 +233,6 @@ def test_missing_file_is_one_line_and_exit_2(
     )
 
 
-def test_empty_transcript_is_an_empty_idle_session(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = write(tmp_path, [])
-    assert run(capsys, str(path)) == (
-        0,
-        "session (unknown): 0 update(s) applied\n\nusage: none reported\nstate: idle\n",
-        "",
-    )
-
-
 def test_one_session_is_replayed_and_others_are_counted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -285,3 +277,193 @@ def test_finds_the_generated_package_outside_the_project(tmp_path: Path) -> None
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.endswith("\nusage: none reported\nstate: running\n")
+
+
+def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The one error line of a replay that exits 2 and prints nothing on stdout."""
+    code, out, err = run(capsys, *args)
+    assert (code, out) == (2, ""), err
+    assert err.count("\n") == 1, err
+    return err.removeprefix("acp-codegen: error: ").removesuffix("\n")
+
+
+def test_files_that_are_not_transcripts_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    binary = tmp_path / "core"
+    binary.write_bytes(upd("state_update", state="running").encode() + b"\n\x7fELF\0\0\1\n")
+    assert refused(capsys, str(binary)) == (
+        f"{binary}:2: a NUL byte: this is not a JSON-lines transcript"
+    )
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(b'{"jsonrpc": "2.0", "method": "caf\xe9"}\n')
+    assert refused(capsys, str(latin1)) == (
+        f"{latin1}:1: not UTF-8 text: this is not a JSON-lines transcript"
+    )
+    for name, content in [("empty.jsonl", b""), ("blank.jsonl", b"\n  \n\r\n")]:
+        path = tmp_path / name
+        path.write_bytes(content)
+        assert refused(capsys, str(path)) == f"{path} is empty: nothing to replay"
+
+
+def test_dev_zero_is_refused_without_reading_it_all(capsys: pytest.CaptureFixture[str]) -> None:
+    if not Path("/dev/zero").exists():
+        pytest.skip("no /dev/zero")
+    assert refused(capsys, "/dev/zero") == (
+        "/dev/zero:1: a NUL byte: this is not a JSON-lines transcript"
+    )
+
+
+def test_a_transcript_without_session_updates_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, TRANSCRIPT[:2] + ['{"method": "session/update"}', "[]"])
+    code, out, err = run(capsys, str(path))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f'acp-codegen: {path}:3: session/update without "jsonrpc": "2.0"; skipped',
+        f"acp-codegen: {path}:4: not a JSON-RPC message (a JSON array); skipped",
+        f"acp-codegen: error: {path} has no JSON-RPC session/update notification",
+    ]
+
+
+def test_an_unknown_session_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = [
+        rpc({"sessionUpdate": "state_update", "state": "running"}, session="a"),
+        rpc({"sessionUpdate": "state_update", "state": "running"}, session="b"),
+    ]
+    path = write(tmp_path, lines)
+    code, out, err = run(capsys, "--session", "c", str(path))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "acp-codegen: 2 update(s) of other sessions ignored (choose one with --session)",
+        f"acp-codegen: error: {path} has no JSON-RPC session/update notification"
+        " of session 'c' (sessions in it: a, b)",
+    ]
+
+
+def test_when_no_update_could_be_applied_it_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, [upd("state_update", state=7), rpc({"nope": 1})])
+    code, out, err = run(capsys, str(path))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"acp-codegen: {path}:1: bad update: $.params.update.state: expected a string,"
+        " got an integer; skipped",
+        f"acp-codegen: {path}:2: bad update: $.params.update.sessionUpdate: missing tag; skipped",
+        f"acp-codegen: error: {path}: none of its 2 session/update notification(s)"
+        " of session 's1' could be applied",
+    ]
+
+
+def test_the_first_20_bad_lines_are_reported_then_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = ["{bad"] * 25 + [upd("state_update", state="running")]
+    path = write(tmp_path, lines)
+    code, out, err = run(capsys, str(path))
+    assert code == 0 and out.endswith("state: running\n")
+    reason = "not JSON (Expecting property name enclosed in double quotes at column 2)"
+    assert err.splitlines() == [
+        *(f"acp-codegen: {path}:{n}: {reason}; skipped" for n in range(1, 21)),
+        f"acp-codegen: {path}: 5 more bad line(s) skipped",
+    ]
+
+
+def test_an_overlong_line_is_skipped_and_the_next_one_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long_line = upd("agent_message_chunk", messageId="m", content=text("x" * 5000))
+    path = write(tmp_path, [long_line, upd("state_update", state="running")])
+    code, out, err = run(capsys, "--max-line", "1000", str(path))
+    assert (code, err) == (0, f"acp-codegen: {path}:1: longer than 1000 bytes; skipped\n")
+    assert out.startswith("session s1: 1 update(s) applied\n")
+    path.write_bytes(b"x" * 3000 + b"\0\n")  # a NUL far into an overlong line still stops it
+    assert refused(capsys, "--max-line", "1000", str(path)) == (
+        f"{path}:1: a NUL byte: this is not a JSON-lines transcript"
+    )
+
+
+def test_updates_need_a_session_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    no_id = {"jsonrpc": "2.0", "method": "session/update", "params": {"update": {}}}
+    path = write(tmp_path, [json.dumps(no_id), upd("state_update", state="running")])
+    code, _, err = run(capsys, str(path))
+    assert (code, err) == (
+        0,
+        f"acp-codegen: {path}:1: session/update without a string params.sessionId; skipped\n",
+    )
+
+
+def test_reads_standard_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = (upd("state_update", state="running") + "\n").encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, out, err = run(capsys, "-")
+    assert (code, err) == (0, "")
+    assert out.endswith("state: running\n")
+
+
+# -- the generated package it decodes with -----------------------------------------------------
+
+
+def test_bindings_are_loaded_from_the_folder_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "vendored" / "acp"
+    shutil.copytree(ROOT / "generated" / "acp_v2", copy)
+    path = write(tmp_path, [upd("state_update", state="running")])
+    before = set(sys.modules)
+    code, out, err = run(capsys, "--bindings", str(copy), str(path))
+    assert (code, err) == (0, "")
+    assert out.endswith("state: running\n")
+    loaded = {m for m in set(sys.modules) - before if m.endswith("._runtime")}
+    [runtime] = loaded  # imported under a private name, from that folder
+    assert sys.modules[runtime].__file__ == str(copy / "_runtime.py")
+    assert str(copy.parent) not in sys.path and str(copy) not in sys.path
+
+
+def test_bindings_that_cannot_replay_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, [upd("state_update", state="running")])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert refused(capsys, "--bindings", str(empty), str(path)) == (
+        f"{empty} is not a generated package (no __init__.py): pass --bindings with the folder"
+        " of a package acp-codegen generated from a v2 schema"
+    )
+    v1 = tmp_path / "v1"
+    shutil.copytree(ROOT / "generated" / "acp_v1", v1)
+    assert refused(capsys, "--bindings", str(v1), str(path)) == (
+        f"{v1} has no SessionState: replay needs a package generated from a v2 schema"
+        " (with session_state.py)"
+    )
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("from .missing import x\n", encoding="utf-8")
+    message = refused(capsys, "--bindings", str(broken), str(path))
+    assert message.startswith(f"cannot import {broken.resolve()}: ModuleNotFoundError: ")
+
+
+def test_the_projects_v2_package_is_the_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.acp-codegen]\nout = "src"\n[[tool.acp-codegen.packages]]\n'
+        'package = "acp"\nschema = "v2/schema.json"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, [upd("state_update", state="running")])
+    assert refused(capsys, str(path)) == (
+        f"the project's v2 package {tmp_path / 'src' / 'acp'} is not generated yet: run"
+        " `acp-codegen generate`, or pass --bindings PACKAGE_DIR"
+    )
+    shutil.copytree(ROOT / "generated" / "acp_v2", tmp_path / "src" / "acp")
+    before = set(sys.modules)
+    code, out, _ = run(capsys, str(path))
+    assert code == 0 and out.endswith("state: running\n")
+    runtimes = [sys.modules[m] for m in set(sys.modules) - before if m.endswith("._runtime")]
+    assert [m.__file__ for m in runtimes] == [str(tmp_path / "src" / "acp" / "_runtime.py")]
