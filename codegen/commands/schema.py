@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     if args.schema_command == "pin":
         check_ref(args.ref)  # before the lock is even read: nothing is written for a bad ref
         lock = read_lock(config.lock, missing_ok=True)
-        for done in pin_ref(lock, args.ref, make_default=not args.no_default):
+        pinned = pin_ref(lock, args.ref, make_default=not args.no_default)
+        for done in sorted(pinned, key=lambda d: d.pin.path):
             pin = done.pin
             print(f"{pin.ref}/{pin.path} {pin.sha256}")
             if done.previous_sha256 not in (None, pin.sha256):
