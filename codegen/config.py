@@ -84,10 +84,13 @@ def find_project(start: Path) -> Path | None:
     return found[0] if found else None
 
 
-def load_config(start: Path | None = None) -> Config:
+def load_config(start: Path | None = None, hint: str = "") -> Config:
+    """The settings of the project at or above `start` (the working folder); `hint` ends the
+    error when there is none."""
     found = _find(start or Path.cwd())
     if found is None:
-        raise InputError(f"no pyproject.toml with {SECTION} here or above; pass --schema and --out")
+        hint = hint or f"add a {SECTION} section (out, packages) to your pyproject.toml"
+        raise InputError(f"no pyproject.toml with {SECTION} here or above; {hint}")
     root, section = found
     where = f"{SECTION} in {root / 'pyproject.toml'}"
     if not isinstance(section, dict):

@@ -104,7 +104,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
         return targets, args.out, default_templates(), False
     if args.out is not None or args.package is not None:
         raise InputError("--out and --package go with --schema")
-    config: Config = load_config()
+    config: Config = load_config(hint="pass --schema and --out")
     if not config.packages:
         raise InputError(
             f"no packages configured in {config.root / 'pyproject.toml'}: add"

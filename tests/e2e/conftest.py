@@ -32,10 +32,8 @@ NOT_BUILT = shutil.ignore_patterns(
 )
 
 
-def _run(argv: list[str | Path], **kwargs: object) -> None:
-    done = subprocess.run(
-        [str(a) for a in argv], capture_output=True, text=True, timeout=600, **kwargs
-    )  # type: ignore[call-overload]
+def _run(argv: list[str | Path]) -> None:
+    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise AssertionError(f"{argv} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
 

@@ -22,7 +22,8 @@ def project(tmp_path: Path, section: str) -> Path:
 def test_defaults_of_a_minimal_section(tmp_path: Path) -> None:
     root = project(
         tmp_path,
-        'out = "src/mine"\n[[tool.acp-codegen.packages]]\npackage = "acp"\nschema = "v2/schema.json"\n',
+        'out = "src/mine"\n[[tool.acp-codegen.packages]]\n'
+        'package = "acp"\nschema = "v2/schema.json"\n',
     )
     (root / "sub").mkdir()
     config = load_config(root / "sub")  # found from a folder below
@@ -101,5 +102,6 @@ def test_no_section_here_or_above(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_config(tmp_path)
     assert str(info.value) == (
-        "error: no pyproject.toml with [tool.acp-codegen] here or above; pass --schema and --out"
+        "error: no pyproject.toml with [tool.acp-codegen] here or above;"
+        " add a [tool.acp-codegen] section (out, packages) to your pyproject.toml"
     )

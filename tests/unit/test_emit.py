@@ -17,6 +17,9 @@ from codegen.diagnostics import InputError
 from codegen.emit import MANIFEST, diff, refusals, with_manifests, write
 from codegen.render.env import banner
 
+NO_MANIFEST = (
+    f"it has no {MANIFEST}, so nothing shows acp-codegen made it (move it away to generate there)"
+)
 BANNER = banner("schema-v9", "v2/schema.json", "0" * 64)
 
 
@@ -122,10 +125,7 @@ def refused_case(root: Path, case: str) -> tuple[Path, str]:
     if case == "hand-written package":
         target.mkdir(parents=True)
         (target / "__init__.py").write_text("print('mine')\n", encoding="utf-8")
-        return (
-            out,
-            f"{head}: it has no {MANIFEST}, so nothing shows acp-codegen made it (move it away to generate there)",
-        )
+        return out, f"{head}: {NO_MANIFEST}"
     if case == "plain file":
         out.mkdir()
         target.write_text("notes\n", encoding="utf-8")
@@ -155,10 +155,7 @@ def refused_case(root: Path, case: str) -> tuple[Path, str]:
         return out, f"{head}: {target / '__init__.py'} was edited since acp-codegen wrote it"
     if case == "manifest removed":
         (target / MANIFEST).unlink()
-        return (
-            out,
-            f"{head}: it has no {MANIFEST}, so nothing shows acp-codegen made it (move it away to generate there)",
-        )
+        return out, f"{head}: {NO_MANIFEST}"
     if case == "manifest broken":
         (target / MANIFEST).write_text("{not json", encoding="utf-8")
         return out, f"{head}: its {MANIFEST} is not one acp-codegen wrote"
