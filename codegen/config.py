@@ -50,6 +50,18 @@ class Config:
     def own_templates(self) -> bool:
         return self.templates != default_templates()
 
+    def check_templates(self) -> None:
+        """The section's own templates folder must hold every template a package needs."""
+        from .modules import CORE_MODULES
+
+        needed = [m.template or f"runtime/{m.runtime}" for m in CORE_MODULES]
+        missing = [name for name in needed if not (self.templates / name).is_file()]
+        if missing:
+            raise InputError(
+                f"the templates folder {self.templates} (templates under {SECTION}) has no"
+                f" {missing[0]}: copy the whole templates/ folder of acp-codegen to start from"
+            )
+
     def v2_package(self) -> Path | None:
         """The folder of the configured stable v2 package, if there is one."""
         lanes = [p for p in self.packages if p.schema == "v2/schema.json"]

@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jinja2
+from jinja2 import TemplateSyntaxError
+
 from ..config import Config, default_templates, load_config
 from ..diagnostics import Diagnostics, InputError, print_diagnostics
 from ..emit import diff as diff_files
@@ -66,6 +69,13 @@ def run(args: argparse.Namespace) -> int:
                 f"the templates in {templates} make code ruff rejects: {exc}"
             ) from None
         raise
+    except jinja2.TemplateError as exc:  # the same split for a template that does not render
+        if own_templates:
+            where = f"{exc.filename}:{exc.lineno}: " if isinstance(exc, TemplateSyntaxError) else ""
+            raise InputError(
+                f"the templates in {templates} do not render: {where}{type(exc).__name__}: {exc}"
+            ) from None
+        raise
     finally:
         print_diagnostics(diags, args.verbose, skip_errors=True)
     packages = [t.package for t in targets]
@@ -110,6 +120,8 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
             f"no packages configured in {config.root / 'pyproject.toml'}: add"
             " [[tool.acp-codegen.packages]] tables (package, schema)"
         )
+    if config.own_templates:
+        config.check_templates()
     lock = read_lock(config.lock)
     if args.ref is not None:
         check_ref(args.ref)

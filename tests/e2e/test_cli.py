@@ -615,3 +615,27 @@ def test_each_help_names_the_exit_status(cli: Cli, args: list[str], status: str)
     assert run.code == 0
     assert status in " ".join(run.out.split()), run.out
     assert "3 a bug of acp-codegen's" in " ".join(run.out.split())
+
+
+def test_a_projects_own_templates_folder_must_be_complete(
+    cli: Cli, make_project: Any, mirror: Path
+) -> None:
+    root = make_project(refs=["schema-v2.0.0-alpha.3"])
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if not line.startswith("templates =")]
+    lines.insert(1, 'templates = "tpl"')
+    (root / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert one_error(cli("generate", cwd=root, mirror=mirror)) == (
+        f"the templates folder {root / 'tpl'} (templates under [tool.acp-codegen]) has no"
+        " __init__.py.j2: copy the whole templates/ folder of acp-codegen to start from"
+    )
+    shutil.copytree(REPO / "templates", root / "tpl")
+    (root / "tpl" / "runtime" / "_runtime.py").unlink()
+    assert one_error(cli("generate", cwd=root, mirror=mirror)).endswith(
+        " has no runtime/_runtime.py: copy the whole templates/ folder of acp-codegen to start from"
+    )
+    (root / "tpl" / "runtime" / "_runtime.py").write_text("", encoding="utf-8")
+    (root / "tpl" / "methods.py.j2").write_text("{{ banner }}\n{{ nope }}\n", encoding="utf-8")
+    assert one_error(cli("generate", cwd=root, mirror=mirror)) == (
+        f"the templates in {root / 'tpl'} do not render: UndefinedError: 'nope' is undefined"
+    )
