@@ -131,6 +131,10 @@ def test_v1_discriminator_package_round_trips(golden_package: ModuleType) -> Non
     pkg = golden_package
     block = pkg.decode(pkg.ContentBlock, {"type": "text", "text": "hi"})
     assert type(block) is pkg.ContentBlockText
+    link = {"type": "resource_link", "uri": "file:///a"}
+    assert type(pkg.decode(pkg.ContentBlock, link)) is pkg.ContentBlockResourceLink
+    payload = pkg.decode(pkg.ContentBlockResourceLinkPayload, {"uri": "file:///a"})
+    assert pkg.encode(payload) == {"uri": "file:///a"}
     assert pkg.ErrorCode.PARSE_ERROR == -32700
     error = pkg.decode(pkg.Error, {"code": -1, "message": "m", "data": [1]})
     assert (error.code, error.data) == (-1, [1])
