@@ -150,6 +150,12 @@ def _type_name(name: str, reserved: frozenset[str]) -> str:
     return py + "_" if py in reserved else py
 
 
+def _tag_part(tag: str) -> str:
+    """The tag in PascalCase; a tag without an ASCII letter or digit spells its code points
+    (`'+'` → `Tag2B`), so that it still names one class of its own."""
+    return pascal(tag) or "Tag" + "_".join(f"{ord(ch):X}" for ch in tag)
+
+
 class _UnionNames(NamedTuple):
     """The rule's names of one union's classes: by tag, the catch-all, the default branch."""
 
@@ -163,15 +169,18 @@ def _union_names(u: TaggedUnion, union_py: str, reserved: frozenset[str]) -> _Un
     that no change elsewhere in the schema renames these classes."""
 
     def name(part: str) -> str:
-        py = identifier(union_py + (part or "Tag"), "Type")
+        py = identifier(union_py + part, "Type")
         return py + "_" if py in reserved else py
 
-    variants = {v.tag: name(pascal(v.tag)) for v in u.variants}
-    other = name("Unknown" if name("Other") in variants.values() else "Other")
-    default = name(pascal(u.fallback.title) if u.fallback else "")
-    if default in variants.values():
-        default = name("Default")
-    return _UnionNames(variants, other if u.open else "", default if u.fallback else "")
+    variants = {v.tag: name(_tag_part(v.tag)) for v in u.variants}
+    other = default = ""
+    if u.open is not None:
+        other = name("Unknown" if name("Other") in variants.values() else "Other")
+    if u.fallback is not None:
+        default = name(pascal(u.fallback.title) or "Default")
+        if default in variants.values():
+            default = name("Default")
+    return _UnionNames(variants, other, default)
 
 
 def field_name(wire: str) -> str:

@@ -159,7 +159,10 @@ def test_two_variants_wanting_one_name_are_an_error_naming_both_pointers(name_ir
     [
         ("Decode", "error", "DecodeError_"),  # the runtime's exception
         ("Key", "error", "KeyError_"),  # a builtin
-        ("U", "", "UTag"),  # a tag without letters or digits
+        ("U", "", "UTag"),  # a tag without ASCII letters or digits spells its code points
+        ("U", "+", "UTag2B"),
+        ("U", "'''", "UTag27_27_27"),
+        ("U", "é", "UTagE9"),
         ("U", "2fa", "U2fa"),
     ],
 )
