@@ -201,7 +201,9 @@ class ScriptedClient(acp.ClientBase):
                 self.permission_cancelled = True
                 raise
         if self.on_permission == "reject":
-            outcome: acp.RequestPermissionOutcome = acp.RequestPermissionOutcomeSelected(option_id="reject-once")
+            outcome: acp.RequestPermissionOutcome = acp.RequestPermissionOutcomeSelected(
+                option_id="reject-once"
+            )
         else:
             outcome = acp.RequestPermissionOutcomeCancelled()
         return acp.RequestPermissionResponse(outcome=outcome)

@@ -59,7 +59,10 @@ def check_prompt(v: Any) -> None:
     assert type(v) is acp.PromptRequest and v.session_id == SESSION
     first, second = v.prompt
     text_block(first, "Can you analyze this code for potential issues?")
-    assert type(second) is acp.ContentBlockResource and type(second.resource) is acp.TextResourceContents
+    assert (
+        type(second) is acp.ContentBlockResource
+        and type(second.resource) is acp.TextResourceContents
+    )
     assert second.resource.uri == "file:///home/user/project/main.py"
     assert second.resource.mime_type == "text/x-python"
     assert second.resource.text.startswith("def process_data(items):\n")

@@ -35,7 +35,9 @@ class Client(acp.ClientBase):
         self, params: acp.RequestPermissionRequest
     ) -> acp.RequestPermissionResponse:
         await asyncio.sleep(random.random() / 1000)
-        return acp.RequestPermissionResponse(outcome=acp.RequestPermissionOutcomeSelected(option_id=params.title))
+        return acp.RequestPermissionResponse(
+            outcome=acp.RequestPermissionOutcomeSelected(option_id=params.title)
+        )
 
     async def session_update(self, params: acp.UpdateSessionNotification) -> None:
         await asyncio.sleep(random.random() / 1000)  # a slow handler must not reorder updates
@@ -79,7 +81,11 @@ def test_notifications_reach_the_handler_in_arrival_order() -> None:
         await asyncio.gather(*(agent.client.session_update(chunk(i)) for i in range(100)))
         await agent.connection.close()
         await client_conn.wait_closed()  # EOF: queued notifications are handled before closing
-        texts = [u.content.text for u in client.updates if isinstance(u, acp.SessionUpdateAgentMessageChunk)]
+        texts = [
+            u.content.text
+            for u in client.updates
+            if isinstance(u, acp.SessionUpdateAgentMessageChunk)
+        ]
         assert texts == [str(i) for i in range(100)]
 
     run(scenario())

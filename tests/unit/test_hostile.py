@@ -381,7 +381,9 @@ def test_tags_that_spell_one_name_are_refused_until_the_overrides_name_them(
         "#/$defs/Tricky/anyOf/0\n"
     )
     names = tmp_path / "names.json"
-    names.write_text(json.dumps({"Tricky": {"a+b": "Plus", "'''": "TripleQuote"}}), encoding="utf-8")
+    names.write_text(
+        json.dumps({"Tricky": {"a+b": "Plus", "'''": "TripleQuote"}}), encoding="utf-8"
+    )
     path = tmp_path / "src" / "schema.json"
     out = tmp_path / "out"
     result = run_cli(
