@@ -4,7 +4,8 @@ Rules:
 - A `$defs` name is kept when it is a valid, non-reserved identifier; otherwise it is made one
   (non-identifier characters become `_`, leading underscores and digits are dealt with).
 - A tagged union's variant is `{Union}{Tag}`: the union's class name, then the tag in
-  PascalCase (`SessionUpdateAgentMessageChunk`); the open catch-all is `{Union}Other`
+  PascalCase (`SessionUpdateAgentMessageChunk`; a tag with no ASCII letter or digit spells
+  its code points, `+` → `Tag2B`); the open catch-all is `{Union}Other`
   (`{Union}Unknown` in a union with a tag `other`); a tag-less default branch is
   `{Union}{Title}` after its title (`McpServerStdio`; `{Union}Default` when untitled or taken
   by a sibling). Nothing else in the schema changes these names: a `$defs` type that one of
