@@ -3,10 +3,15 @@
 Rules:
 - A `$defs` name is kept when it is a valid, non-reserved identifier; otherwise it is made one
   (non-identifier characters become `_`, leading underscores and digits are dealt with).
-- A tagged union's variant takes its tag's PascalCase name when no `$defs` entry, no other
-  variant and no runtime name wants it, else `{Union}{Tag}`, else `{Tag}{Union}`. The open
-  catch-all is `{Union}{Title}` (`SessionUpdateOther`). An overrides file keyed by
-  (union, tag) pins names.
+- A tagged union's variant is `{Union}{Tag}`: the union's class name, then the tag in
+  PascalCase (`SessionUpdateAgentMessageChunk`; a tag with no ASCII letter or digit spells
+  its code points, `+` → `Tag2B`); the open catch-all is `{Union}Other`
+  (`{Union}Unknown` in a union with a tag `other`); a tag-less default branch is
+  `{Union}{Title}` after its title (`McpServerStdio`; `{Union}Default` when untitled or taken
+  by a sibling). Nothing else in the schema changes these names: a `$defs` type that one of
+  them would collide with yields and is renamed `{Name}Payload` (in ACP it is that variant's
+  own payload struct). An overrides file keyed by (union, tag) pins names; a pinned name that
+  collides is an error.
 - Fields: camelCase → snake_case, `_meta` → `meta`; keywords and reserved attributes get `_`.
 - Enum members: UPPER_SNAKE of the title when there is one, else of the value.
 Two different things with the same Python name are an error naming both JSON pointers.
@@ -18,7 +23,7 @@ import builtins
 import keyword
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .diagnostics import Diagnostics
 from .ir import EnumType, Field, Method, Model, ObjectType, TaggedUnion
@@ -89,43 +94,36 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
         else:
             taken[py] = pointer
 
+    unions = [t for t in model.types if isinstance(t, TaggedUnion)]
+    pinned = _check_overrides(overrides, unions, reserved, diags)
+    plain = {t.name: _type_name(t.name, reserved) for t in model.types}
+    # The rule's names come first: a `$defs` type that one of them would take is renamed.
+    wanted: set[str] = set()
+    for u in unions:
+        ruled = _union_names(u, plain[u.name], reserved)
+        wanted.update(py for tag, py in ruled.variants.items() if (u.name, tag) not in pinned)
+        if u.open is not None and (u.name, None) not in pinned:
+            wanted.add(ruled.other)
+        if u.fallback is not None:
+            wanted.add(ruled.default)
     for t in model.types:
-        py = identifier(t.name, "Type")
-        if py in reserved:
-            py += "_"
+        py = plain[t.name] + "Payload" if plain[t.name] in wanted else plain[t.name]
         names.types[t.name] = py
         claim(py, t.pointer)
 
-    unions = [t for t in model.types if isinstance(t, TaggedUnion)]
-    pinned = _check_overrides(overrides, unions, reserved, diags)
-    wanted: dict[str, int] = {}
     for u in unions:
+        ruled = _union_names(u, names.types[u.name], reserved)
         for v in u.variants:
-            base = pascal(v.tag)
-            wanted[base] = wanted.get(base, 0) + 1
-    for u in unions:
-        union_py = names.types[u.name]
-        for v in u.variants:
-            base = identifier(pascal(v.tag), "Tag")
-            free = wanted.get(pascal(v.tag), 0) == 1 and base not in taken and base not in reserved
-            py = pinned.get((u.name, v.tag)) or _first_free(
-                ([base] if free else []) + [union_py + base, base + union_py], taken, reserved
-            )
+            py = pinned.get((u.name, v.tag)) or ruled.variants[v.tag]
             names.variants[(u.name, v.tag)] = py
             claim(py, v.pointer)
         if u.open is not None:
-            py = pinned.get((u.name, None)) or union_py + identifier(pascal(u.open.title), "Other")
+            py = pinned.get((u.name, None)) or ruled.other
             names.open_variants[u.name] = py
             claim(py, u.open.pointer)
         if u.fallback is not None:
-            title = identifier(pascal(u.fallback.title), "Default")
-            py = _first_free(
-                [union_py + title, title + union_py, union_py + title + "Default"],
-                taken,
-                reserved,
-            )
-            names.fallback_variants[u.name] = py
-            claim(py, u.fallback.pointer)
+            names.fallback_variants[u.name] = ruled.default
+            claim(ruled.default, u.fallback.pointer)
 
     classes = frozenset(taken)  # a field may not hide a class its annotations name
     for t in model.types:
@@ -148,12 +146,42 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
     return names
 
 
-def _first_free(candidates: list[str], taken: dict[str, str], reserved: frozenset[str]) -> str:
-    """The first candidate nobody owns yet; the first one (reported by `claim`) otherwise."""
-    for name in candidates:
-        if name not in taken and name not in reserved:
-            return name
-    return candidates[0]
+def _type_name(name: str, reserved: frozenset[str]) -> str:
+    py = identifier(name, "Type")
+    return py + "_" if py in reserved else py
+
+
+def _tag_part(tag: str) -> str:
+    """The tag in PascalCase; a tag without an ASCII letter or digit spells its code points
+    (`'+'` → `Tag2B`), so that it still names one class of its own."""
+    return pascal(tag) or "Tag" + "_".join(f"{ord(ch):X}" for ch in tag)
+
+
+class _UnionNames(NamedTuple):
+    """The rule's names of one union's classes: by tag, the catch-all, the default branch."""
+
+    variants: dict[str, str]
+    other: str
+    default: str
+
+
+def _union_names(u: TaggedUnion, union_py: str, reserved: frozenset[str]) -> _UnionNames:
+    """`{Union}{Tag}`, `{Union}Other`, `{Union}{Title}`: a function of the union alone, so
+    that no change elsewhere in the schema renames these classes."""
+
+    def name(part: str) -> str:
+        py = identifier(union_py + part, "Type")
+        return py + "_" if py in reserved else py
+
+    variants = {v.tag: name(_tag_part(v.tag)) for v in u.variants}
+    other = default = ""
+    if u.open is not None:
+        other = name("Unknown" if name("Other") in variants.values() else "Other")
+    if u.fallback is not None:
+        default = name(pascal(u.fallback.title) or "Default")
+        if default in variants.values():
+            default = name("Default")
+    return _UnionNames(variants, other, default)
 
 
 def field_name(wire: str) -> str:

@@ -115,8 +115,10 @@ class TurnClient(acp.ClientBase):
     ) -> acp.RequestPermissionResponse:
         option = next((o for o in params.options if str(o.kind).startswith("allow")), None)
         if self.cancel_sent or option is None:
-            return acp.RequestPermissionResponse(outcome=acp.Cancelled())
-        return acp.RequestPermissionResponse(outcome=acp.Selected(option_id=option.option_id))
+            return acp.RequestPermissionResponse(outcome=acp.RequestPermissionOutcomeCancelled())
+        return acp.RequestPermissionResponse(
+            outcome=acp.RequestPermissionOutcomeSelected(option_id=option.option_id)
+        )
 
     @property
     def sid(self) -> str:

@@ -157,7 +157,9 @@ class Turn:
             if index and "slow" in text:
                 await asyncio.sleep(SLOW_CHUNK_DELAY)
             block = acp.ContentBlockText(text=chunk)
-            await self.send(acp.AgentMessageChunk(message_id=self.agent_message_id, content=block))
+            await self.send(
+                acp.SessionUpdateAgentMessageChunk(message_id=self.agent_message_id, content=block)
+            )
         await self.tool_call(status="pending", title="Echo tool", kind="other", raw_input=text)
         self.tool_call_open = True
         await self.send(acp.SessionUpdateStateUpdate(state="requires_action"))
@@ -165,13 +167,13 @@ class Turn:
             acp.RequestPermissionRequest(
                 session_id=self.session_id,
                 title='Allow "Echo tool" to run?',
-                subject=acp.ToolCall(
+                subject=acp.RequestPermissionSubjectToolCall(
                     tool_call=acp.ToolCallUpdate(tool_call_id=TOOL_CALL_ID, title="Echo tool")
                 ),
                 options=PERMISSION_OPTIONS,
             )
         )
-        if not isinstance(answer.outcome, acp.Selected):
+        if not isinstance(answer.outcome, acp.RequestPermissionOutcomeSelected):
             raise TurnCancelled  # `cancelled`, or an outcome this agent does not know
         await self.send(acp.SessionUpdateStateUpdate(state="running"))
         if answer.outcome.option_id in ("allow-once", "allow-always"):
@@ -203,13 +205,13 @@ class Turn:
     def agent_message_id(self) -> str:
         return f"msg_agent_{self.number}"
 
-    def plan(self) -> acp.Items:
+    def plan(self) -> acp.PlanUpdateContentItems:
         entries = [
             acp.PlanEntry(content="Echo the prompt back", priority="high", status="in_progress"),
             acp.PlanEntry(content="Run the echo tool", priority="medium", status="pending"),
             acp.PlanEntry(content="Report usage", priority="low", status="pending"),
         ]
-        return acp.Items(plan_id=f"plan_{self.number}", entries=entries)
+        return acp.PlanUpdateContentItems(plan_id=f"plan_{self.number}", entries=entries)
 
     async def tool_call(
         self,

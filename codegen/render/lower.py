@@ -99,10 +99,9 @@ class ViewBuilder:
             cls = self.names.variants[(t.name, v.tag)]
             view.exports.append(cls)
             variants.append((v.tag, cls))
+            payload = self.names.types.get(v.payload or "", "")  # its Python name
             view.classes.append(
-                self._class(
-                    cls, v.doc, py, v.fields, tag_wire=t.tag, tag=v.tag, payload=v.payload or ""
-                )
+                self._class(cls, v.doc, py, v.fields, tag_wire=t.tag, tag=v.tag, payload=payload)
             )
         open_cls = ""
         reserved: tuple[str, ...] = ()
@@ -132,7 +131,7 @@ class ViewBuilder:
                     t.fallback.doc,
                     py,
                     t.fallback.fields,
-                    payload=t.fallback.payload or "",
+                    payload=self.names.types.get(t.fallback.payload or "", ""),
                 )
             )
         view.unions.append(

@@ -354,7 +354,7 @@ class ToolCallContent(_rt.Model):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
 
-    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant. Closed: any other tag is a DecodeError.
+    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `ToolCallContent` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -382,7 +382,7 @@ class ContentBlock(_rt.Model):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
 
-    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup picks the variant. Closed: any other tag is a DecodeError.
+    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `ContentBlock` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -401,7 +401,7 @@ class CreateElicitationRequest(_rt.Model):
     either via a form or by directing them to a URL.
     Elicitations are tied to a session (optionally a tool call) or a request.
 
-    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -420,7 +420,7 @@ class ElicitationPropertySchema(_rt.Model):
     Single-select enums use the `String` variant with `enum` or `oneOf` set.
     Multi-select enums use the `Array` variant.
 
-    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -438,7 +438,7 @@ class AuthMethod(_rt.Model):
     The `type` field acts as the discriminator in the serialized JSON form.
     When no `type` is present, the method is treated as `agent`.
 
-    Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `AgentAuthMethod`.
+    Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `AuthMethodAgent`. Each tag's class is `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -453,7 +453,7 @@ class AuthMethod(_rt.Model):
 class SessionConfigOption(_rt.Model):
     """A session configuration option selector and its current state.
 
-    Tagged union on `type` (select, boolean): one table lookup picks the variant. Closed: any other tag is a DecodeError.
+    Tagged union on `type` (select, boolean): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `SessionConfigOption` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -472,7 +472,7 @@ class SessionUpdate(_rt.Model):
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
 
-    Tagged union on `sessionUpdate` (user_message_chunk, agent_message_chunk, agent_thought_chunk, tool_call, tool_call_update, plan, available_commands_update, current_mode_update, config_option_update, session_info_update, usage_update): one table lookup picks the variant. Closed: any other tag is a DecodeError.
+    Tagged union on `sessionUpdate` (user_message_chunk, agent_message_chunk, agent_thought_chunk, tool_call, tool_call_update, plan, available_commands_update, current_mode_update, config_option_update, session_info_update, usage_update): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `SessionUpdate` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -492,7 +492,7 @@ class McpServer(_rt.Model):
 
     See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
 
-    Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `StdioMcpServer`.
+    Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `McpServerStdio`. Each tag's class is `McpServer` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -507,7 +507,7 @@ class McpServer(_rt.Model):
 class SetSessionConfigOptionRequest(_rt.Model):
     """Request parameters for setting a session configuration option.
 
-    Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`.
+    Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`. Each tag's class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -522,7 +522,7 @@ class SetSessionConfigOptionRequest(_rt.Model):
 class RequestPermissionOutcome(_rt.Model):
     """The outcome of a permission request.
 
-    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Closed: any other tag is a DecodeError.
+    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `RequestPermissionOutcome` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -537,7 +537,7 @@ class RequestPermissionOutcome(_rt.Model):
 class CreateElicitationResponse(_rt.Model):
     """Response from the client to an elicitation request.
 
-    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant. Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant. Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -1035,7 +1035,7 @@ class ToolCallContentTerminal(ToolCallContent):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Text(ContentBlock):
+class ContentBlockText(ContentBlock):
     """Text content. May be plain text or formatted with Markdown.
 
     All agents MUST support text content blocks in prompts.
@@ -1073,9 +1073,9 @@ class Text(ContentBlock):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Text:
+    def from_json(cls, data: _Any) -> ContentBlockText:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Text, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ContentBlockText, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -1095,7 +1095,7 @@ class Text(ContentBlock):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Image(ContentBlock):
+class ContentBlockImage(ContentBlock):
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts.
@@ -1140,9 +1140,9 @@ class Image(ContentBlock):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Image:
+    def from_json(cls, data: _Any) -> ContentBlockImage:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Image, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ContentBlockImage, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -1165,7 +1165,7 @@ class Image(ContentBlock):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Audio(ContentBlock):
+class ContentBlockAudio(ContentBlock):
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts.
@@ -1206,9 +1206,9 @@ class Audio(ContentBlock):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Audio:
+    def from_json(cls, data: _Any) -> ContentBlockAudio:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Audio, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ContentBlockAudio, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -1317,7 +1317,7 @@ class ContentBlockResourceLink(ContentBlock):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Resource(ContentBlock):
+class ContentBlockResource(ContentBlock):
     """Complete resource contents embedded directly in the message.
 
     Preferred for including context as it avoids extra round-trips.
@@ -1356,9 +1356,9 @@ class Resource(ContentBlock):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Resource:
+    def from_json(cls, data: _Any) -> ContentBlockResource:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Resource, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ContentBlockResource, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2438,7 +2438,7 @@ class KillTerminalRequest(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Form(CreateElicitationRequest):
+class CreateElicitationRequestForm(CreateElicitationRequest):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
@@ -2491,9 +2491,9 @@ class Form(CreateElicitationRequest):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Form:
+    def from_json(cls, data: _Any) -> CreateElicitationRequestForm:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Form, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationRequestForm, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2516,7 +2516,7 @@ class Form(CreateElicitationRequest):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Url(CreateElicitationRequest):
+class CreateElicitationRequestUrl(CreateElicitationRequest):
     """URL-based elicitation where the client directs the user to a URL.
 
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
@@ -2573,9 +2573,9 @@ class Url(CreateElicitationRequest):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Url:
+    def from_json(cls, data: _Any) -> CreateElicitationRequestUrl:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Url, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationRequestUrl, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2855,7 +2855,7 @@ class ElicitationSchema(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class String(ElicitationPropertySchema):
+class ElicitationPropertySchemaString(ElicitationPropertySchema):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     Wire tag: `type: string`. Payload: `StringPropertySchema`.
@@ -2947,9 +2947,9 @@ class String(ElicitationPropertySchema):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> String:
+    def from_json(cls, data: _Any) -> ElicitationPropertySchemaString:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_String, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ElicitationPropertySchemaString, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2982,7 +2982,7 @@ class String(ElicitationPropertySchema):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Number(ElicitationPropertySchema):
+class ElicitationPropertySchemaNumber(ElicitationPropertySchema):
     """Number (floating-point) property.
 
     Wire tag: `type: number`. Payload: `NumberPropertySchema`.
@@ -3046,9 +3046,9 @@ class Number(ElicitationPropertySchema):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Number:
+    def from_json(cls, data: _Any) -> ElicitationPropertySchemaNumber:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Number, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ElicitationPropertySchemaNumber, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -3073,7 +3073,7 @@ class Number(ElicitationPropertySchema):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Integer(ElicitationPropertySchema):
+class ElicitationPropertySchemaInteger(ElicitationPropertySchema):
     """Integer property.
 
     Wire tag: `type: integer`. Payload: `IntegerPropertySchema`.
@@ -3137,9 +3137,9 @@ class Integer(ElicitationPropertySchema):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Integer:
+    def from_json(cls, data: _Any) -> ElicitationPropertySchemaInteger:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Integer, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ElicitationPropertySchemaInteger, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -3237,7 +3237,7 @@ class ElicitationPropertySchemaBoolean(ElicitationPropertySchema):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Array(ElicitationPropertySchema):
+class ElicitationPropertySchemaArray(ElicitationPropertySchema):
     """Multi-select array property.
 
     Wire tag: `type: array`. Payload: `MultiSelectPropertySchema`.
@@ -3305,9 +3305,9 @@ class Array(ElicitationPropertySchema):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Array:
+    def from_json(cls, data: _Any) -> ElicitationPropertySchemaArray:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Array, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ElicitationPropertySchemaArray, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -4780,11 +4780,11 @@ class LogoutCapabilities(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalAuthMethod(AuthMethod):
+class AuthMethodTerminal(AuthMethod):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`.
 
-    Wire tag: `type: terminal`. Payload: `AuthMethodTerminal`.
+    Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
     """
 
     TAG: _ClassVar[str] = "terminal"
@@ -4830,9 +4830,9 @@ class TerminalAuthMethod(AuthMethod):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> TerminalAuthMethod:
+    def from_json(cls, data: _Any) -> AuthMethodTerminal:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalAuthMethod, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_AuthMethodTerminal, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -4855,7 +4855,7 @@ class TerminalAuthMethod(AuthMethod):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentAuthMethod(AuthMethod):
+class AuthMethodAgent(AuthMethod):
     """Agent handles authentication itself through `authenticate`.
 
     This is the default when no `type` is specified.
@@ -4893,9 +4893,9 @@ class AgentAuthMethod(AuthMethod):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AgentAuthMethod:
+    def from_json(cls, data: _Any) -> AuthMethodAgent:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentAuthMethod, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_AuthMethodAgent, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -4913,7 +4913,7 @@ class AgentAuthMethod(AuthMethod):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodTerminal(_rt.Model):
+class AuthMethodTerminalPayload(_rt.Model):
     """Terminal-based authentication method.
 
     The client runs the configured agent program as a separate interactive
@@ -4965,9 +4965,9 @@ class AuthMethodTerminal(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodTerminal:
+    def from_json(cls, data: _Any) -> AuthMethodTerminalPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodTerminal, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_AuthMethodTerminalPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -4989,7 +4989,7 @@ class AuthMethodTerminal(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodAgent(_rt.Model):
+class AuthMethodAgentPayload(_rt.Model):
     """Agent handles authentication itself through `authenticate`.
 
     This is the default authentication method type.
@@ -5027,9 +5027,9 @@ class AuthMethodAgent(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodAgent:
+    def from_json(cls, data: _Any) -> AuthMethodAgentPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodAgent, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_AuthMethodAgentPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -5365,7 +5365,7 @@ class SessionMode(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Select(SessionConfigOption):
+class SessionConfigOptionSelect(SessionConfigOption):
     """Single-value selector (dropdown).
 
     Wire tag: `type: select`. Payload: `SessionConfigSelect`.
@@ -5416,9 +5416,9 @@ class Select(SessionConfigOption):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Select:
+    def from_json(cls, data: _Any) -> SessionConfigOptionSelect:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Select, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SessionConfigOptionSelect, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -6284,7 +6284,7 @@ class SessionNotification(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class UserMessageChunk(SessionUpdate):
+class SessionUpdateUserMessageChunk(SessionUpdate):
     """A chunk of the user's message being streamed.
 
     Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
@@ -6323,9 +6323,9 @@ class UserMessageChunk(SessionUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> UserMessageChunk:
+    def from_json(cls, data: _Any) -> SessionUpdateUserMessageChunk:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_UserMessageChunk, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SessionUpdateUserMessageChunk, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -6343,7 +6343,7 @@ class UserMessageChunk(SessionUpdate):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentMessageChunk(SessionUpdate):
+class SessionUpdateAgentMessageChunk(SessionUpdate):
     """A chunk of the agent's response being streamed.
 
     Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
@@ -6382,9 +6382,9 @@ class AgentMessageChunk(SessionUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AgentMessageChunk:
+    def from_json(cls, data: _Any) -> SessionUpdateAgentMessageChunk:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentMessageChunk, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SessionUpdateAgentMessageChunk, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -6402,7 +6402,7 @@ class AgentMessageChunk(SessionUpdate):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentThoughtChunk(SessionUpdate):
+class SessionUpdateAgentThoughtChunk(SessionUpdate):
     """A chunk of the agent's internal reasoning being streamed.
 
     Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
@@ -6441,9 +6441,9 @@ class AgentThoughtChunk(SessionUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AgentThoughtChunk:
+    def from_json(cls, data: _Any) -> SessionUpdateAgentThoughtChunk:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentThoughtChunk, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SessionUpdateAgentThoughtChunk, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8417,12 +8417,12 @@ class NewSessionRequest(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Http(McpServer):
+class McpServerHttp(McpServer):
     """HTTP transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
 
-    Wire tag: `type: http`. Payload: `McpServerHttp`.
+    Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
     """
 
     TAG: _ClassVar[str] = "http"
@@ -8458,9 +8458,9 @@ class Http(McpServer):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Http:
+    def from_json(cls, data: _Any) -> McpServerHttp:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Http, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerHttp, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8478,12 +8478,12 @@ class Http(McpServer):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Sse(McpServer):
+class McpServerSse(McpServer):
     """SSE transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
 
-    Wire tag: `type: sse`. Payload: `McpServerSse`.
+    Wire tag: `type: sse`. Payload: `McpServerSsePayload`.
     """
 
     TAG: _ClassVar[str] = "sse"
@@ -8519,9 +8519,9 @@ class Sse(McpServer):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Sse:
+    def from_json(cls, data: _Any) -> McpServerSse:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Sse, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerSse, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8539,7 +8539,7 @@ class Sse(McpServer):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StdioMcpServer(McpServer):
+class McpServerStdio(McpServer):
     """Stdio transport configuration
 
     All Agents MUST support this transport.
@@ -8581,9 +8581,9 @@ class StdioMcpServer(McpServer):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> StdioMcpServer:
+    def from_json(cls, data: _Any) -> McpServerStdio:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StdioMcpServer, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerStdio, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8650,7 +8650,7 @@ class HttpHeader(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerHttp(_rt.Model):
+class McpServerHttpPayload(_rt.Model):
     """HTTP transport configuration for MCP."""
 
     name: str
@@ -8685,9 +8685,9 @@ class McpServerHttp(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> McpServerHttp:
+    def from_json(cls, data: _Any) -> McpServerHttpPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerHttp, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerHttpPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8704,7 +8704,7 @@ class McpServerHttp(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerSse(_rt.Model):
+class McpServerSsePayload(_rt.Model):
     """SSE transport configuration for MCP."""
 
     name: str
@@ -8739,9 +8739,9 @@ class McpServerSse(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> McpServerSse:
+    def from_json(cls, data: _Any) -> McpServerSsePayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerSse, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerSsePayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8758,7 +8758,7 @@ class McpServerSse(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerStdio(_rt.Model):
+class McpServerStdioPayload(_rt.Model):
     """Stdio transport configuration for MCP."""
 
     name: str
@@ -8797,9 +8797,9 @@ class McpServerStdio(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> McpServerStdio:
+    def from_json(cls, data: _Any) -> McpServerStdioPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerStdio, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerStdioPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -9472,7 +9472,7 @@ class RequestPermissionResponse(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Cancelled(RequestPermissionOutcome):
+class RequestPermissionOutcomeCancelled(RequestPermissionOutcome):
     """The prompt turn was cancelled before the user responded.
 
     When a client sends a `session/cancel` notification to cancel an ongoing
@@ -9496,9 +9496,9 @@ class Cancelled(RequestPermissionOutcome):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Cancelled:
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeCancelled:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Cancelled, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_RequestPermissionOutcomeCancelled, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -9511,7 +9511,7 @@ class Cancelled(RequestPermissionOutcome):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Selected(RequestPermissionOutcome):
+class RequestPermissionOutcomeSelected(RequestPermissionOutcome):
     """The user selected one of the provided options.
 
     Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
@@ -9542,9 +9542,9 @@ class Selected(RequestPermissionOutcome):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Selected:
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeSelected:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Selected, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_RequestPermissionOutcomeSelected, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -9879,7 +9879,7 @@ class KillTerminalResponse(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Accept(CreateElicitationResponse):
+class CreateElicitationResponseAccept(CreateElicitationResponse):
     """The user accepted and provided content.
 
     Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
@@ -9912,9 +9912,9 @@ class Accept(CreateElicitationResponse):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Accept:
+    def from_json(cls, data: _Any) -> CreateElicitationResponseAccept:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Accept, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationResponseAccept, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -9931,7 +9931,7 @@ class Accept(CreateElicitationResponse):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Decline(CreateElicitationResponse):
+class CreateElicitationResponseDecline(CreateElicitationResponse):
     """The user declined the elicitation.
 
     Wire tag: `action: decline`.
@@ -9960,9 +9960,9 @@ class Decline(CreateElicitationResponse):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Decline:
+    def from_json(cls, data: _Any) -> CreateElicitationResponseDecline:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Decline, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationResponseDecline, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -9977,7 +9977,7 @@ class Decline(CreateElicitationResponse):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Cancel(CreateElicitationResponse):
+class CreateElicitationResponseCancel(CreateElicitationResponse):
     """The elicitation was cancelled.
 
     Wire tag: `action: cancel`.
@@ -10006,9 +10006,9 @@ class Cancel(CreateElicitationResponse):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Cancel:
+    def from_json(cls, data: _Any) -> CreateElicitationResponseCancel:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Cancel, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationResponseCancel, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -10504,7 +10504,7 @@ def _d_AuthMethod(data: _Any) -> AuthMethod:
     if decoder is not None:
         return decoder(data, True)  # type: ignore[no-any-return]
     if tag is None or type(tag) is str:
-        return _d_AgentAuthMethod(data)
+        return _d_AuthMethodAgent(data)
     raise _rt.bad_tag("type", tag, ["terminal"])
 
 
@@ -10552,7 +10552,7 @@ def _d_McpServer(data: _Any) -> McpServer:
     if decoder is not None:
         return decoder(data, True)  # type: ignore[no-any-return]
     if tag is None or type(tag) is str:
-        return _d_StdioMcpServer(data)
+        return _d_McpServerStdio(data)
     raise _rt.bad_tag("type", tag, ["http", "sse"])
 
 
@@ -11009,7 +11009,7 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
     return self
 
 
-def _d_Text(data: _Any, tagged: bool = False) -> Text:
+def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -11017,7 +11017,7 @@ def _d_Text(data: _Any, tagged: bool = False) -> Text:
         tag = data.get("type", _UNSET)
         if tag != "text":
             raise _rt.wrong_tag("type", "text", tag)
-    self = _new(Text)
+    self = _new(ContentBlockText)
     n = 2
     key: str | None = None
     try:
@@ -11050,13 +11050,13 @@ def _d_Text(data: _Any, tagged: bool = False) -> Text:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Text) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Image(data: _Any, tagged: bool = False) -> Image:
+def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -11064,7 +11064,7 @@ def _d_Image(data: _Any, tagged: bool = False) -> Image:
         tag = data.get("type", _UNSET)
         if tag != "image":
             raise _rt.wrong_tag("type", "image", tag)
-    self = _new(Image)
+    self = _new(ContentBlockImage)
     n = 3
     key: str | None = None
     try:
@@ -11115,13 +11115,13 @@ def _d_Image(data: _Any, tagged: bool = False) -> Image:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Image) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
+def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -11129,7 +11129,7 @@ def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
         tag = data.get("type", _UNSET)
         if tag != "audio":
             raise _rt.wrong_tag("type", "audio", tag)
-    self = _new(Audio)
+    self = _new(ContentBlockAudio)
     n = 3
     key: str | None = None
     try:
@@ -11169,7 +11169,7 @@ def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Audio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11275,7 +11275,7 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
     return self
 
 
-def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
+def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockResource:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -11283,7 +11283,7 @@ def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
         tag = data.get("type", _UNSET)
         if tag != "resource":
             raise _rt.wrong_tag("type", "resource", tag)
-    self = _new(Resource)
+    self = _new(ContentBlockResource)
     n = 2
     key: str | None = None
     try:
@@ -11315,7 +11315,7 @@ def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Resource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12250,7 +12250,9 @@ def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
     return self
 
 
-def _d_Form(data: _Any, tagged: bool = False) -> Form:
+def _d_CreateElicitationRequestForm(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationRequestForm:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12258,7 +12260,7 @@ def _d_Form(data: _Any, tagged: bool = False) -> Form:
         tag = data.get("mode", _UNSET)
         if tag != "form":
             raise _rt.wrong_tag("mode", "form", tag)
-    self = _new(Form)
+    self = _new(CreateElicitationRequestForm)
     n = 3
     key: str | None = None
     try:
@@ -12311,13 +12313,13 @@ def _d_Form(data: _Any, tagged: bool = False) -> Form:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_Form) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Url(data: _Any, tagged: bool = False) -> Url:
+def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateElicitationRequestUrl:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12325,7 +12327,7 @@ def _d_Url(data: _Any, tagged: bool = False) -> Url:
         tag = data.get("mode", _UNSET)
         if tag != "url":
             raise _rt.wrong_tag("mode", "url", tag)
-    self = _new(Url)
+    self = _new(CreateElicitationRequestUrl)
     n = 4
     key: str | None = None
     try:
@@ -12386,7 +12388,7 @@ def _d_Url(data: _Any, tagged: bool = False) -> Url:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_Url) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12584,7 +12586,9 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
     return self
 
 
-def _d_String(data: _Any, tagged: bool = False) -> String:
+def _d_ElicitationPropertySchemaString(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaString:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12592,7 +12596,7 @@ def _d_String(data: _Any, tagged: bool = False) -> String:
         tag = data.get("type", _UNSET)
         if tag != "string":
             raise _rt.wrong_tag("type", "string", tag)
-    self = _new(String)
+    self = _new(ElicitationPropertySchemaString)
     n = 1
     key: str | None = None
     try:
@@ -12692,13 +12696,15 @@ def _d_String(data: _Any, tagged: bool = False) -> String:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_String) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Number(data: _Any, tagged: bool = False) -> Number:
+def _d_ElicitationPropertySchemaNumber(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaNumber:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12706,7 +12712,7 @@ def _d_Number(data: _Any, tagged: bool = False) -> Number:
         tag = data.get("type", _UNSET)
         if tag != "number":
             raise _rt.wrong_tag("type", "number", tag)
-    self = _new(Number)
+    self = _new(ElicitationPropertySchemaNumber)
     n = 1
     key: str | None = None
     try:
@@ -12771,13 +12777,15 @@ def _d_Number(data: _Any, tagged: bool = False) -> Number:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Number) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
+def _d_ElicitationPropertySchemaInteger(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaInteger:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12785,7 +12793,7 @@ def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
         tag = data.get("type", _UNSET)
         if tag != "integer":
             raise _rt.wrong_tag("type", "integer", tag)
-    self = _new(Integer)
+    self = _new(ElicitationPropertySchemaInteger)
     n = 1
     key: str | None = None
     try:
@@ -12856,7 +12864,7 @@ def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Integer) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12927,7 +12935,9 @@ def _d_ElicitationPropertySchemaBoolean(
     return self
 
 
-def _d_Array(data: _Any, tagged: bool = False) -> Array:
+def _d_ElicitationPropertySchemaArray(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaArray:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12935,7 +12945,7 @@ def _d_Array(data: _Any, tagged: bool = False) -> Array:
         tag = data.get("type", _UNSET)
         if tag != "array":
             raise _rt.wrong_tag("type", "array", tag)
-    self = _new(Array)
+    self = _new(ElicitationPropertySchemaArray)
     n = 2
     key: str | None = None
     try:
@@ -13007,7 +13017,7 @@ def _d_Array(data: _Any, tagged: bool = False) -> Array:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Array) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14147,7 +14157,7 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
     return self
 
 
-def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMethod:
+def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTerminal:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -14155,130 +14165,8 @@ def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMetho
         tag = data.get("type", _UNSET)
         if tag != "terminal":
             raise _rt.wrong_tag("type", "terminal", tag)
-    self = _new(TerminalAuthMethod)
-    n = 3
-    key: str | None = None
-    try:
-        key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.id = v
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_skip(v, _rt.d_str)
-            except _DecodeError:
-                v = _UNSET
-        self.args = v
-        key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if type(v) is not dict:
-                    raise _rt.expected("an object", v)
-                v = _rt.map_of(v, _rt.d_str)
-            except _DecodeError:
-                v = _UNSET
-        self.env = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_TerminalAuthMethod) if len(data) > n else {}
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_AgentAuthMethod(data: _Any) -> AgentAuthMethod:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(AgentAuthMethod)
-    n = 2
-    key: str | None = None
-    try:
-        key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.id = v
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_AgentAuthMethod) if len(data) > n else {}
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_AuthMethodTerminal(data: _Any) -> AuthMethodTerminal:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
     self = _new(AuthMethodTerminal)
-    n = 2
+    n = 3
     key: str | None = None
     try:
         key = "id"
@@ -14391,6 +14279,128 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AuthMethodTerminalPayload)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.id = v
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "args"
+        v = data.get("args", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_skip(v, _rt.d_str)
+            except _DecodeError:
+                v = _UNSET
+        self.args = v
+        key = "env"
+        v = data.get("env", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if type(v) is not dict:
+                    raise _rt.expected("an object", v)
+                v = _rt.map_of(v, _rt.d_str)
+            except _DecodeError:
+                v = _UNSET
+        self.env = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_AuthMethodTerminalPayload) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AuthMethodAgentPayload)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.id = v
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_AuthMethodAgentPayload) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14643,7 +14653,7 @@ def _d_SessionMode(data: _Any) -> SessionMode:
     return self
 
 
-def _d_Select(data: _Any, tagged: bool = False) -> Select:
+def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionConfigOptionSelect:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -14651,7 +14661,7 @@ def _d_Select(data: _Any, tagged: bool = False) -> Select:
         tag = data.get("type", _UNSET)
         if tag != "select":
             raise _rt.wrong_tag("type", "select", tag)
-    self = _new(Select)
+    self = _new(SessionConfigOptionSelect)
     n = 5
     key: str | None = None
     try:
@@ -14717,7 +14727,7 @@ def _d_Select(data: _Any, tagged: bool = False) -> Select:
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_Select) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigOptionSelect) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15402,7 +15412,9 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
     return self
 
 
-def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
+def _d_SessionUpdateUserMessageChunk(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateUserMessageChunk:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -15410,7 +15422,7 @@ def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
         tag = data.get("sessionUpdate", _UNSET)
         if tag != "user_message_chunk":
             raise _rt.wrong_tag("sessionUpdate", "user_message_chunk", tag)
-    self = _new(UserMessageChunk)
+    self = _new(SessionUpdateUserMessageChunk)
     n = 2
     key: str | None = None
     try:
@@ -15443,13 +15455,15 @@ def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UserMessageChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateUserMessageChunk) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
+def _d_SessionUpdateAgentMessageChunk(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateAgentMessageChunk:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -15457,7 +15471,7 @@ def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
         tag = data.get("sessionUpdate", _UNSET)
         if tag != "agent_message_chunk":
             raise _rt.wrong_tag("sessionUpdate", "agent_message_chunk", tag)
-    self = _new(AgentMessageChunk)
+    self = _new(SessionUpdateAgentMessageChunk)
     n = 2
     key: str | None = None
     try:
@@ -15490,13 +15504,15 @@ def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentMessageChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateAgentMessageChunk) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
+def _d_SessionUpdateAgentThoughtChunk(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateAgentThoughtChunk:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -15504,7 +15520,7 @@ def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
         tag = data.get("sessionUpdate", _UNSET)
         if tag != "agent_thought_chunk":
             raise _rt.wrong_tag("sessionUpdate", "agent_thought_chunk", tag)
-    self = _new(AgentThoughtChunk)
+    self = _new(SessionUpdateAgentThoughtChunk)
     n = 2
     key: str | None = None
     try:
@@ -15537,7 +15553,7 @@ def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentThoughtChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateAgentThoughtChunk) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17142,7 +17158,7 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
-def _d_Http(data: _Any, tagged: bool = False) -> Http:
+def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -17150,201 +17166,8 @@ def _d_Http(data: _Any, tagged: bool = False) -> Http:
         tag = data.get("type", _UNSET)
         if tag != "http":
             raise _rt.wrong_tag("type", "http", tag)
-    self = _new(Http)
-    n = 4
-    key: str | None = None
-    try:
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.url = v
-        key = "headers"
-        v = data.get("headers", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
-        v = _rt.list_of(v, _d_HttpHeader)
-        self.headers = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Http) if len(data) > n else {}
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Sse(data: _Any, tagged: bool = False) -> Sse:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "sse":
-            raise _rt.wrong_tag("type", "sse", tag)
-    self = _new(Sse)
-    n = 4
-    key: str | None = None
-    try:
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.url = v
-        key = "headers"
-        v = data.get("headers", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
-        v = _rt.list_of(v, _d_HttpHeader)
-        self.headers = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Sse) if len(data) > n else {}
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_StdioMcpServer(data: _Any) -> StdioMcpServer:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(StdioMcpServer)
-    n = 4
-    key: str | None = None
-    try:
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.command = v
-        key = "args"
-        v = data.get("args", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
-        v = _rt.list_of(v, _rt.d_str)
-        self.args = v
-        key = "env"
-        v = data.get("env", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
-        v = _rt.list_of(v, _d_EnvVariable)
-        self.env = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_StdioMcpServer) if len(data) > n else {}
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_HttpHeader(data: _Any) -> HttpHeader:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(HttpHeader)
-    n = 2
-    key: str | None = None
-    try:
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.value = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else {}
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_McpServerHttp(data: _Any) -> McpServerHttp:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
     self = _new(McpServerHttp)
-    n = 3
+    n = 4
     key: str | None = None
     try:
         key = "name"
@@ -17387,11 +17210,16 @@ def _d_McpServerHttp(data: _Any) -> McpServerHttp:
     return self
 
 
-def _d_McpServerSse(data: _Any) -> McpServerSse:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
+def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "sse":
+            raise _rt.wrong_tag("type", "sse", tag)
     self = _new(McpServerSse)
-    n = 3
+    n = 4
     key: str | None = None
     try:
         key = "name"
@@ -17484,6 +17312,194 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_HttpHeader(data: _Any) -> HttpHeader:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(HttpHeader)
+    n = 2
+    key: str | None = None
+    try:
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "value"
+        v = data.get("value", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.value = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(McpServerHttpPayload)
+    n = 3
+    key: str | None = None
+    try:
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "url"
+        v = data.get("url", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.url = v
+        key = "headers"
+        v = data.get("headers", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_HttpHeader)
+        self.headers = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_McpServerHttpPayload) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_McpServerSsePayload(data: _Any) -> McpServerSsePayload:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(McpServerSsePayload)
+    n = 3
+    key: str | None = None
+    try:
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "url"
+        v = data.get("url", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.url = v
+        key = "headers"
+        v = data.get("headers", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_HttpHeader)
+        self.headers = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_McpServerSsePayload) if len(data) > n else {}
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(McpServerStdioPayload)
+    n = 4
+    key: str | None = None
+    try:
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "command"
+        v = data.get("command", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.command = v
+        key = "args"
+        v = data.get("args", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _rt.d_str)
+        self.args = v
+        key = "env"
+        v = data.get("env", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_EnvVariable)
+        self.env = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_McpServerStdioPayload) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17986,7 +18002,9 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     return self
 
 
-def _d_Cancelled(data: _Any, tagged: bool = False) -> Cancelled:
+def _d_RequestPermissionOutcomeCancelled(
+    data: _Any, tagged: bool = False
+) -> RequestPermissionOutcomeCancelled:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -17994,18 +18012,20 @@ def _d_Cancelled(data: _Any, tagged: bool = False) -> Cancelled:
         tag = data.get("outcome", _UNSET)
         if tag != "cancelled":
             raise _rt.wrong_tag("outcome", "cancelled", tag)
-    self = _new(Cancelled)
+    self = _new(RequestPermissionOutcomeCancelled)
     n = 1
     key: str | None = None
     try:
         key = None
-        self.extra = _rt.extras(data, _K_Cancelled) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeCancelled) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
+def _d_RequestPermissionOutcomeSelected(
+    data: _Any, tagged: bool = False
+) -> RequestPermissionOutcomeSelected:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -18013,7 +18033,7 @@ def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
         tag = data.get("outcome", _UNSET)
         if tag != "selected":
             raise _rt.wrong_tag("outcome", "selected", tag)
-    self = _new(Selected)
+    self = _new(RequestPermissionOutcomeSelected)
     n = 2
     key: str | None = None
     try:
@@ -18036,7 +18056,7 @@ def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Selected) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeSelected) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18299,7 +18319,9 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
     return self
 
 
-def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
+def _d_CreateElicitationResponseAccept(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationResponseAccept:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -18307,7 +18329,7 @@ def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
         tag = data.get("action", _UNSET)
         if tag != "accept":
             raise _rt.wrong_tag("action", "accept", tag)
-    self = _new(Accept)
+    self = _new(CreateElicitationResponseAccept)
     n = 1
     key: str | None = None
     try:
@@ -18332,13 +18354,15 @@ def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_Accept) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationResponseAccept) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
+def _d_CreateElicitationResponseDecline(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationResponseDecline:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -18346,7 +18370,7 @@ def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
         tag = data.get("action", _UNSET)
         if tag != "decline":
             raise _rt.wrong_tag("action", "decline", tag)
-    self = _new(Decline)
+    self = _new(CreateElicitationResponseDecline)
     n = 1
     key: str | None = None
     try:
@@ -18362,13 +18386,15 @@ def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Decline) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationResponseDecline) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
+def _d_CreateElicitationResponseCancel(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationResponseCancel:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -18376,7 +18402,7 @@ def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
         tag = data.get("action", _UNSET)
         if tag != "cancel":
             raise _rt.wrong_tag("action", "cancel", tag)
-    self = _new(Cancel)
+    self = _new(CreateElicitationResponseCancel)
     n = 1
     key: str | None = None
     try:
@@ -18392,7 +18418,7 @@ def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Cancel) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationResponseCancel) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18787,34 +18813,34 @@ _T_ToolCallContent: dict[str, _Any] = {
     "terminal": _d_ToolCallContentTerminal,
 }
 _T_ContentBlock: dict[str, _Any] = {
-    "text": _d_Text,
-    "image": _d_Image,
-    "audio": _d_Audio,
+    "text": _d_ContentBlockText,
+    "image": _d_ContentBlockImage,
+    "audio": _d_ContentBlockAudio,
     "resource_link": _d_ContentBlockResourceLink,
-    "resource": _d_Resource,
+    "resource": _d_ContentBlockResource,
 }
 _T_CreateElicitationRequest: dict[str, _Any] = {
-    "form": _d_Form,
-    "url": _d_Url,
+    "form": _d_CreateElicitationRequestForm,
+    "url": _d_CreateElicitationRequestUrl,
 }
 _T_ElicitationPropertySchema: dict[str, _Any] = {
-    "string": _d_String,
-    "number": _d_Number,
-    "integer": _d_Integer,
+    "string": _d_ElicitationPropertySchemaString,
+    "number": _d_ElicitationPropertySchemaNumber,
+    "integer": _d_ElicitationPropertySchemaInteger,
     "boolean": _d_ElicitationPropertySchemaBoolean,
-    "array": _d_Array,
+    "array": _d_ElicitationPropertySchemaArray,
 }
 _T_AuthMethod: dict[str, _Any] = {
-    "terminal": _d_TerminalAuthMethod,
+    "terminal": _d_AuthMethodTerminal,
 }
 _T_SessionConfigOption: dict[str, _Any] = {
-    "select": _d_Select,
+    "select": _d_SessionConfigOptionSelect,
     "boolean": _d_SessionConfigOptionBoolean,
 }
 _T_SessionUpdate: dict[str, _Any] = {
-    "user_message_chunk": _d_UserMessageChunk,
-    "agent_message_chunk": _d_AgentMessageChunk,
-    "agent_thought_chunk": _d_AgentThoughtChunk,
+    "user_message_chunk": _d_SessionUpdateUserMessageChunk,
+    "agent_message_chunk": _d_SessionUpdateAgentMessageChunk,
+    "agent_thought_chunk": _d_SessionUpdateAgentThoughtChunk,
     "tool_call": _d_SessionUpdateToolCall,
     "tool_call_update": _d_SessionUpdateToolCallUpdate,
     "plan": _d_SessionUpdatePlan,
@@ -18825,20 +18851,20 @@ _T_SessionUpdate: dict[str, _Any] = {
     "usage_update": _d_SessionUpdateUsageUpdate,
 }
 _T_McpServer: dict[str, _Any] = {
-    "http": _d_Http,
-    "sse": _d_Sse,
+    "http": _d_McpServerHttp,
+    "sse": _d_McpServerSse,
 }
 _T_SetSessionConfigOptionRequest: dict[str, _Any] = {
     "boolean": _d_SetSessionConfigOptionRequestBoolean,
 }
 _T_RequestPermissionOutcome: dict[str, _Any] = {
-    "cancelled": _d_Cancelled,
-    "selected": _d_Selected,
+    "cancelled": _d_RequestPermissionOutcomeCancelled,
+    "selected": _d_RequestPermissionOutcomeSelected,
 }
 _T_CreateElicitationResponse: dict[str, _Any] = {
-    "accept": _d_Accept,
-    "decline": _d_Decline,
-    "cancel": _d_Cancel,
+    "accept": _d_CreateElicitationResponseAccept,
+    "decline": _d_CreateElicitationResponseDecline,
+    "cancel": _d_CreateElicitationResponseCancel,
 }
 _K_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 _K_WriteTextFileRequest: frozenset[str] = frozenset(["sessionId", "path", "content", "_meta"])
@@ -18862,13 +18888,17 @@ _K_ToolCallUpdate: frozenset[str] = frozenset(
 _K_ToolCallContentContent: frozenset[str] = frozenset(["type", "content", "_meta"])
 _K_ToolCallContentDiff: frozenset[str] = frozenset(["type", "path", "oldText", "newText", "_meta"])
 _K_ToolCallContentTerminal: frozenset[str] = frozenset(["type", "terminalId", "_meta"])
-_K_Text: frozenset[str] = frozenset(["type", "annotations", "text", "_meta"])
-_K_Image: frozenset[str] = frozenset(["type", "annotations", "data", "mimeType", "uri", "_meta"])
-_K_Audio: frozenset[str] = frozenset(["type", "annotations", "data", "mimeType", "_meta"])
+_K_ContentBlockText: frozenset[str] = frozenset(["type", "annotations", "text", "_meta"])
+_K_ContentBlockImage: frozenset[str] = frozenset(
+    ["type", "annotations", "data", "mimeType", "uri", "_meta"]
+)
+_K_ContentBlockAudio: frozenset[str] = frozenset(
+    ["type", "annotations", "data", "mimeType", "_meta"]
+)
 _K_ContentBlockResourceLink: frozenset[str] = frozenset(
     ["type", "annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
 )
-_K_Resource: frozenset[str] = frozenset(["type", "annotations", "resource", "_meta"])
+_K_ContentBlockResource: frozenset[str] = frozenset(["type", "annotations", "resource", "_meta"])
 _K_Annotations: frozenset[str] = frozenset(["audience", "lastModified", "priority", "_meta"])
 _K_TextContent: frozenset[str] = frozenset(["annotations", "text", "_meta"])
 _K_ImageContent: frozenset[str] = frozenset(["annotations", "data", "mimeType", "uri", "_meta"])
@@ -18892,10 +18922,10 @@ _K_TerminalOutputRequest: frozenset[str] = frozenset(["sessionId", "terminalId",
 _K_ReleaseTerminalRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
 _K_WaitForTerminalExitRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
 _K_KillTerminalRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
-_K_Form: frozenset[str] = frozenset(
+_K_CreateElicitationRequestForm: frozenset[str] = frozenset(
     ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
 )
-_K_Url: frozenset[str] = frozenset(
+_K_CreateElicitationRequestUrl: frozenset[str] = frozenset(
     ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
 )
 _K_CreateElicitationRequestOther: frozenset[str] = frozenset(
@@ -18906,7 +18936,7 @@ _K_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 _K_ElicitationSchema: frozenset[str] = frozenset(
     ["type", "title", "properties", "required", "description", "_meta"]
 )
-_K_String: frozenset[str] = frozenset(
+_K_ElicitationPropertySchemaString: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -18921,16 +18951,16 @@ _K_String: frozenset[str] = frozenset(
         "_meta",
     ]
 )
-_K_Number: frozenset[str] = frozenset(
+_K_ElicitationPropertySchemaNumber: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
-_K_Integer: frozenset[str] = frozenset(
+_K_ElicitationPropertySchemaInteger: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 _K_ElicitationPropertySchemaBoolean: frozenset[str] = frozenset(
     ["type", "title", "description", "default", "_meta"]
 )
-_K_Array: frozenset[str] = frozenset(
+_K_ElicitationPropertySchemaArray: frozenset[str] = frozenset(
     ["type", "title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
 _K_ElicitationPropertySchemaOther: frozenset[str] = frozenset(["type"])
@@ -18985,21 +19015,21 @@ _K_SessionResumeCapabilities: frozenset[str] = frozenset(["_meta"])
 _K_SessionCloseCapabilities: frozenset[str] = frozenset(["_meta"])
 _K_AgentAuthCapabilities: frozenset[str] = frozenset(["logout", "_meta"])
 _K_LogoutCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_TerminalAuthMethod: frozenset[str] = frozenset(
+_K_AuthMethodTerminal: frozenset[str] = frozenset(
     ["type", "id", "name", "description", "args", "env", "_meta"]
 )
-_K_AgentAuthMethod: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
-_K_AuthMethodTerminal: frozenset[str] = frozenset(
+_K_AuthMethodAgent: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
+_K_AuthMethodTerminalPayload: frozenset[str] = frozenset(
     ["id", "name", "description", "args", "env", "_meta"]
 )
-_K_AuthMethodAgent: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
+_K_AuthMethodAgentPayload: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
 _K_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 _K_AuthenticateResponse: frozenset[str] = frozenset(["_meta"])
 _K_LogoutResponse: frozenset[str] = frozenset(["_meta"])
 _K_NewSessionResponse: frozenset[str] = frozenset(["sessionId", "modes", "configOptions", "_meta"])
 _K_SessionModeState: frozenset[str] = frozenset(["currentModeId", "availableModes", "_meta"])
 _K_SessionMode: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
-_K_Select: frozenset[str] = frozenset(
+_K_SessionConfigOptionSelect: frozenset[str] = frozenset(
     ["type", "id", "name", "description", "category", "_meta", "currentValue", "options"]
 )
 _K_SessionConfigOptionBoolean: frozenset[str] = frozenset(
@@ -19023,9 +19053,15 @@ _K_PromptResponse: frozenset[str] = frozenset(["stopReason", "_meta"])
 _K_Error: frozenset[str] = frozenset(["code", "message", "data"])
 _K_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 _K_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
-_K_UserMessageChunk: frozenset[str] = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
-_K_AgentMessageChunk: frozenset[str] = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
-_K_AgentThoughtChunk: frozenset[str] = frozenset(["sessionUpdate", "content", "messageId", "_meta"])
+_K_SessionUpdateUserMessageChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
+_K_SessionUpdateAgentMessageChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
+_K_SessionUpdateAgentThoughtChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 _K_SessionUpdateToolCall: frozenset[str] = frozenset(
     [
         "sessionUpdate",
@@ -19115,13 +19151,13 @@ _K_LogoutRequest: frozenset[str] = frozenset(["_meta"])
 _K_NewSessionRequest: frozenset[str] = frozenset(
     ["cwd", "additionalDirectories", "mcpServers", "_meta"]
 )
-_K_Http: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_Sse: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_StdioMcpServer: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
-_K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
-_K_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
-_K_McpServerSse: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
+_K_McpServerHttp: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
+_K_McpServerSse: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
 _K_McpServerStdio: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
+_K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
+_K_McpServerHttpPayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
+_K_McpServerSsePayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
+_K_McpServerStdioPayload: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
 _K_LoadSessionRequest: frozenset[str] = frozenset(
     ["mcpServers", "cwd", "additionalDirectories", "sessionId", "_meta"]
 )
@@ -19142,8 +19178,8 @@ _K_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 _K_WriteTextFileResponse: frozenset[str] = frozenset(["_meta"])
 _K_ReadTextFileResponse: frozenset[str] = frozenset(["content", "_meta"])
 _K_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
-_K_Cancelled: frozenset[str] = frozenset(["outcome"])
-_K_Selected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
+_K_RequestPermissionOutcomeCancelled: frozenset[str] = frozenset(["outcome"])
+_K_RequestPermissionOutcomeSelected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
 _K_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 _K_CreateTerminalResponse: frozenset[str] = frozenset(["terminalId", "_meta"])
 _K_TerminalOutputResponse: frozenset[str] = frozenset(
@@ -19153,9 +19189,9 @@ _K_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"
 _K_ReleaseTerminalResponse: frozenset[str] = frozenset(["_meta"])
 _K_WaitForTerminalExitResponse: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 _K_KillTerminalResponse: frozenset[str] = frozenset(["_meta"])
-_K_Accept: frozenset[str] = frozenset(["action", "_meta", "content"])
-_K_Decline: frozenset[str] = frozenset(["action", "_meta"])
-_K_Cancel: frozenset[str] = frozenset(["action", "_meta"])
+_K_CreateElicitationResponseAccept: frozenset[str] = frozenset(["action", "_meta", "content"])
+_K_CreateElicitationResponseDecline: frozenset[str] = frozenset(["action", "_meta"])
+_K_CreateElicitationResponseCancel: frozenset[str] = frozenset(["action", "_meta"])
 _K_CreateElicitationResponseOther: frozenset[str] = frozenset(["_meta", "action"])
 _K_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 _K_ClientNotification: frozenset[str] = frozenset(["method", "params"])
@@ -19216,11 +19252,11 @@ _rt.DECODERS.update(
         ToolCallContentContent: _d_ToolCallContentContent,
         ToolCallContentDiff: _d_ToolCallContentDiff,
         ToolCallContentTerminal: _d_ToolCallContentTerminal,
-        Text: _d_Text,
-        Image: _d_Image,
-        Audio: _d_Audio,
+        ContentBlockText: _d_ContentBlockText,
+        ContentBlockImage: _d_ContentBlockImage,
+        ContentBlockAudio: _d_ContentBlockAudio,
         ContentBlockResourceLink: _d_ContentBlockResourceLink,
-        Resource: _d_Resource,
+        ContentBlockResource: _d_ContentBlockResource,
         Annotations: _d_Annotations,
         TextContent: _d_TextContent,
         ImageContent: _d_ImageContent,
@@ -19240,17 +19276,17 @@ _rt.DECODERS.update(
         ReleaseTerminalRequest: _d_ReleaseTerminalRequest,
         WaitForTerminalExitRequest: _d_WaitForTerminalExitRequest,
         KillTerminalRequest: _d_KillTerminalRequest,
-        Form: _d_Form,
-        Url: _d_Url,
+        CreateElicitationRequestForm: _d_CreateElicitationRequestForm,
+        CreateElicitationRequestUrl: _d_CreateElicitationRequestUrl,
         CreateElicitationRequestOther: _d_CreateElicitationRequestOther,
         ElicitationSessionScope: _d_ElicitationSessionScope,
         ElicitationRequestScope: _d_ElicitationRequestScope,
         ElicitationSchema: _d_ElicitationSchema,
-        String: _d_String,
-        Number: _d_Number,
-        Integer: _d_Integer,
+        ElicitationPropertySchemaString: _d_ElicitationPropertySchemaString,
+        ElicitationPropertySchemaNumber: _d_ElicitationPropertySchemaNumber,
+        ElicitationPropertySchemaInteger: _d_ElicitationPropertySchemaInteger,
         ElicitationPropertySchemaBoolean: _d_ElicitationPropertySchemaBoolean,
-        Array: _d_Array,
+        ElicitationPropertySchemaArray: _d_ElicitationPropertySchemaArray,
         ElicitationPropertySchemaOther: _d_ElicitationPropertySchemaOther,
         EnumOption: _d_EnumOption,
         StringPropertySchema: _d_StringPropertySchema,
@@ -19274,17 +19310,17 @@ _rt.DECODERS.update(
         SessionCloseCapabilities: _d_SessionCloseCapabilities,
         AgentAuthCapabilities: _d_AgentAuthCapabilities,
         LogoutCapabilities: _d_LogoutCapabilities,
-        TerminalAuthMethod: _d_TerminalAuthMethod,
-        AgentAuthMethod: _d_AgentAuthMethod,
         AuthMethodTerminal: _d_AuthMethodTerminal,
         AuthMethodAgent: _d_AuthMethodAgent,
+        AuthMethodTerminalPayload: _d_AuthMethodTerminalPayload,
+        AuthMethodAgentPayload: _d_AuthMethodAgentPayload,
         Implementation: _d_Implementation,
         AuthenticateResponse: _d_AuthenticateResponse,
         LogoutResponse: _d_LogoutResponse,
         NewSessionResponse: _d_NewSessionResponse,
         SessionModeState: _d_SessionModeState,
         SessionMode: _d_SessionMode,
-        Select: _d_Select,
+        SessionConfigOptionSelect: _d_SessionConfigOptionSelect,
         SessionConfigOptionBoolean: _d_SessionConfigOptionBoolean,
         SessionConfigSelectOption: _d_SessionConfigSelectOption,
         SessionConfigSelectGroup: _d_SessionConfigSelectGroup,
@@ -19302,9 +19338,9 @@ _rt.DECODERS.update(
         Error: _d_Error,
         AgentNotification: _d_AgentNotification,
         SessionNotification: _d_SessionNotification,
-        UserMessageChunk: _d_UserMessageChunk,
-        AgentMessageChunk: _d_AgentMessageChunk,
-        AgentThoughtChunk: _d_AgentThoughtChunk,
+        SessionUpdateUserMessageChunk: _d_SessionUpdateUserMessageChunk,
+        SessionUpdateAgentMessageChunk: _d_SessionUpdateAgentMessageChunk,
+        SessionUpdateAgentThoughtChunk: _d_SessionUpdateAgentThoughtChunk,
         SessionUpdateToolCall: _d_SessionUpdateToolCall,
         SessionUpdateToolCallUpdate: _d_SessionUpdateToolCallUpdate,
         SessionUpdatePlan: _d_SessionUpdatePlan,
@@ -19340,13 +19376,13 @@ _rt.DECODERS.update(
         AuthenticateRequest: _d_AuthenticateRequest,
         LogoutRequest: _d_LogoutRequest,
         NewSessionRequest: _d_NewSessionRequest,
-        Http: _d_Http,
-        Sse: _d_Sse,
-        StdioMcpServer: _d_StdioMcpServer,
-        HttpHeader: _d_HttpHeader,
         McpServerHttp: _d_McpServerHttp,
         McpServerSse: _d_McpServerSse,
         McpServerStdio: _d_McpServerStdio,
+        HttpHeader: _d_HttpHeader,
+        McpServerHttpPayload: _d_McpServerHttpPayload,
+        McpServerSsePayload: _d_McpServerSsePayload,
+        McpServerStdioPayload: _d_McpServerStdioPayload,
         LoadSessionRequest: _d_LoadSessionRequest,
         ListSessionsRequest: _d_ListSessionsRequest,
         DeleteSessionRequest: _d_DeleteSessionRequest,
@@ -19359,8 +19395,8 @@ _rt.DECODERS.update(
         WriteTextFileResponse: _d_WriteTextFileResponse,
         ReadTextFileResponse: _d_ReadTextFileResponse,
         RequestPermissionResponse: _d_RequestPermissionResponse,
-        Cancelled: _d_Cancelled,
-        Selected: _d_Selected,
+        RequestPermissionOutcomeCancelled: _d_RequestPermissionOutcomeCancelled,
+        RequestPermissionOutcomeSelected: _d_RequestPermissionOutcomeSelected,
         SelectedPermissionOutcome: _d_SelectedPermissionOutcome,
         CreateTerminalResponse: _d_CreateTerminalResponse,
         TerminalOutputResponse: _d_TerminalOutputResponse,
@@ -19368,9 +19404,9 @@ _rt.DECODERS.update(
         ReleaseTerminalResponse: _d_ReleaseTerminalResponse,
         WaitForTerminalExitResponse: _d_WaitForTerminalExitResponse,
         KillTerminalResponse: _d_KillTerminalResponse,
-        Accept: _d_Accept,
-        Decline: _d_Decline,
-        Cancel: _d_Cancel,
+        CreateElicitationResponseAccept: _d_CreateElicitationResponseAccept,
+        CreateElicitationResponseDecline: _d_CreateElicitationResponseDecline,
+        CreateElicitationResponseCancel: _d_CreateElicitationResponseCancel,
         CreateElicitationResponseOther: _d_CreateElicitationResponseOther,
         ElicitationAcceptAction: _d_ElicitationAcceptAction,
         ClientNotification: _d_ClientNotification,
@@ -19395,11 +19431,11 @@ __all__ = [
     "ToolCallContentDiff",
     "ToolCallContentTerminal",
     "ContentBlock",
-    "Text",
-    "Image",
-    "Audio",
+    "ContentBlockText",
+    "ContentBlockImage",
+    "ContentBlockAudio",
     "ContentBlockResourceLink",
-    "Resource",
+    "ContentBlockResource",
     "Annotations",
     "Role",
     "TextContent",
@@ -19425,19 +19461,19 @@ __all__ = [
     "WaitForTerminalExitRequest",
     "KillTerminalRequest",
     "CreateElicitationRequest",
-    "Form",
-    "Url",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
     "CreateElicitationRequestOther",
     "ElicitationSessionScope",
     "ElicitationRequestScope",
     "ElicitationSchema",
     "ElicitationSchemaType",
     "ElicitationPropertySchema",
-    "String",
-    "Number",
-    "Integer",
+    "ElicitationPropertySchemaString",
+    "ElicitationPropertySchemaNumber",
+    "ElicitationPropertySchemaInteger",
     "ElicitationPropertySchemaBoolean",
-    "Array",
+    "ElicitationPropertySchemaArray",
     "ElicitationPropertySchemaOther",
     "StringFormat",
     "EnumOption",
@@ -19468,11 +19504,11 @@ __all__ = [
     "AgentAuthCapabilities",
     "LogoutCapabilities",
     "AuthMethod",
-    "TerminalAuthMethod",
-    "AgentAuthMethod",
-    "AuthMethodId",
     "AuthMethodTerminal",
     "AuthMethodAgent",
+    "AuthMethodId",
+    "AuthMethodTerminalPayload",
+    "AuthMethodAgentPayload",
     "Implementation",
     "AuthenticateResponse",
     "LogoutResponse",
@@ -19481,7 +19517,7 @@ __all__ = [
     "SessionModeId",
     "SessionMode",
     "SessionConfigOption",
-    "Select",
+    "SessionConfigOptionSelect",
     "SessionConfigOptionBoolean",
     "SessionConfigId",
     "SessionConfigOptionCategory",
@@ -19508,9 +19544,9 @@ __all__ = [
     "AgentNotification",
     "SessionNotification",
     "SessionUpdate",
-    "UserMessageChunk",
-    "AgentMessageChunk",
-    "AgentThoughtChunk",
+    "SessionUpdateUserMessageChunk",
+    "SessionUpdateAgentMessageChunk",
+    "SessionUpdateAgentThoughtChunk",
     "SessionUpdateToolCall",
     "SessionUpdateToolCallUpdate",
     "SessionUpdatePlan",
@@ -19552,13 +19588,13 @@ __all__ = [
     "LogoutRequest",
     "NewSessionRequest",
     "McpServer",
-    "Http",
-    "Sse",
-    "StdioMcpServer",
-    "HttpHeader",
     "McpServerHttp",
     "McpServerSse",
     "McpServerStdio",
+    "HttpHeader",
+    "McpServerHttpPayload",
+    "McpServerSsePayload",
+    "McpServerStdioPayload",
     "LoadSessionRequest",
     "ListSessionsRequest",
     "DeleteSessionRequest",
@@ -19574,8 +19610,8 @@ __all__ = [
     "ReadTextFileResponse",
     "RequestPermissionResponse",
     "RequestPermissionOutcome",
-    "Cancelled",
-    "Selected",
+    "RequestPermissionOutcomeCancelled",
+    "RequestPermissionOutcomeSelected",
     "SelectedPermissionOutcome",
     "CreateTerminalResponse",
     "TerminalOutputResponse",
@@ -19584,9 +19620,9 @@ __all__ = [
     "WaitForTerminalExitResponse",
     "KillTerminalResponse",
     "CreateElicitationResponse",
-    "Accept",
-    "Decline",
-    "Cancel",
+    "CreateElicitationResponseAccept",
+    "CreateElicitationResponseDecline",
+    "CreateElicitationResponseCancel",
     "CreateElicitationResponseOther",
     "ElicitationContentValue",
     "ElicitationAcceptAction",

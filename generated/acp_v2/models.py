@@ -465,7 +465,7 @@ class PlanEntryStatus(_enum.StrEnum):
 class RequestPermissionSubject(_rt.Model):
     """The operation requiring permission.
 
-    Tagged union on `type` (tool_call, command): one table lookup picks the variant. Any other tag decodes to `RequestPermissionSubjectOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (tool_call, command): one table lookup picks the variant. Any other tag decodes to `RequestPermissionSubjectOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `RequestPermissionSubject` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -485,7 +485,7 @@ class ToolCallContent(_rt.Model):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
 
-    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant. Any other tag decodes to `ToolCallContentOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant. Any other tag decodes to `ToolCallContentOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ToolCallContent` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -514,7 +514,7 @@ class ContentBlock(_rt.Model):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
 
-    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup picks the variant. Any other tag decodes to `ContentBlockOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup picks the variant. Any other tag decodes to `ContentBlockOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ContentBlock` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -532,7 +532,7 @@ class DiffChange(_rt.Model):
     Structured change metadata lets clients identify affected files and
     operations without parsing the text patch.
 
-    Tagged union on `operation` (add, delete, modify, move, copy): one table lookup picks the variant. Any other tag decodes to `DiffChangeOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `operation` (add, delete, modify, move, copy): one table lookup picks the variant. Any other tag decodes to `DiffChangeOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `DiffChange` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -551,7 +551,7 @@ class CreateElicitationRequest(_rt.Model):
     either via a form or by directing them to a URL.
     Elicitations are tied to a session (optionally a tool call) or a request.
 
-    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -570,7 +570,7 @@ class ElicitationPropertySchema(_rt.Model):
     Single-select enums use the `String` variant with `enum` or `oneOf` set.
     Multi-select enums use the `Array` variant.
 
-    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -587,7 +587,7 @@ class AuthMethod(_rt.Model):
 
     The `type` field acts as the discriminator in the serialized JSON form.
 
-    Tagged union on `type` (terminal, agent): one table lookup picks the variant. Any other tag decodes to `AuthMethodOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (terminal, agent): one table lookup picks the variant. Any other tag decodes to `AuthMethodOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -602,7 +602,7 @@ class AuthMethod(_rt.Model):
 class SessionConfigOption(_rt.Model):
     """A session configuration option selector and its current state.
 
-    Tagged union on `type` (select, boolean): one table lookup picks the variant. Any other tag decodes to `SessionConfigOptionOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (select, boolean): one table lookup picks the variant. Any other tag decodes to `SessionConfigOptionOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `SessionConfigOption` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -621,7 +621,7 @@ class SessionUpdate(_rt.Model):
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
 
-    Tagged union on `sessionUpdate` (user_message_chunk, user_message, agent_message_chunk, agent_message, agent_thought_chunk, agent_thought, state_update, tool_call_content_chunk, tool_call_update, terminal_update, terminal_output_chunk, plan_update, available_commands_update, config_option_update, session_info_update, usage_update): one table lookup picks the variant. Any other tag decodes to `SessionUpdateOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `sessionUpdate` (user_message_chunk, user_message, agent_message_chunk, agent_message, agent_thought_chunk, agent_thought, state_update, tool_call_content_chunk, tool_call_update, terminal_update, terminal_output_chunk, plan_update, available_commands_update, config_option_update, session_info_update, usage_update): one table lookup picks the variant. Any other tag decodes to `SessionUpdateOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `SessionUpdate` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -639,7 +639,7 @@ class StateUpdate(_rt.Model):
     Background activity can continue and emit other `session/update` notifications
     while `idle`. Those notifications do not change this state.
 
-    Tagged union on `state` (running, idle, requires_action): one table lookup picks the variant. Any other tag decodes to `StateUpdateOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `state` (running, idle, requires_action): one table lookup picks the variant. Any other tag decodes to `StateUpdateOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `StateUpdate` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -654,7 +654,7 @@ class StateUpdate(_rt.Model):
 class PlanUpdateContent(_rt.Model):
     """Updated content for a plan.
 
-    Tagged union on `type` (items): one table lookup picks the variant. Any other tag decodes to `PlanUpdateContentOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (items): one table lookup picks the variant. Any other tag decodes to `PlanUpdateContentOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `PlanUpdateContent` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -669,7 +669,7 @@ class PlanUpdateContent(_rt.Model):
 class AvailableCommandInput(_rt.Model):
     """The input specification for a command.
 
-    Tagged union on `type` (text): one table lookup picks the variant. Any other tag decodes to `AvailableCommandInputOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (text): one table lookup picks the variant. Any other tag decodes to `AvailableCommandInputOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `AvailableCommandInput` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -689,7 +689,7 @@ class McpServer(_rt.Model):
 
     See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
 
-    Tagged union on `type` (http, stdio): one table lookup picks the variant. Any other tag decodes to `McpServerOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (http, stdio): one table lookup picks the variant. Any other tag decodes to `McpServerOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `McpServer` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -706,7 +706,7 @@ class ReplayFrom(_rt.Model):
 
     Replay includes the position identified by the cursor.
 
-    Tagged union on `type` (start): one table lookup picks the variant. Any other tag decodes to `ReplayFromOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (start): one table lookup picks the variant. Any other tag decodes to `ReplayFromOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ReplayFrom` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -721,7 +721,7 @@ class ReplayFrom(_rt.Model):
 class SetSessionConfigOptionRequest(_rt.Model):
     """Request parameters for setting a session configuration option.
 
-    Tagged union on `type` (id, boolean): one table lookup picks the variant. Any other tag decodes to `SetSessionConfigOptionRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `type` (id, boolean): one table lookup picks the variant. Any other tag decodes to `SetSessionConfigOptionRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -736,7 +736,7 @@ class SetSessionConfigOptionRequest(_rt.Model):
 class RequestPermissionOutcome(_rt.Model):
     """The outcome of a permission request.
 
-    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Any other tag decodes to `RequestPermissionOutcomeOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Any other tag decodes to `RequestPermissionOutcomeOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `RequestPermissionOutcome` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -751,7 +751,7 @@ class RequestPermissionOutcome(_rt.Model):
 class CreateElicitationResponse(_rt.Model):
     """Response from the client to an elicitation request.
 
-    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant. Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError.
+    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant. Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -896,7 +896,7 @@ class RequestPermissionRequest(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCall(RequestPermissionSubject):
+class RequestPermissionSubjectToolCall(RequestPermissionSubject):
     """Permission is requested before executing a tool call.
 
     Wire tag: `type: tool_call`. Payload: `ToolCallPermissionSubject`.
@@ -918,9 +918,9 @@ class ToolCall(RequestPermissionSubject):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> ToolCall:
+    def from_json(cls, data: _Any) -> RequestPermissionSubjectToolCall:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ToolCall, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_RequestPermissionSubjectToolCall, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -934,7 +934,7 @@ class ToolCall(RequestPermissionSubject):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Command(RequestPermissionSubject):
+class RequestPermissionSubjectCommand(RequestPermissionSubject):
     """Permission is requested before running a command.
 
     Wire tag: `type: command`. Payload: `CommandPermissionSubject`.
@@ -977,9 +977,9 @@ class Command(RequestPermissionSubject):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Command:
+    def from_json(cls, data: _Any) -> RequestPermissionSubjectCommand:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Command, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_RequestPermissionSubjectCommand, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -1429,7 +1429,7 @@ class ContentBlockText(ContentBlock):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Image(ContentBlock):
+class ContentBlockImage(ContentBlock):
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts.
@@ -1474,9 +1474,9 @@ class Image(ContentBlock):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Image:
+    def from_json(cls, data: _Any) -> ContentBlockImage:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Image, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ContentBlockImage, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -1499,7 +1499,7 @@ class Image(ContentBlock):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Audio(ContentBlock):
+class ContentBlockAudio(ContentBlock):
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts.
@@ -1540,9 +1540,9 @@ class Audio(ContentBlock):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Audio:
+    def from_json(cls, data: _Any) -> ContentBlockAudio:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Audio, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ContentBlockAudio, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -1657,7 +1657,7 @@ class ContentBlockResourceLink(ContentBlock):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Resource(ContentBlock):
+class ContentBlockResource(ContentBlock):
     """Complete resource contents embedded directly in the message.
 
     Preferred for including context as it avoids extra round-trips.
@@ -1696,9 +1696,9 @@ class Resource(ContentBlock):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Resource:
+    def from_json(cls, data: _Any) -> ContentBlockResource:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Resource, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ContentBlockResource, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2350,7 +2350,7 @@ class Content(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Add(DiffChange):
+class DiffChangeAdd(DiffChange):
     """A file was added.
 
     Wire tag: `operation: add`. Payload: `DiffPathChange`.
@@ -2395,9 +2395,9 @@ class Add(DiffChange):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Add:
+    def from_json(cls, data: _Any) -> DiffChangeAdd:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Add, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_DiffChangeAdd, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2417,7 +2417,7 @@ class Add(DiffChange):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Delete(DiffChange):
+class DiffChangeDelete(DiffChange):
     """A file was deleted.
 
     Wire tag: `operation: delete`. Payload: `DiffPathChange`.
@@ -2462,9 +2462,9 @@ class Delete(DiffChange):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Delete:
+    def from_json(cls, data: _Any) -> DiffChangeDelete:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Delete, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_DiffChangeDelete, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2484,7 +2484,7 @@ class Delete(DiffChange):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Modify(DiffChange):
+class DiffChangeModify(DiffChange):
     """A file was modified in place.
 
     Wire tag: `operation: modify`. Payload: `DiffPathChange`.
@@ -2529,9 +2529,9 @@ class Modify(DiffChange):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Modify:
+    def from_json(cls, data: _Any) -> DiffChangeModify:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Modify, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_DiffChangeModify, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2551,7 +2551,7 @@ class Modify(DiffChange):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Move(DiffChange):
+class DiffChangeMove(DiffChange):
     """A file was moved or renamed.
 
     Wire tag: `operation: move`. Payload: `DiffPathPairChange`.
@@ -2600,9 +2600,9 @@ class Move(DiffChange):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Move:
+    def from_json(cls, data: _Any) -> DiffChangeMove:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Move, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_DiffChangeMove, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -2623,7 +2623,7 @@ class Move(DiffChange):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Copy(DiffChange):
+class DiffChangeCopy(DiffChange):
     """A file was copied.
 
     Wire tag: `operation: copy`. Payload: `DiffPathPairChange`.
@@ -2672,9 +2672,9 @@ class Copy(DiffChange):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Copy:
+    def from_json(cls, data: _Any) -> DiffChangeCopy:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Copy, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_DiffChangeCopy, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -3199,7 +3199,7 @@ class PermissionOption(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Form(CreateElicitationRequest):
+class CreateElicitationRequestForm(CreateElicitationRequest):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
@@ -3252,9 +3252,9 @@ class Form(CreateElicitationRequest):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Form:
+    def from_json(cls, data: _Any) -> CreateElicitationRequestForm:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Form, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationRequestForm, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -3277,7 +3277,7 @@ class Form(CreateElicitationRequest):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Url(CreateElicitationRequest):
+class CreateElicitationRequestUrl(CreateElicitationRequest):
     """URL-based elicitation where the client directs the user to a URL.
 
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
@@ -3334,9 +3334,9 @@ class Url(CreateElicitationRequest):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Url:
+    def from_json(cls, data: _Any) -> CreateElicitationRequestUrl:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Url, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationRequestUrl, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -3616,7 +3616,7 @@ class ElicitationSchema(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class String(ElicitationPropertySchema):
+class ElicitationPropertySchemaString(ElicitationPropertySchema):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     Wire tag: `type: string`. Payload: `StringPropertySchema`.
@@ -3710,9 +3710,9 @@ class String(ElicitationPropertySchema):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> String:
+    def from_json(cls, data: _Any) -> ElicitationPropertySchemaString:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_String, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ElicitationPropertySchemaString, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -3745,7 +3745,7 @@ class String(ElicitationPropertySchema):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Number(ElicitationPropertySchema):
+class ElicitationPropertySchemaNumber(ElicitationPropertySchema):
     """Number (floating-point) property.
 
     Wire tag: `type: number`. Payload: `NumberPropertySchema`.
@@ -3809,9 +3809,9 @@ class Number(ElicitationPropertySchema):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Number:
+    def from_json(cls, data: _Any) -> ElicitationPropertySchemaNumber:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Number, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ElicitationPropertySchemaNumber, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -3836,7 +3836,7 @@ class Number(ElicitationPropertySchema):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Integer(ElicitationPropertySchema):
+class ElicitationPropertySchemaInteger(ElicitationPropertySchema):
     """Integer property.
 
     Wire tag: `type: integer`. Payload: `IntegerPropertySchema`.
@@ -3900,9 +3900,9 @@ class Integer(ElicitationPropertySchema):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Integer:
+    def from_json(cls, data: _Any) -> ElicitationPropertySchemaInteger:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Integer, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ElicitationPropertySchemaInteger, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -4000,7 +4000,7 @@ class ElicitationPropertySchemaBoolean(ElicitationPropertySchema):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Array(ElicitationPropertySchema):
+class ElicitationPropertySchemaArray(ElicitationPropertySchema):
     """Multi-select array property.
 
     Wire tag: `type: array`. Payload: `MultiSelectPropertySchema`.
@@ -4068,9 +4068,9 @@ class Array(ElicitationPropertySchema):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Array:
+    def from_json(cls, data: _Any) -> ElicitationPropertySchemaArray:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Array, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ElicitationPropertySchemaArray, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -5655,11 +5655,11 @@ class AgentAuthCapabilities(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalAuthMethod(AuthMethod):
+class AuthMethodTerminal(AuthMethod):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
 
-    Wire tag: `type: terminal`. Payload: `AuthMethodTerminal`.
+    Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
     """
 
     TAG: _ClassVar[str] = "terminal"
@@ -5706,9 +5706,9 @@ class TerminalAuthMethod(AuthMethod):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> TerminalAuthMethod:
+    def from_json(cls, data: _Any) -> AuthMethodTerminal:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalAuthMethod, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_AuthMethodTerminal, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -5731,12 +5731,12 @@ class TerminalAuthMethod(AuthMethod):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Agent(AuthMethod):
+class AuthMethodAgent(AuthMethod):
     """Agent handles authentication itself through `auth/login`.
 
     The `type` discriminator value is `agent`.
 
-    Wire tag: `type: agent`. Payload: `AuthMethodAgent`.
+    Wire tag: `type: agent`. Payload: `AuthMethodAgentPayload`.
     """
 
     TAG: _ClassVar[str] = "agent"
@@ -5772,9 +5772,9 @@ class Agent(AuthMethod):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Agent:
+    def from_json(cls, data: _Any) -> AuthMethodAgent:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Agent, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_AuthMethodAgent, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -5919,7 +5919,7 @@ class EnvVariable(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodTerminal(_rt.Model):
+class AuthMethodTerminalPayload(_rt.Model):
     """Terminal-based authentication method.
 
     The client runs the configured agent program as a separate interactive
@@ -5972,9 +5972,9 @@ class AuthMethodTerminal(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodTerminal:
+    def from_json(cls, data: _Any) -> AuthMethodTerminalPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodTerminal, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_AuthMethodTerminalPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -5996,7 +5996,7 @@ class AuthMethodTerminal(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodAgent(_rt.Model):
+class AuthMethodAgentPayload(_rt.Model):
     """Agent handles authentication itself through `auth/login`.
 
     The `type` discriminator value is `agent`.
@@ -6034,9 +6034,9 @@ class AuthMethodAgent(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodAgent:
+    def from_json(cls, data: _Any) -> AuthMethodAgentPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodAgent, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_AuthMethodAgentPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -6186,7 +6186,7 @@ class NewSessionResponse(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Select(SessionConfigOption):
+class SessionConfigOptionSelect(SessionConfigOption):
     """Single-value selector (dropdown).
 
     Wire tag: `type: select`. Payload: `SessionConfigSelect`.
@@ -6237,9 +6237,9 @@ class Select(SessionConfigOption):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Select:
+    def from_json(cls, data: _Any) -> SessionConfigOptionSelect:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Select, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SessionConfigOptionSelect, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -7077,7 +7077,7 @@ class UpdateSessionNotification(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class UserMessageChunk(SessionUpdate):
+class SessionUpdateUserMessageChunk(SessionUpdate):
     """A chunk of the user's message being streamed.
 
     Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
@@ -7116,9 +7116,9 @@ class UserMessageChunk(SessionUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> UserMessageChunk:
+    def from_json(cls, data: _Any) -> SessionUpdateUserMessageChunk:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_UserMessageChunk, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SessionUpdateUserMessageChunk, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -7196,7 +7196,7 @@ class SessionUpdateUserMessage(SessionUpdate):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentMessageChunk(SessionUpdate):
+class SessionUpdateAgentMessageChunk(SessionUpdate):
     """A chunk of the agent's response being streamed.
 
     Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
@@ -7235,9 +7235,9 @@ class AgentMessageChunk(SessionUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AgentMessageChunk:
+    def from_json(cls, data: _Any) -> SessionUpdateAgentMessageChunk:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentMessageChunk, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SessionUpdateAgentMessageChunk, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -7315,7 +7315,7 @@ class SessionUpdateAgentMessage(SessionUpdate):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentThoughtChunk(SessionUpdate):
+class SessionUpdateAgentThoughtChunk(SessionUpdate):
     """A chunk of the agent's internal reasoning being streamed.
 
     Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
@@ -7354,9 +7354,9 @@ class AgentThoughtChunk(SessionUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> AgentThoughtChunk:
+    def from_json(cls, data: _Any) -> SessionUpdateAgentThoughtChunk:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentThoughtChunk, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SessionUpdateAgentThoughtChunk, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8478,7 +8478,7 @@ class RequiresActionStateUpdate(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Running(StateUpdate):
+class StateUpdateRunning(StateUpdate):
     """Foreground work is in progress.
 
     Wire tag: `state: running`. Payload: `RunningStateUpdate`.
@@ -8505,9 +8505,9 @@ class Running(StateUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Running:
+    def from_json(cls, data: _Any) -> StateUpdateRunning:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Running, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_StateUpdateRunning, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8522,7 +8522,7 @@ class Running(StateUpdate):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Idle(StateUpdate):
+class StateUpdateIdle(StateUpdate):
     """The agent is ready to process a new prompt.
 
     Wire tag: `state: idle`. Payload: `IdleStateUpdate`.
@@ -8557,9 +8557,9 @@ class Idle(StateUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Idle:
+    def from_json(cls, data: _Any) -> StateUpdateIdle:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Idle, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_StateUpdateIdle, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8576,7 +8576,7 @@ class Idle(StateUpdate):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequiresAction(StateUpdate):
+class StateUpdateRequiresAction(StateUpdate):
     """Foreground work is blocked on user action.
 
     Wire tag: `state: requires_action`. Payload: `RequiresActionStateUpdate`.
@@ -8603,9 +8603,9 @@ class RequiresAction(StateUpdate):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> RequiresAction:
+    def from_json(cls, data: _Any) -> StateUpdateRequiresAction:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequiresAction, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_StateUpdateRequiresAction, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -8950,7 +8950,7 @@ class TerminalOutputChunk(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Items(PlanUpdateContent):
+class PlanUpdateContentItems(PlanUpdateContent):
     """Structured plan entries.
 
     Wire tag: `type: items`. Payload: `PlanItems`.
@@ -8989,9 +8989,9 @@ class Items(PlanUpdateContent):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Items:
+    def from_json(cls, data: _Any) -> PlanUpdateContentItems:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Items, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_PlanUpdateContentItems, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -10294,12 +10294,12 @@ class NewSessionRequest(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Http(McpServer):
+class McpServerHttp(McpServer):
     """HTTP transport configuration
 
     Only available when the Agent capabilities include `session.mcp.http`.
 
-    Wire tag: `type: http`. Payload: `McpServerHttp`.
+    Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
     """
 
     TAG: _ClassVar[str] = "http"
@@ -10335,9 +10335,9 @@ class Http(McpServer):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Http:
+    def from_json(cls, data: _Any) -> McpServerHttp:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Http, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerHttp, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -10356,12 +10356,12 @@ class Http(McpServer):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Stdio(McpServer):
+class McpServerStdio(McpServer):
     """Stdio transport configuration
 
     Only available when the Agent capabilities include `session.mcp.stdio`.
 
-    Wire tag: `type: stdio`. Payload: `McpServerStdio`.
+    Wire tag: `type: stdio`. Payload: `McpServerStdioPayload`.
     """
 
     TAG: _ClassVar[str] = "stdio"
@@ -10401,9 +10401,9 @@ class Stdio(McpServer):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Stdio:
+    def from_json(cls, data: _Any) -> McpServerStdio:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Stdio, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerStdio, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -10523,7 +10523,7 @@ class HttpHeader(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerHttp(_rt.Model):
+class McpServerHttpPayload(_rt.Model):
     """HTTP transport configuration for MCP."""
 
     name: str
@@ -10558,9 +10558,9 @@ class McpServerHttp(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> McpServerHttp:
+    def from_json(cls, data: _Any) -> McpServerHttpPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerHttp, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerHttpPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -10578,7 +10578,7 @@ class McpServerHttp(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerStdio(_rt.Model):
+class McpServerStdioPayload(_rt.Model):
     """Stdio transport configuration for MCP."""
 
     name: str
@@ -10617,9 +10617,9 @@ class McpServerStdio(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> McpServerStdio:
+    def from_json(cls, data: _Any) -> McpServerStdioPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerStdio, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_McpServerStdioPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -10820,10 +10820,10 @@ class ResumeSessionRequest(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Start(ReplayFrom):
+class ReplayFromStart(ReplayFrom):
     """Replay the whole conversation from its first replayable entry.
 
-    Wire tag: `type: start`. Payload: `ReplayFromStart`.
+    Wire tag: `type: start`. Payload: `ReplayFromStartPayload`.
     """
 
     TAG: _ClassVar[str] = "start"
@@ -10847,9 +10847,9 @@ class Start(ReplayFrom):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Start:
+    def from_json(cls, data: _Any) -> ReplayFromStart:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Start, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ReplayFromStart, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -10925,7 +10925,7 @@ class ReplayFromOther(ReplayFrom):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ReplayFromStart(_rt.Model):
+class ReplayFromStartPayload(_rt.Model):
     """Inclusive replay cursor requesting replay from the start of the conversation."""
 
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -10948,9 +10948,9 @@ class ReplayFromStart(_rt.Model):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> ReplayFromStart:
+    def from_json(cls, data: _Any) -> ReplayFromStartPayload:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ReplayFromStart, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_ReplayFromStartPayload, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -11012,7 +11012,7 @@ class CloseSessionRequest(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Id(SetSessionConfigOptionRequest):
+class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequest):
     """A [`SessionConfigValueId`] string value (`type: "id"`).
 
     Wire tag: `type: id`.
@@ -11051,9 +11051,9 @@ class Id(SetSessionConfigOptionRequest):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Id:
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestId:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Id, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_SetSessionConfigOptionRequestId, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -11313,7 +11313,7 @@ class RequestPermissionResponse(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Cancelled(RequestPermissionOutcome):
+class RequestPermissionOutcomeCancelled(RequestPermissionOutcome):
     """Active session work was cancelled before the user responded.
 
     When a client sends a `session/cancel` notification to cancel active
@@ -11337,9 +11337,9 @@ class Cancelled(RequestPermissionOutcome):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Cancelled:
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeCancelled:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Cancelled, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_RequestPermissionOutcomeCancelled, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -11352,7 +11352,7 @@ class Cancelled(RequestPermissionOutcome):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Selected(RequestPermissionOutcome):
+class RequestPermissionOutcomeSelected(RequestPermissionOutcome):
     """The user selected one of the provided options.
 
     Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
@@ -11383,9 +11383,9 @@ class Selected(RequestPermissionOutcome):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Selected:
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeSelected:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Selected, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_RequestPermissionOutcomeSelected, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -11496,7 +11496,7 @@ class SelectedPermissionOutcome(_rt.Model):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Accept(CreateElicitationResponse):
+class CreateElicitationResponseAccept(CreateElicitationResponse):
     """The user accepted and provided content.
 
     Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
@@ -11529,9 +11529,9 @@ class Accept(CreateElicitationResponse):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Accept:
+    def from_json(cls, data: _Any) -> CreateElicitationResponseAccept:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Accept, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationResponseAccept, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -11548,7 +11548,7 @@ class Accept(CreateElicitationResponse):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Decline(CreateElicitationResponse):
+class CreateElicitationResponseDecline(CreateElicitationResponse):
     """The user declined the elicitation.
 
     Wire tag: `action: decline`.
@@ -11577,9 +11577,9 @@ class Decline(CreateElicitationResponse):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Decline:
+    def from_json(cls, data: _Any) -> CreateElicitationResponseDecline:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Decline, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationResponseDecline, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -11594,7 +11594,7 @@ class Decline(CreateElicitationResponse):
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Cancel(CreateElicitationResponse):
+class CreateElicitationResponseCancel(CreateElicitationResponse):
     """The elicitation was cancelled.
 
     Wire tag: `action: cancel`.
@@ -11623,9 +11623,9 @@ class Cancel(CreateElicitationResponse):
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> Cancel:
+    def from_json(cls, data: _Any) -> CreateElicitationResponseCancel:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Cancel, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_CreateElicitationResponseCancel, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -12447,7 +12447,9 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
     return self
 
 
-def _d_ToolCall(data: _Any, tagged: bool = False) -> ToolCall:
+def _d_RequestPermissionSubjectToolCall(
+    data: _Any, tagged: bool = False
+) -> RequestPermissionSubjectToolCall:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12455,7 +12457,7 @@ def _d_ToolCall(data: _Any, tagged: bool = False) -> ToolCall:
         tag = data.get("type", _UNSET)
         if tag != "tool_call":
             raise _rt.wrong_tag("type", "tool_call", tag)
-    self = _new(ToolCall)
+    self = _new(RequestPermissionSubjectToolCall)
     n = 2
     key: str | None = None
     try:
@@ -12466,13 +12468,15 @@ def _d_ToolCall(data: _Any, tagged: bool = False) -> ToolCall:
         v = _d_ToolCallUpdate(v)
         self.tool_call = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCall) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RequestPermissionSubjectToolCall) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Command(data: _Any, tagged: bool = False) -> Command:
+def _d_RequestPermissionSubjectCommand(
+    data: _Any, tagged: bool = False
+) -> RequestPermissionSubjectCommand:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12480,7 +12484,7 @@ def _d_Command(data: _Any, tagged: bool = False) -> Command:
         tag = data.get("type", _UNSET)
         if tag != "command":
             raise _rt.wrong_tag("type", "command", tag)
-    self = _new(Command)
+    self = _new(RequestPermissionSubjectCommand)
     n = 3
     key: str | None = None
     try:
@@ -12532,7 +12536,7 @@ def _d_Command(data: _Any, tagged: bool = False) -> Command:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Command) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RequestPermissionSubjectCommand) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12853,7 +12857,7 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
     return self
 
 
-def _d_Image(data: _Any, tagged: bool = False) -> Image:
+def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12861,7 +12865,7 @@ def _d_Image(data: _Any, tagged: bool = False) -> Image:
         tag = data.get("type", _UNSET)
         if tag != "image":
             raise _rt.wrong_tag("type", "image", tag)
-    self = _new(Image)
+    self = _new(ContentBlockImage)
     n = 3
     key: str | None = None
     try:
@@ -12912,13 +12916,13 @@ def _d_Image(data: _Any, tagged: bool = False) -> Image:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Image) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
+def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -12926,7 +12930,7 @@ def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
         tag = data.get("type", _UNSET)
         if tag != "audio":
             raise _rt.wrong_tag("type", "audio", tag)
-    self = _new(Audio)
+    self = _new(ContentBlockAudio)
     n = 3
     key: str | None = None
     try:
@@ -12966,7 +12970,7 @@ def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Audio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13084,7 +13088,7 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
     return self
 
 
-def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
+def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockResource:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -13092,7 +13096,7 @@ def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
         tag = data.get("type", _UNSET)
         if tag != "resource":
             raise _rt.wrong_tag("type", "resource", tag)
-    self = _new(Resource)
+    self = _new(ContentBlockResource)
     n = 2
     key: str | None = None
     try:
@@ -13124,7 +13128,7 @@ def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Resource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13698,7 +13702,7 @@ def _d_Content(data: _Any) -> Content:
     return self
 
 
-def _d_Add(data: _Any, tagged: bool = False) -> Add:
+def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -13706,7 +13710,7 @@ def _d_Add(data: _Any, tagged: bool = False) -> Add:
         tag = data.get("operation", _UNSET)
         if tag != "add":
             raise _rt.wrong_tag("operation", "add", tag)
-    self = _new(Add)
+    self = _new(DiffChangeAdd)
     n = 2
     key: str | None = None
     try:
@@ -13752,13 +13756,13 @@ def _d_Add(data: _Any, tagged: bool = False) -> Add:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Add) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeAdd) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Delete(data: _Any, tagged: bool = False) -> Delete:
+def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -13766,7 +13770,7 @@ def _d_Delete(data: _Any, tagged: bool = False) -> Delete:
         tag = data.get("operation", _UNSET)
         if tag != "delete":
             raise _rt.wrong_tag("operation", "delete", tag)
-    self = _new(Delete)
+    self = _new(DiffChangeDelete)
     n = 2
     key: str | None = None
     try:
@@ -13812,13 +13816,13 @@ def _d_Delete(data: _Any, tagged: bool = False) -> Delete:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Delete) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeDelete) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Modify(data: _Any, tagged: bool = False) -> Modify:
+def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -13826,7 +13830,7 @@ def _d_Modify(data: _Any, tagged: bool = False) -> Modify:
         tag = data.get("operation", _UNSET)
         if tag != "modify":
             raise _rt.wrong_tag("operation", "modify", tag)
-    self = _new(Modify)
+    self = _new(DiffChangeModify)
     n = 2
     key: str | None = None
     try:
@@ -13872,13 +13876,13 @@ def _d_Modify(data: _Any, tagged: bool = False) -> Modify:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Modify) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeModify) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Move(data: _Any, tagged: bool = False) -> Move:
+def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -13886,7 +13890,7 @@ def _d_Move(data: _Any, tagged: bool = False) -> Move:
         tag = data.get("operation", _UNSET)
         if tag != "move":
             raise _rt.wrong_tag("operation", "move", tag)
-    self = _new(Move)
+    self = _new(DiffChangeMove)
     n = 3
     key: str | None = None
     try:
@@ -13939,13 +13943,13 @@ def _d_Move(data: _Any, tagged: bool = False) -> Move:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Move) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeMove) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Copy(data: _Any, tagged: bool = False) -> Copy:
+def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -13953,7 +13957,7 @@ def _d_Copy(data: _Any, tagged: bool = False) -> Copy:
         tag = data.get("operation", _UNSET)
         if tag != "copy":
             raise _rt.wrong_tag("operation", "copy", tag)
-    self = _new(Copy)
+    self = _new(DiffChangeCopy)
     n = 3
     key: str | None = None
     try:
@@ -14006,7 +14010,7 @@ def _d_Copy(data: _Any, tagged: bool = False) -> Copy:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Copy) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeCopy) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14393,7 +14397,9 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
     return self
 
 
-def _d_Form(data: _Any, tagged: bool = False) -> Form:
+def _d_CreateElicitationRequestForm(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationRequestForm:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -14401,7 +14407,7 @@ def _d_Form(data: _Any, tagged: bool = False) -> Form:
         tag = data.get("mode", _UNSET)
         if tag != "form":
             raise _rt.wrong_tag("mode", "form", tag)
-    self = _new(Form)
+    self = _new(CreateElicitationRequestForm)
     n = 3
     key: str | None = None
     try:
@@ -14454,13 +14460,13 @@ def _d_Form(data: _Any, tagged: bool = False) -> Form:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_Form) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Url(data: _Any, tagged: bool = False) -> Url:
+def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateElicitationRequestUrl:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -14468,7 +14474,7 @@ def _d_Url(data: _Any, tagged: bool = False) -> Url:
         tag = data.get("mode", _UNSET)
         if tag != "url":
             raise _rt.wrong_tag("mode", "url", tag)
-    self = _new(Url)
+    self = _new(CreateElicitationRequestUrl)
     n = 4
     key: str | None = None
     try:
@@ -14529,7 +14535,7 @@ def _d_Url(data: _Any, tagged: bool = False) -> Url:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_Url) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14727,7 +14733,9 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
     return self
 
 
-def _d_String(data: _Any, tagged: bool = False) -> String:
+def _d_ElicitationPropertySchemaString(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaString:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -14735,7 +14743,7 @@ def _d_String(data: _Any, tagged: bool = False) -> String:
         tag = data.get("type", _UNSET)
         if tag != "string":
             raise _rt.wrong_tag("type", "string", tag)
-    self = _new(String)
+    self = _new(ElicitationPropertySchemaString)
     n = 1
     key: str | None = None
     try:
@@ -14839,13 +14847,15 @@ def _d_String(data: _Any, tagged: bool = False) -> String:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_String) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Number(data: _Any, tagged: bool = False) -> Number:
+def _d_ElicitationPropertySchemaNumber(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaNumber:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -14853,7 +14863,7 @@ def _d_Number(data: _Any, tagged: bool = False) -> Number:
         tag = data.get("type", _UNSET)
         if tag != "number":
             raise _rt.wrong_tag("type", "number", tag)
-    self = _new(Number)
+    self = _new(ElicitationPropertySchemaNumber)
     n = 1
     key: str | None = None
     try:
@@ -14918,13 +14928,15 @@ def _d_Number(data: _Any, tagged: bool = False) -> Number:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Number) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
+def _d_ElicitationPropertySchemaInteger(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaInteger:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -14932,7 +14944,7 @@ def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
         tag = data.get("type", _UNSET)
         if tag != "integer":
             raise _rt.wrong_tag("type", "integer", tag)
-    self = _new(Integer)
+    self = _new(ElicitationPropertySchemaInteger)
     n = 1
     key: str | None = None
     try:
@@ -15003,7 +15015,7 @@ def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Integer) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15074,7 +15086,9 @@ def _d_ElicitationPropertySchemaBoolean(
     return self
 
 
-def _d_Array(data: _Any, tagged: bool = False) -> Array:
+def _d_ElicitationPropertySchemaArray(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaArray:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -15082,7 +15096,7 @@ def _d_Array(data: _Any, tagged: bool = False) -> Array:
         tag = data.get("type", _UNSET)
         if tag != "array":
             raise _rt.wrong_tag("type", "array", tag)
-    self = _new(Array)
+    self = _new(ElicitationPropertySchemaArray)
     n = 2
     key: str | None = None
     try:
@@ -15154,7 +15168,7 @@ def _d_Array(data: _Any, tagged: bool = False) -> Array:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Array) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16327,7 +16341,7 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     return self
 
 
-def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMethod:
+def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTerminal:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -16335,7 +16349,7 @@ def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMetho
         tag = data.get("type", _UNSET)
         if tag != "terminal":
             raise _rt.wrong_tag("type", "terminal", tag)
-    self = _new(TerminalAuthMethod)
+    self = _new(AuthMethodTerminal)
     n = 3
     key: str | None = None
     try:
@@ -16398,13 +16412,13 @@ def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMetho
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalAuthMethod) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Agent(data: _Any, tagged: bool = False) -> Agent:
+def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -16412,7 +16426,7 @@ def _d_Agent(data: _Any, tagged: bool = False) -> Agent:
         tag = data.get("type", _UNSET)
         if tag != "agent":
             raise _rt.wrong_tag("type", "agent", tag)
-    self = _new(Agent)
+    self = _new(AuthMethodAgent)
     n = 3
     key: str | None = None
     try:
@@ -16453,7 +16467,7 @@ def _d_Agent(data: _Any, tagged: bool = False) -> Agent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Agent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16557,10 +16571,10 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
     return self
 
 
-def _d_AuthMethodTerminal(data: _Any) -> AuthMethodTerminal:
+def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
-    self = _new(AuthMethodTerminal)
+    self = _new(AuthMethodTerminalPayload)
     n = 2
     key: str | None = None
     try:
@@ -16623,16 +16637,16 @@ def _d_AuthMethodTerminal(data: _Any) -> AuthMethodTerminal:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodTerminalPayload) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
+def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
-    self = _new(AuthMethodAgent)
+    self = _new(AuthMethodAgentPayload)
     n = 2
     key: str | None = None
     try:
@@ -16673,7 +16687,7 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodAgentPayload) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16772,7 +16786,7 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
     return self
 
 
-def _d_Select(data: _Any, tagged: bool = False) -> Select:
+def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionConfigOptionSelect:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -16780,7 +16794,7 @@ def _d_Select(data: _Any, tagged: bool = False) -> Select:
         tag = data.get("type", _UNSET)
         if tag != "select":
             raise _rt.wrong_tag("type", "select", tag)
-    self = _new(Select)
+    self = _new(SessionConfigOptionSelect)
     n = 5
     key: str | None = None
     try:
@@ -16846,7 +16860,7 @@ def _d_Select(data: _Any, tagged: bool = False) -> Select:
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_Select) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigOptionSelect) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17509,7 +17523,9 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
     return self
 
 
-def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
+def _d_SessionUpdateUserMessageChunk(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateUserMessageChunk:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -17517,7 +17533,7 @@ def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
         tag = data.get("sessionUpdate", _UNSET)
         if tag != "user_message_chunk":
             raise _rt.wrong_tag("sessionUpdate", "user_message_chunk", tag)
-    self = _new(UserMessageChunk)
+    self = _new(SessionUpdateUserMessageChunk)
     n = 3
     key: str | None = None
     try:
@@ -17546,7 +17562,7 @@ def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UserMessageChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateUserMessageChunk) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17601,7 +17617,9 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
     return self
 
 
-def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
+def _d_SessionUpdateAgentMessageChunk(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateAgentMessageChunk:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -17609,7 +17627,7 @@ def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
         tag = data.get("sessionUpdate", _UNSET)
         if tag != "agent_message_chunk":
             raise _rt.wrong_tag("sessionUpdate", "agent_message_chunk", tag)
-    self = _new(AgentMessageChunk)
+    self = _new(SessionUpdateAgentMessageChunk)
     n = 3
     key: str | None = None
     try:
@@ -17638,7 +17656,7 @@ def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentMessageChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateAgentMessageChunk) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17693,7 +17711,9 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
     return self
 
 
-def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
+def _d_SessionUpdateAgentThoughtChunk(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateAgentThoughtChunk:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -17701,7 +17721,7 @@ def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
         tag = data.get("sessionUpdate", _UNSET)
         if tag != "agent_thought_chunk":
             raise _rt.wrong_tag("sessionUpdate", "agent_thought_chunk", tag)
-    self = _new(AgentThoughtChunk)
+    self = _new(SessionUpdateAgentThoughtChunk)
     n = 3
     key: str | None = None
     try:
@@ -17730,7 +17750,7 @@ def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentThoughtChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateAgentThoughtChunk) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18622,7 +18642,7 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
     return self
 
 
-def _d_Running(data: _Any, tagged: bool = False) -> Running:
+def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunning:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -18630,7 +18650,7 @@ def _d_Running(data: _Any, tagged: bool = False) -> Running:
         tag = data.get("state", _UNSET)
         if tag != "running":
             raise _rt.wrong_tag("state", "running", tag)
-    self = _new(Running)
+    self = _new(StateUpdateRunning)
     n = 1
     key: str | None = None
     try:
@@ -18646,13 +18666,13 @@ def _d_Running(data: _Any, tagged: bool = False) -> Running:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Running) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StateUpdateRunning) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Idle(data: _Any, tagged: bool = False) -> Idle:
+def _d_StateUpdateIdle(data: _Any, tagged: bool = False) -> StateUpdateIdle:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -18660,7 +18680,7 @@ def _d_Idle(data: _Any, tagged: bool = False) -> Idle:
         tag = data.get("state", _UNSET)
         if tag != "idle":
             raise _rt.wrong_tag("state", "idle", tag)
-    self = _new(Idle)
+    self = _new(StateUpdateIdle)
     n = 1
     key: str | None = None
     try:
@@ -18688,13 +18708,13 @@ def _d_Idle(data: _Any, tagged: bool = False) -> Idle:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Idle) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StateUpdateIdle) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_RequiresAction(data: _Any, tagged: bool = False) -> RequiresAction:
+def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdateRequiresAction:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -18702,7 +18722,7 @@ def _d_RequiresAction(data: _Any, tagged: bool = False) -> RequiresAction:
         tag = data.get("state", _UNSET)
         if tag != "requires_action":
             raise _rt.wrong_tag("state", "requires_action", tag)
-    self = _new(RequiresAction)
+    self = _new(StateUpdateRequiresAction)
     n = 1
     key: str | None = None
     try:
@@ -18718,7 +18738,7 @@ def _d_RequiresAction(data: _Any, tagged: bool = False) -> RequiresAction:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequiresAction) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StateUpdateRequiresAction) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18977,7 +18997,7 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
     return self
 
 
-def _d_Items(data: _Any, tagged: bool = False) -> Items:
+def _d_PlanUpdateContentItems(data: _Any, tagged: bool = False) -> PlanUpdateContentItems:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -18985,7 +19005,7 @@ def _d_Items(data: _Any, tagged: bool = False) -> Items:
         tag = data.get("type", _UNSET)
         if tag != "items":
             raise _rt.wrong_tag("type", "items", tag)
-    self = _new(Items)
+    self = _new(PlanUpdateContentItems)
     n = 3
     key: str | None = None
     try:
@@ -19019,7 +19039,7 @@ def _d_Items(data: _Any, tagged: bool = False) -> Items:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Items) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanUpdateContentItems) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19947,7 +19967,7 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
-def _d_Http(data: _Any, tagged: bool = False) -> Http:
+def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -19955,7 +19975,7 @@ def _d_Http(data: _Any, tagged: bool = False) -> Http:
         tag = data.get("type", _UNSET)
         if tag != "http":
             raise _rt.wrong_tag("type", "http", tag)
-    self = _new(Http)
+    self = _new(McpServerHttp)
     n = 3
     key: str | None = None
     try:
@@ -19993,13 +20013,13 @@ def _d_Http(data: _Any, tagged: bool = False) -> Http:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Http) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Stdio(data: _Any, tagged: bool = False) -> Stdio:
+def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -20007,7 +20027,7 @@ def _d_Stdio(data: _Any, tagged: bool = False) -> Stdio:
         tag = data.get("type", _UNSET)
         if tag != "stdio":
             raise _rt.wrong_tag("type", "stdio", tag)
-    self = _new(Stdio)
+    self = _new(McpServerStdio)
     n = 3
     key: str | None = None
     try:
@@ -20053,7 +20073,7 @@ def _d_Stdio(data: _Any, tagged: bool = False) -> Stdio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Stdio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20121,10 +20141,10 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
     return self
 
 
-def _d_McpServerHttp(data: _Any) -> McpServerHttp:
+def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
-    self = _new(McpServerHttp)
+    self = _new(McpServerHttpPayload)
     n = 2
     key: str | None = None
     try:
@@ -20162,16 +20182,16 @@ def _d_McpServerHttp(data: _Any) -> McpServerHttp:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerHttpPayload) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_McpServerStdio(data: _Any) -> McpServerStdio:
+def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
-    self = _new(McpServerStdio)
+    self = _new(McpServerStdioPayload)
     n = 2
     key: str | None = None
     try:
@@ -20217,7 +20237,7 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerStdioPayload) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20367,7 +20387,7 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
     return self
 
 
-def _d_Start(data: _Any, tagged: bool = False) -> Start:
+def _d_ReplayFromStart(data: _Any, tagged: bool = False) -> ReplayFromStart:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -20375,7 +20395,7 @@ def _d_Start(data: _Any, tagged: bool = False) -> Start:
         tag = data.get("type", _UNSET)
         if tag != "start":
             raise _rt.wrong_tag("type", "start", tag)
-    self = _new(Start)
+    self = _new(ReplayFromStart)
     n = 1
     key: str | None = None
     try:
@@ -20391,7 +20411,7 @@ def _d_Start(data: _Any, tagged: bool = False) -> Start:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Start) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReplayFromStart) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20431,10 +20451,10 @@ def _d_ReplayFromOther(data: _Any) -> ReplayFromOther:
     return self
 
 
-def _d_ReplayFromStart(data: _Any) -> ReplayFromStart:
+def _d_ReplayFromStartPayload(data: _Any) -> ReplayFromStartPayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
-    self = _new(ReplayFromStart)
+    self = _new(ReplayFromStartPayload)
     n = 0
     key: str | None = None
     try:
@@ -20450,7 +20470,7 @@ def _d_ReplayFromStart(data: _Any) -> ReplayFromStart:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReplayFromStart) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReplayFromStartPayload) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20488,7 +20508,9 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     return self
 
 
-def _d_Id(data: _Any, tagged: bool = False) -> Id:
+def _d_SetSessionConfigOptionRequestId(
+    data: _Any, tagged: bool = False
+) -> SetSessionConfigOptionRequestId:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -20496,7 +20518,7 @@ def _d_Id(data: _Any, tagged: bool = False) -> Id:
         tag = data.get("type", _UNSET)
         if tag != "id":
             raise _rt.wrong_tag("type", "id", tag)
-    self = _new(Id)
+    self = _new(SetSessionConfigOptionRequestId)
     n = 4
     key: str | None = None
     try:
@@ -20533,7 +20555,7 @@ def _d_Id(data: _Any, tagged: bool = False) -> Id:
             raise _rt.expected("a string", v)
         self.value = v
         key = None
-        self.extra = _rt.extras(data, _K_Id) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SetSessionConfigOptionRequestId) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20720,7 +20742,9 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     return self
 
 
-def _d_Cancelled(data: _Any, tagged: bool = False) -> Cancelled:
+def _d_RequestPermissionOutcomeCancelled(
+    data: _Any, tagged: bool = False
+) -> RequestPermissionOutcomeCancelled:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -20728,18 +20752,20 @@ def _d_Cancelled(data: _Any, tagged: bool = False) -> Cancelled:
         tag = data.get("outcome", _UNSET)
         if tag != "cancelled":
             raise _rt.wrong_tag("outcome", "cancelled", tag)
-    self = _new(Cancelled)
+    self = _new(RequestPermissionOutcomeCancelled)
     n = 1
     key: str | None = None
     try:
         key = None
-        self.extra = _rt.extras(data, _K_Cancelled) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeCancelled) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
+def _d_RequestPermissionOutcomeSelected(
+    data: _Any, tagged: bool = False
+) -> RequestPermissionOutcomeSelected:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -20747,7 +20773,7 @@ def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
         tag = data.get("outcome", _UNSET)
         if tag != "selected":
             raise _rt.wrong_tag("outcome", "selected", tag)
-    self = _new(Selected)
+    self = _new(RequestPermissionOutcomeSelected)
     n = 2
     key: str | None = None
     try:
@@ -20770,7 +20796,7 @@ def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Selected) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeSelected) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20831,7 +20857,9 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     return self
 
 
-def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
+def _d_CreateElicitationResponseAccept(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationResponseAccept:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -20839,7 +20867,7 @@ def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
         tag = data.get("action", _UNSET)
         if tag != "accept":
             raise _rt.wrong_tag("action", "accept", tag)
-    self = _new(Accept)
+    self = _new(CreateElicitationResponseAccept)
     n = 1
     key: str | None = None
     try:
@@ -20864,13 +20892,15 @@ def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_Accept) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationResponseAccept) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
+def _d_CreateElicitationResponseDecline(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationResponseDecline:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -20878,7 +20908,7 @@ def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
         tag = data.get("action", _UNSET)
         if tag != "decline":
             raise _rt.wrong_tag("action", "decline", tag)
-    self = _new(Decline)
+    self = _new(CreateElicitationResponseDecline)
     n = 1
     key: str | None = None
     try:
@@ -20894,13 +20924,15 @@ def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Decline) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationResponseDecline) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
-def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
+def _d_CreateElicitationResponseCancel(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationResponseCancel:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
         if type(data) is not dict:
@@ -20908,7 +20940,7 @@ def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
         tag = data.get("action", _UNSET)
         if tag != "cancel":
             raise _rt.wrong_tag("action", "cancel", tag)
-    self = _new(Cancel)
+    self = _new(CreateElicitationResponseCancel)
     n = 1
     key: str | None = None
     try:
@@ -20924,7 +20956,7 @@ def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Cancel) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateElicitationResponseCancel) if len(data) > n else {}
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21356,8 +21388,8 @@ _E_StopReason: dict[_Any, StopReason] = {m.value: m for m in StopReason}
 _E_PlanEntryPriority: dict[_Any, PlanEntryPriority] = {m.value: m for m in PlanEntryPriority}
 _E_PlanEntryStatus: dict[_Any, PlanEntryStatus] = {m.value: m for m in PlanEntryStatus}
 _T_RequestPermissionSubject: dict[str, _Any] = {
-    "tool_call": _d_ToolCall,
-    "command": _d_Command,
+    "tool_call": _d_RequestPermissionSubjectToolCall,
+    "command": _d_RequestPermissionSubjectCommand,
 }
 _T_ToolCallContent: dict[str, _Any] = {
     "content": _d_ToolCallContentContent,
@@ -21366,43 +21398,43 @@ _T_ToolCallContent: dict[str, _Any] = {
 }
 _T_ContentBlock: dict[str, _Any] = {
     "text": _d_ContentBlockText,
-    "image": _d_Image,
-    "audio": _d_Audio,
+    "image": _d_ContentBlockImage,
+    "audio": _d_ContentBlockAudio,
     "resource_link": _d_ContentBlockResourceLink,
-    "resource": _d_Resource,
+    "resource": _d_ContentBlockResource,
 }
 _T_DiffChange: dict[str, _Any] = {
-    "add": _d_Add,
-    "delete": _d_Delete,
-    "modify": _d_Modify,
-    "move": _d_Move,
-    "copy": _d_Copy,
+    "add": _d_DiffChangeAdd,
+    "delete": _d_DiffChangeDelete,
+    "modify": _d_DiffChangeModify,
+    "move": _d_DiffChangeMove,
+    "copy": _d_DiffChangeCopy,
 }
 _T_CreateElicitationRequest: dict[str, _Any] = {
-    "form": _d_Form,
-    "url": _d_Url,
+    "form": _d_CreateElicitationRequestForm,
+    "url": _d_CreateElicitationRequestUrl,
 }
 _T_ElicitationPropertySchema: dict[str, _Any] = {
-    "string": _d_String,
-    "number": _d_Number,
-    "integer": _d_Integer,
+    "string": _d_ElicitationPropertySchemaString,
+    "number": _d_ElicitationPropertySchemaNumber,
+    "integer": _d_ElicitationPropertySchemaInteger,
     "boolean": _d_ElicitationPropertySchemaBoolean,
-    "array": _d_Array,
+    "array": _d_ElicitationPropertySchemaArray,
 }
 _T_AuthMethod: dict[str, _Any] = {
-    "terminal": _d_TerminalAuthMethod,
-    "agent": _d_Agent,
+    "terminal": _d_AuthMethodTerminal,
+    "agent": _d_AuthMethodAgent,
 }
 _T_SessionConfigOption: dict[str, _Any] = {
-    "select": _d_Select,
+    "select": _d_SessionConfigOptionSelect,
     "boolean": _d_SessionConfigOptionBoolean,
 }
 _T_SessionUpdate: dict[str, _Any] = {
-    "user_message_chunk": _d_UserMessageChunk,
+    "user_message_chunk": _d_SessionUpdateUserMessageChunk,
     "user_message": _d_SessionUpdateUserMessage,
-    "agent_message_chunk": _d_AgentMessageChunk,
+    "agent_message_chunk": _d_SessionUpdateAgentMessageChunk,
     "agent_message": _d_SessionUpdateAgentMessage,
-    "agent_thought_chunk": _d_AgentThoughtChunk,
+    "agent_thought_chunk": _d_SessionUpdateAgentThoughtChunk,
     "agent_thought": _d_SessionUpdateAgentThought,
     "state_update": _d_SessionUpdateStateUpdate,
     "tool_call_content_chunk": _d_SessionUpdateToolCallContentChunk,
@@ -21416,42 +21448,42 @@ _T_SessionUpdate: dict[str, _Any] = {
     "usage_update": _d_SessionUpdateUsageUpdate,
 }
 _T_StateUpdate: dict[str, _Any] = {
-    "running": _d_Running,
-    "idle": _d_Idle,
-    "requires_action": _d_RequiresAction,
+    "running": _d_StateUpdateRunning,
+    "idle": _d_StateUpdateIdle,
+    "requires_action": _d_StateUpdateRequiresAction,
 }
 _T_PlanUpdateContent: dict[str, _Any] = {
-    "items": _d_Items,
+    "items": _d_PlanUpdateContentItems,
 }
 _T_AvailableCommandInput: dict[str, _Any] = {
     "text": _d_AvailableCommandInputText,
 }
 _T_McpServer: dict[str, _Any] = {
-    "http": _d_Http,
-    "stdio": _d_Stdio,
+    "http": _d_McpServerHttp,
+    "stdio": _d_McpServerStdio,
 }
 _T_ReplayFrom: dict[str, _Any] = {
-    "start": _d_Start,
+    "start": _d_ReplayFromStart,
 }
 _T_SetSessionConfigOptionRequest: dict[str, _Any] = {
-    "id": _d_Id,
+    "id": _d_SetSessionConfigOptionRequestId,
     "boolean": _d_SetSessionConfigOptionRequestBoolean,
 }
 _T_RequestPermissionOutcome: dict[str, _Any] = {
-    "cancelled": _d_Cancelled,
-    "selected": _d_Selected,
+    "cancelled": _d_RequestPermissionOutcomeCancelled,
+    "selected": _d_RequestPermissionOutcomeSelected,
 }
 _T_CreateElicitationResponse: dict[str, _Any] = {
-    "accept": _d_Accept,
-    "decline": _d_Decline,
-    "cancel": _d_Cancel,
+    "accept": _d_CreateElicitationResponseAccept,
+    "decline": _d_CreateElicitationResponseDecline,
+    "cancel": _d_CreateElicitationResponseCancel,
 }
 _K_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 _K_RequestPermissionRequest: frozenset[str] = frozenset(
     ["sessionId", "title", "description", "subject", "options", "_meta"]
 )
-_K_ToolCall: frozenset[str] = frozenset(["type", "toolCall"])
-_K_Command: frozenset[str] = frozenset(
+_K_RequestPermissionSubjectToolCall: frozenset[str] = frozenset(["type", "toolCall"])
+_K_RequestPermissionSubjectCommand: frozenset[str] = frozenset(
     ["type", "command", "cwd", "toolCallId", "terminalId", "_meta"]
 )
 _K_RequestPermissionSubjectOther: frozenset[str] = frozenset(["type"])
@@ -21473,8 +21505,12 @@ _K_ToolCallContentDiff: frozenset[str] = frozenset(["type", "changes", "patch", 
 _K_ToolCallContentTerminal: frozenset[str] = frozenset(["type", "terminalId", "_meta"])
 _K_ToolCallContentOther: frozenset[str] = frozenset(["type"])
 _K_ContentBlockText: frozenset[str] = frozenset(["type", "text", "annotations", "_meta"])
-_K_Image: frozenset[str] = frozenset(["type", "data", "mimeType", "uri", "annotations", "_meta"])
-_K_Audio: frozenset[str] = frozenset(["type", "data", "mimeType", "annotations", "_meta"])
+_K_ContentBlockImage: frozenset[str] = frozenset(
+    ["type", "data", "mimeType", "uri", "annotations", "_meta"]
+)
+_K_ContentBlockAudio: frozenset[str] = frozenset(
+    ["type", "data", "mimeType", "annotations", "_meta"]
+)
 _K_ContentBlockResourceLink: frozenset[str] = frozenset(
     [
         "type",
@@ -21489,7 +21525,7 @@ _K_ContentBlockResourceLink: frozenset[str] = frozenset(
         "_meta",
     ]
 )
-_K_Resource: frozenset[str] = frozenset(["type", "resource", "annotations", "_meta"])
+_K_ContentBlockResource: frozenset[str] = frozenset(["type", "resource", "annotations", "_meta"])
 _K_ContentBlockOther: frozenset[str] = frozenset(["type"])
 _K_Annotations: frozenset[str] = frozenset(["audience", "lastModified", "priority", "_meta"])
 _K_TextContent: frozenset[str] = frozenset(["text", "annotations", "_meta"])
@@ -21503,13 +21539,17 @@ _K_TextResourceContents: frozenset[str] = frozenset(["text", "uri", "mimeType", 
 _K_BlobResourceContents: frozenset[str] = frozenset(["blob", "uri", "mimeType", "_meta"])
 _K_EmbeddedResource: frozenset[str] = frozenset(["resource", "annotations", "_meta"])
 _K_Content: frozenset[str] = frozenset(["content", "_meta"])
-_K_Add: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
-_K_Delete: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
-_K_Modify: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
-_K_Move: frozenset[str] = frozenset(
+_K_DiffChangeAdd: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
+_K_DiffChangeDelete: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
+_K_DiffChangeModify: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
+_K_DiffChangeMove: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
 )
-_K_Copy: frozenset[str] = frozenset(
+_K_DiffChangeCopy: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
 )
 _K_DiffChangeOther: frozenset[str] = frozenset(["fileType", "mimeType", "_meta", "operation"])
@@ -21524,10 +21564,10 @@ _K_CommandPermissionSubject: frozenset[str] = frozenset(
     ["command", "cwd", "toolCallId", "terminalId", "_meta"]
 )
 _K_PermissionOption: frozenset[str] = frozenset(["optionId", "name", "kind", "_meta"])
-_K_Form: frozenset[str] = frozenset(
+_K_CreateElicitationRequestForm: frozenset[str] = frozenset(
     ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
 )
-_K_Url: frozenset[str] = frozenset(
+_K_CreateElicitationRequestUrl: frozenset[str] = frozenset(
     ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
 )
 _K_CreateElicitationRequestOther: frozenset[str] = frozenset(
@@ -21538,7 +21578,7 @@ _K_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 _K_ElicitationSchema: frozenset[str] = frozenset(
     ["type", "title", "properties", "required", "description", "_meta"]
 )
-_K_String: frozenset[str] = frozenset(
+_K_ElicitationPropertySchemaString: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -21553,16 +21593,16 @@ _K_String: frozenset[str] = frozenset(
         "_meta",
     ]
 )
-_K_Number: frozenset[str] = frozenset(
+_K_ElicitationPropertySchemaNumber: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
-_K_Integer: frozenset[str] = frozenset(
+_K_ElicitationPropertySchemaInteger: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 _K_ElicitationPropertySchemaBoolean: frozenset[str] = frozenset(
     ["type", "title", "description", "default", "_meta"]
 )
-_K_Array: frozenset[str] = frozenset(
+_K_ElicitationPropertySchemaArray: frozenset[str] = frozenset(
     ["type", "title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
 _K_ElicitationPropertySchemaOther: frozenset[str] = frozenset(["type"])
@@ -21617,20 +21657,20 @@ _K_McpHttpCapabilities: frozenset[str] = frozenset(["_meta"])
 _K_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 _K_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 _K_AgentAuthCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_TerminalAuthMethod: frozenset[str] = frozenset(
+_K_AuthMethodTerminal: frozenset[str] = frozenset(
     ["type", "methodId", "name", "description", "args", "env", "_meta"]
 )
-_K_Agent: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
+_K_AuthMethodAgent: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
 _K_AuthMethodOther: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
 _K_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
-_K_AuthMethodTerminal: frozenset[str] = frozenset(
+_K_AuthMethodTerminalPayload: frozenset[str] = frozenset(
     ["methodId", "name", "description", "args", "env", "_meta"]
 )
-_K_AuthMethodAgent: frozenset[str] = frozenset(["methodId", "name", "description", "_meta"])
+_K_AuthMethodAgentPayload: frozenset[str] = frozenset(["methodId", "name", "description", "_meta"])
 _K_LoginAuthResponse: frozenset[str] = frozenset(["_meta"])
 _K_LogoutAuthResponse: frozenset[str] = frozenset(["_meta"])
 _K_NewSessionResponse: frozenset[str] = frozenset(["sessionId", "configOptions", "_meta"])
-_K_Select: frozenset[str] = frozenset(
+_K_SessionConfigOptionSelect: frozenset[str] = frozenset(
     ["type", "configId", "name", "description", "category", "_meta", "currentValue", "options"]
 )
 _K_SessionConfigOptionBoolean: frozenset[str] = frozenset(
@@ -21655,15 +21695,21 @@ _K_PromptResponse: frozenset[str] = frozenset(["_meta"])
 _K_Error: frozenset[str] = frozenset(["code", "message", "data"])
 _K_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 _K_UpdateSessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
-_K_UserMessageChunk: frozenset[str] = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
+_K_SessionUpdateUserMessageChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 _K_SessionUpdateUserMessage: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
-_K_AgentMessageChunk: frozenset[str] = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
+_K_SessionUpdateAgentMessageChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 _K_SessionUpdateAgentMessage: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
-_K_AgentThoughtChunk: frozenset[str] = frozenset(["sessionUpdate", "messageId", "content", "_meta"])
+_K_SessionUpdateAgentThoughtChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 _K_SessionUpdateAgentThought: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
@@ -21714,9 +21760,9 @@ _K_AgentThought: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 _K_RunningStateUpdate: frozenset[str] = frozenset(["_meta"])
 _K_IdleStateUpdate: frozenset[str] = frozenset(["stopReason", "_meta"])
 _K_RequiresActionStateUpdate: frozenset[str] = frozenset(["_meta"])
-_K_Running: frozenset[str] = frozenset(["state", "_meta"])
-_K_Idle: frozenset[str] = frozenset(["state", "stopReason", "_meta"])
-_K_RequiresAction: frozenset[str] = frozenset(["state", "_meta"])
+_K_StateUpdateRunning: frozenset[str] = frozenset(["state", "_meta"])
+_K_StateUpdateIdle: frozenset[str] = frozenset(["state", "stopReason", "_meta"])
+_K_StateUpdateRequiresAction: frozenset[str] = frozenset(["state", "_meta"])
 _K_StateUpdateOther: frozenset[str] = frozenset(["state"])
 _K_ToolCallContentChunk: frozenset[str] = frozenset(["toolCallId", "content", "_meta"])
 _K_TerminalOutput: frozenset[str] = frozenset(["data", "_meta"])
@@ -21725,7 +21771,7 @@ _K_TerminalUpdate: frozenset[str] = frozenset(
     ["terminalId", "command", "cwd", "output", "exitStatus", "_meta"]
 )
 _K_TerminalOutputChunk: frozenset[str] = frozenset(["terminalId", "data", "_meta"])
-_K_Items: frozenset[str] = frozenset(["type", "planId", "entries", "_meta"])
+_K_PlanUpdateContentItems: frozenset[str] = frozenset(["type", "planId", "entries", "_meta"])
 _K_PlanUpdateContentOther: frozenset[str] = frozenset(["type", "planId"])
 _K_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 _K_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
@@ -21755,22 +21801,24 @@ _K_LogoutAuthRequest: frozenset[str] = frozenset(["_meta"])
 _K_NewSessionRequest: frozenset[str] = frozenset(
     ["cwd", "additionalDirectories", "mcpServers", "_meta"]
 )
-_K_Http: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_Stdio: frozenset[str] = frozenset(["type", "name", "command", "args", "env", "_meta"])
+_K_McpServerHttp: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
+_K_McpServerStdio: frozenset[str] = frozenset(["type", "name", "command", "args", "env", "_meta"])
 _K_McpServerOther: frozenset[str] = frozenset(["type"])
 _K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
-_K_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
-_K_McpServerStdio: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
+_K_McpServerHttpPayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
+_K_McpServerStdioPayload: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
 _K_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
 _K_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 _K_ResumeSessionRequest: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "mcpServers", "replayFrom", "_meta"]
 )
-_K_Start: frozenset[str] = frozenset(["type", "_meta"])
+_K_ReplayFromStart: frozenset[str] = frozenset(["type", "_meta"])
 _K_ReplayFromOther: frozenset[str] = frozenset(["type", "_meta"])
-_K_ReplayFromStart: frozenset[str] = frozenset(["_meta"])
+_K_ReplayFromStartPayload: frozenset[str] = frozenset(["_meta"])
 _K_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
-_K_Id: frozenset[str] = frozenset(["type", "sessionId", "configId", "_meta", "value"])
+_K_SetSessionConfigOptionRequestId: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 _K_SetSessionConfigOptionRequestBoolean: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
@@ -21779,13 +21827,13 @@ _K_SetSessionConfigOptionRequestOther: frozenset[str] = frozenset(
 )
 _K_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 _K_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
-_K_Cancelled: frozenset[str] = frozenset(["outcome"])
-_K_Selected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
+_K_RequestPermissionOutcomeCancelled: frozenset[str] = frozenset(["outcome"])
+_K_RequestPermissionOutcomeSelected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
 _K_RequestPermissionOutcomeOther: frozenset[str] = frozenset(["outcome"])
 _K_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
-_K_Accept: frozenset[str] = frozenset(["action", "_meta", "content"])
-_K_Decline: frozenset[str] = frozenset(["action", "_meta"])
-_K_Cancel: frozenset[str] = frozenset(["action", "_meta"])
+_K_CreateElicitationResponseAccept: frozenset[str] = frozenset(["action", "_meta", "content"])
+_K_CreateElicitationResponseDecline: frozenset[str] = frozenset(["action", "_meta"])
+_K_CreateElicitationResponseCancel: frozenset[str] = frozenset(["action", "_meta"])
 _K_CreateElicitationResponseOther: frozenset[str] = frozenset(["_meta", "action"])
 _K_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 _K_ClientNotification: frozenset[str] = frozenset(["method", "params"])
@@ -21852,8 +21900,8 @@ _rt.DECODERS.update(
         CreateElicitationResponse: _d_CreateElicitationResponse,
         AgentRequest: _d_AgentRequest,
         RequestPermissionRequest: _d_RequestPermissionRequest,
-        ToolCall: _d_ToolCall,
-        Command: _d_Command,
+        RequestPermissionSubjectToolCall: _d_RequestPermissionSubjectToolCall,
+        RequestPermissionSubjectCommand: _d_RequestPermissionSubjectCommand,
         RequestPermissionSubjectOther: _d_RequestPermissionSubjectOther,
         ToolCallUpdate: _d_ToolCallUpdate,
         ToolCallContentContent: _d_ToolCallContentContent,
@@ -21861,10 +21909,10 @@ _rt.DECODERS.update(
         ToolCallContentTerminal: _d_ToolCallContentTerminal,
         ToolCallContentOther: _d_ToolCallContentOther,
         ContentBlockText: _d_ContentBlockText,
-        Image: _d_Image,
-        Audio: _d_Audio,
+        ContentBlockImage: _d_ContentBlockImage,
+        ContentBlockAudio: _d_ContentBlockAudio,
         ContentBlockResourceLink: _d_ContentBlockResourceLink,
-        Resource: _d_Resource,
+        ContentBlockResource: _d_ContentBlockResource,
         ContentBlockOther: _d_ContentBlockOther,
         Annotations: _d_Annotations,
         TextContent: _d_TextContent,
@@ -21876,11 +21924,11 @@ _rt.DECODERS.update(
         BlobResourceContents: _d_BlobResourceContents,
         EmbeddedResource: _d_EmbeddedResource,
         Content: _d_Content,
-        Add: _d_Add,
-        Delete: _d_Delete,
-        Modify: _d_Modify,
-        Move: _d_Move,
-        Copy: _d_Copy,
+        DiffChangeAdd: _d_DiffChangeAdd,
+        DiffChangeDelete: _d_DiffChangeDelete,
+        DiffChangeModify: _d_DiffChangeModify,
+        DiffChangeMove: _d_DiffChangeMove,
+        DiffChangeCopy: _d_DiffChangeCopy,
         DiffChangeOther: _d_DiffChangeOther,
         DiffPathChange: _d_DiffPathChange,
         DiffPathPairChange: _d_DiffPathPairChange,
@@ -21891,17 +21939,17 @@ _rt.DECODERS.update(
         ToolCallPermissionSubject: _d_ToolCallPermissionSubject,
         CommandPermissionSubject: _d_CommandPermissionSubject,
         PermissionOption: _d_PermissionOption,
-        Form: _d_Form,
-        Url: _d_Url,
+        CreateElicitationRequestForm: _d_CreateElicitationRequestForm,
+        CreateElicitationRequestUrl: _d_CreateElicitationRequestUrl,
         CreateElicitationRequestOther: _d_CreateElicitationRequestOther,
         ElicitationSessionScope: _d_ElicitationSessionScope,
         ElicitationRequestScope: _d_ElicitationRequestScope,
         ElicitationSchema: _d_ElicitationSchema,
-        String: _d_String,
-        Number: _d_Number,
-        Integer: _d_Integer,
+        ElicitationPropertySchemaString: _d_ElicitationPropertySchemaString,
+        ElicitationPropertySchemaNumber: _d_ElicitationPropertySchemaNumber,
+        ElicitationPropertySchemaInteger: _d_ElicitationPropertySchemaInteger,
         ElicitationPropertySchemaBoolean: _d_ElicitationPropertySchemaBoolean,
-        Array: _d_Array,
+        ElicitationPropertySchemaArray: _d_ElicitationPropertySchemaArray,
         ElicitationPropertySchemaOther: _d_ElicitationPropertySchemaOther,
         EnumOption: _d_EnumOption,
         StringPropertySchema: _d_StringPropertySchema,
@@ -21927,16 +21975,16 @@ _rt.DECODERS.update(
         SessionDeleteCapabilities: _d_SessionDeleteCapabilities,
         SessionAdditionalDirectoriesCapabilities: _d_SessionAdditionalDirectoriesCapabilities,
         AgentAuthCapabilities: _d_AgentAuthCapabilities,
-        TerminalAuthMethod: _d_TerminalAuthMethod,
-        Agent: _d_Agent,
-        AuthMethodOther: _d_AuthMethodOther,
-        EnvVariable: _d_EnvVariable,
         AuthMethodTerminal: _d_AuthMethodTerminal,
         AuthMethodAgent: _d_AuthMethodAgent,
+        AuthMethodOther: _d_AuthMethodOther,
+        EnvVariable: _d_EnvVariable,
+        AuthMethodTerminalPayload: _d_AuthMethodTerminalPayload,
+        AuthMethodAgentPayload: _d_AuthMethodAgentPayload,
         LoginAuthResponse: _d_LoginAuthResponse,
         LogoutAuthResponse: _d_LogoutAuthResponse,
         NewSessionResponse: _d_NewSessionResponse,
-        Select: _d_Select,
+        SessionConfigOptionSelect: _d_SessionConfigOptionSelect,
         SessionConfigOptionBoolean: _d_SessionConfigOptionBoolean,
         SessionConfigOptionOther: _d_SessionConfigOptionOther,
         SessionConfigSelectOption: _d_SessionConfigSelectOption,
@@ -21953,11 +22001,11 @@ _rt.DECODERS.update(
         Error: _d_Error,
         AgentNotification: _d_AgentNotification,
         UpdateSessionNotification: _d_UpdateSessionNotification,
-        UserMessageChunk: _d_UserMessageChunk,
+        SessionUpdateUserMessageChunk: _d_SessionUpdateUserMessageChunk,
         SessionUpdateUserMessage: _d_SessionUpdateUserMessage,
-        AgentMessageChunk: _d_AgentMessageChunk,
+        SessionUpdateAgentMessageChunk: _d_SessionUpdateAgentMessageChunk,
         SessionUpdateAgentMessage: _d_SessionUpdateAgentMessage,
-        AgentThoughtChunk: _d_AgentThoughtChunk,
+        SessionUpdateAgentThoughtChunk: _d_SessionUpdateAgentThoughtChunk,
         SessionUpdateAgentThought: _d_SessionUpdateAgentThought,
         SessionUpdateStateUpdate: _d_SessionUpdateStateUpdate,
         SessionUpdateToolCallContentChunk: _d_SessionUpdateToolCallContentChunk,
@@ -21977,16 +22025,16 @@ _rt.DECODERS.update(
         RunningStateUpdate: _d_RunningStateUpdate,
         IdleStateUpdate: _d_IdleStateUpdate,
         RequiresActionStateUpdate: _d_RequiresActionStateUpdate,
-        Running: _d_Running,
-        Idle: _d_Idle,
-        RequiresAction: _d_RequiresAction,
+        StateUpdateRunning: _d_StateUpdateRunning,
+        StateUpdateIdle: _d_StateUpdateIdle,
+        StateUpdateRequiresAction: _d_StateUpdateRequiresAction,
         StateUpdateOther: _d_StateUpdateOther,
         ToolCallContentChunk: _d_ToolCallContentChunk,
         TerminalOutput: _d_TerminalOutput,
         TerminalExitStatus: _d_TerminalExitStatus,
         TerminalUpdate: _d_TerminalUpdate,
         TerminalOutputChunk: _d_TerminalOutputChunk,
-        Items: _d_Items,
+        PlanUpdateContentItems: _d_PlanUpdateContentItems,
         PlanUpdateContentOther: _d_PlanUpdateContentOther,
         PlanEntry: _d_PlanEntry,
         PlanItems: _d_PlanItems,
@@ -22012,31 +22060,31 @@ _rt.DECODERS.update(
         LoginAuthRequest: _d_LoginAuthRequest,
         LogoutAuthRequest: _d_LogoutAuthRequest,
         NewSessionRequest: _d_NewSessionRequest,
-        Http: _d_Http,
-        Stdio: _d_Stdio,
-        McpServerOther: _d_McpServerOther,
-        HttpHeader: _d_HttpHeader,
         McpServerHttp: _d_McpServerHttp,
         McpServerStdio: _d_McpServerStdio,
+        McpServerOther: _d_McpServerOther,
+        HttpHeader: _d_HttpHeader,
+        McpServerHttpPayload: _d_McpServerHttpPayload,
+        McpServerStdioPayload: _d_McpServerStdioPayload,
         ListSessionsRequest: _d_ListSessionsRequest,
         DeleteSessionRequest: _d_DeleteSessionRequest,
         ResumeSessionRequest: _d_ResumeSessionRequest,
-        Start: _d_Start,
-        ReplayFromOther: _d_ReplayFromOther,
         ReplayFromStart: _d_ReplayFromStart,
+        ReplayFromOther: _d_ReplayFromOther,
+        ReplayFromStartPayload: _d_ReplayFromStartPayload,
         CloseSessionRequest: _d_CloseSessionRequest,
-        Id: _d_Id,
+        SetSessionConfigOptionRequestId: _d_SetSessionConfigOptionRequestId,
         SetSessionConfigOptionRequestBoolean: _d_SetSessionConfigOptionRequestBoolean,
         SetSessionConfigOptionRequestOther: _d_SetSessionConfigOptionRequestOther,
         PromptRequest: _d_PromptRequest,
         RequestPermissionResponse: _d_RequestPermissionResponse,
-        Cancelled: _d_Cancelled,
-        Selected: _d_Selected,
+        RequestPermissionOutcomeCancelled: _d_RequestPermissionOutcomeCancelled,
+        RequestPermissionOutcomeSelected: _d_RequestPermissionOutcomeSelected,
         RequestPermissionOutcomeOther: _d_RequestPermissionOutcomeOther,
         SelectedPermissionOutcome: _d_SelectedPermissionOutcome,
-        Accept: _d_Accept,
-        Decline: _d_Decline,
-        Cancel: _d_Cancel,
+        CreateElicitationResponseAccept: _d_CreateElicitationResponseAccept,
+        CreateElicitationResponseDecline: _d_CreateElicitationResponseDecline,
+        CreateElicitationResponseCancel: _d_CreateElicitationResponseCancel,
         CreateElicitationResponseOther: _d_CreateElicitationResponseOther,
         ElicitationAcceptAction: _d_ElicitationAcceptAction,
         ClientNotification: _d_ClientNotification,
@@ -22052,8 +22100,8 @@ __all__ = [
     "RequestPermissionRequest",
     "SessionId",
     "RequestPermissionSubject",
-    "ToolCall",
-    "Command",
+    "RequestPermissionSubjectToolCall",
+    "RequestPermissionSubjectCommand",
     "RequestPermissionSubjectOther",
     "ToolCallUpdate",
     "ToolCallId",
@@ -22066,10 +22114,10 @@ __all__ = [
     "ToolCallContentOther",
     "ContentBlock",
     "ContentBlockText",
-    "Image",
-    "Audio",
+    "ContentBlockImage",
+    "ContentBlockAudio",
     "ContentBlockResourceLink",
-    "Resource",
+    "ContentBlockResource",
     "ContentBlockOther",
     "Annotations",
     "Role",
@@ -22086,11 +22134,11 @@ __all__ = [
     "EmbeddedResource",
     "Content",
     "DiffChange",
-    "Add",
-    "Delete",
-    "Modify",
-    "Move",
-    "Copy",
+    "DiffChangeAdd",
+    "DiffChangeDelete",
+    "DiffChangeModify",
+    "DiffChangeMove",
+    "DiffChangeCopy",
     "DiffChangeOther",
     "DiffFileType",
     "AbsolutePath",
@@ -22108,19 +22156,19 @@ __all__ = [
     "PermissionOptionId",
     "PermissionOptionKind",
     "CreateElicitationRequest",
-    "Form",
-    "Url",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
     "CreateElicitationRequestOther",
     "ElicitationSessionScope",
     "ElicitationRequestScope",
     "ElicitationSchema",
     "ElicitationSchemaType",
     "ElicitationPropertySchema",
-    "String",
-    "Number",
-    "Integer",
+    "ElicitationPropertySchemaString",
+    "ElicitationPropertySchemaNumber",
+    "ElicitationPropertySchemaInteger",
     "ElicitationPropertySchemaBoolean",
-    "Array",
+    "ElicitationPropertySchemaArray",
     "ElicitationPropertySchemaOther",
     "StringFormat",
     "EnumOption",
@@ -22153,18 +22201,18 @@ __all__ = [
     "SessionAdditionalDirectoriesCapabilities",
     "AgentAuthCapabilities",
     "AuthMethod",
-    "TerminalAuthMethod",
-    "Agent",
+    "AuthMethodTerminal",
+    "AuthMethodAgent",
     "AuthMethodOther",
     "AuthMethodId",
     "EnvVariable",
-    "AuthMethodTerminal",
-    "AuthMethodAgent",
+    "AuthMethodTerminalPayload",
+    "AuthMethodAgentPayload",
     "LoginAuthResponse",
     "LogoutAuthResponse",
     "NewSessionResponse",
     "SessionConfigOption",
-    "Select",
+    "SessionConfigOptionSelect",
     "SessionConfigOptionBoolean",
     "SessionConfigOptionOther",
     "SessionConfigId",
@@ -22190,11 +22238,11 @@ __all__ = [
     "AgentNotification",
     "UpdateSessionNotification",
     "SessionUpdate",
-    "UserMessageChunk",
+    "SessionUpdateUserMessageChunk",
     "SessionUpdateUserMessage",
-    "AgentMessageChunk",
+    "SessionUpdateAgentMessageChunk",
     "SessionUpdateAgentMessage",
-    "AgentThoughtChunk",
+    "SessionUpdateAgentThoughtChunk",
     "SessionUpdateAgentThought",
     "SessionUpdateStateUpdate",
     "SessionUpdateToolCallContentChunk",
@@ -22217,9 +22265,9 @@ __all__ = [
     "IdleStateUpdate",
     "RequiresActionStateUpdate",
     "StateUpdate",
-    "Running",
-    "Idle",
-    "RequiresAction",
+    "StateUpdateRunning",
+    "StateUpdateIdle",
+    "StateUpdateRequiresAction",
     "StateUpdateOther",
     "ToolCallContentChunk",
     "TerminalOutput",
@@ -22227,7 +22275,7 @@ __all__ = [
     "TerminalUpdate",
     "TerminalOutputChunk",
     "PlanUpdateContent",
-    "Items",
+    "PlanUpdateContentItems",
     "PlanUpdateContentOther",
     "PlanId",
     "PlanEntry",
@@ -22259,36 +22307,36 @@ __all__ = [
     "LogoutAuthRequest",
     "NewSessionRequest",
     "McpServer",
-    "Http",
-    "Stdio",
-    "McpServerOther",
-    "HttpHeader",
     "McpServerHttp",
     "McpServerStdio",
+    "McpServerOther",
+    "HttpHeader",
+    "McpServerHttpPayload",
+    "McpServerStdioPayload",
     "ListSessionsRequest",
     "DeleteSessionRequest",
     "ResumeSessionRequest",
     "ReplayFrom",
-    "Start",
-    "ReplayFromOther",
     "ReplayFromStart",
+    "ReplayFromOther",
+    "ReplayFromStartPayload",
     "CloseSessionRequest",
     "SetSessionConfigOptionRequest",
-    "Id",
+    "SetSessionConfigOptionRequestId",
     "SetSessionConfigOptionRequestBoolean",
     "SetSessionConfigOptionRequestOther",
     "PromptRequest",
     "ClientResponse",
     "RequestPermissionResponse",
     "RequestPermissionOutcome",
-    "Cancelled",
-    "Selected",
+    "RequestPermissionOutcomeCancelled",
+    "RequestPermissionOutcomeSelected",
     "RequestPermissionOutcomeOther",
     "SelectedPermissionOutcome",
     "CreateElicitationResponse",
-    "Accept",
-    "Decline",
-    "Cancel",
+    "CreateElicitationResponseAccept",
+    "CreateElicitationResponseDecline",
+    "CreateElicitationResponseCancel",
     "CreateElicitationResponseOther",
     "ElicitationContentValue",
     "ElicitationAcceptAction",

@@ -36,11 +36,11 @@ _TAG = "sessionUpdate"
 
 # Every kind of update the schema knows, and its class.
 KNOWN_KINDS: dict[str, type[_m.SessionUpdate]] = {
-    "user_message_chunk": _m.UserMessageChunk,
+    "user_message_chunk": _m.SessionUpdateUserMessageChunk,
     "user_message": _m.SessionUpdateUserMessage,
-    "agent_message_chunk": _m.AgentMessageChunk,
+    "agent_message_chunk": _m.SessionUpdateAgentMessageChunk,
     "agent_message": _m.SessionUpdateAgentMessage,
-    "agent_thought_chunk": _m.AgentThoughtChunk,
+    "agent_thought_chunk": _m.SessionUpdateAgentThoughtChunk,
     "agent_thought": _m.SessionUpdateAgentThought,
     "state_update": _m.SessionUpdateStateUpdate,
     "tool_call_content_chunk": _m.SessionUpdateToolCallContentChunk,
@@ -316,11 +316,11 @@ class SessionState:
 
 # The rule each known kind follows; a kind without one goes to `unknown`, raw.
 _RULES: dict[type[_m.SessionUpdate], _Callable[[SessionState, _Json], None]] = {
-    _m.UserMessageChunk: SessionState._message_chunk,
+    _m.SessionUpdateUserMessageChunk: SessionState._message_chunk,
     _m.SessionUpdateUserMessage: SessionState._message_upsert,
-    _m.AgentMessageChunk: SessionState._message_chunk,
+    _m.SessionUpdateAgentMessageChunk: SessionState._message_chunk,
     _m.SessionUpdateAgentMessage: SessionState._message_upsert,
-    _m.AgentThoughtChunk: SessionState._message_chunk,
+    _m.SessionUpdateAgentThoughtChunk: SessionState._message_chunk,
     _m.SessionUpdateAgentThought: SessionState._message_upsert,
     _m.SessionUpdateStateUpdate: SessionState._state_update,
     _m.SessionUpdateToolCallContentChunk: SessionState._tool_call_chunk,

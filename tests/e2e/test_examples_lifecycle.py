@@ -201,9 +201,11 @@ class ScriptedClient(acp.ClientBase):
                 self.permission_cancelled = True
                 raise
         if self.on_permission == "reject":
-            outcome: acp.RequestPermissionOutcome = acp.Selected(option_id="reject-once")
+            outcome: acp.RequestPermissionOutcome = acp.RequestPermissionOutcomeSelected(
+                option_id="reject-once"
+            )
         else:
-            outcome = acp.Cancelled()
+            outcome = acp.RequestPermissionOutcomeCancelled()
         return acp.RequestPermissionResponse(outcome=outcome)
 
 

@@ -115,13 +115,13 @@ def test_v2_tagged_package_round_trips(golden_package: ModuleType) -> None:
     ]
     update = {"sessionUpdate": "message", "messageId": "m1", "content": content}
     note = pkg.decode(pkg.UpdateNotification, {"sessionId": "s", "update": update})
-    assert type(note.update) is pkg.UpdateMessage  # `Message` is the payload's own name
+    assert type(note.update) is pkg.UpdateMessage
     text, video = note.update.content
-    assert (type(text), text.text) == (pkg.Text, "hi")
+    assert (type(text), text.text) == (pkg.PartText, "hi")
     assert (type(video), video.type, video.extra) == (pkg.PartOther, "_video", {"x": 1})
     assert pkg.encode(note)["update"]["content"] == content[:2]
     end = pkg.decode(pkg.Update, {"sessionUpdate": "turn_end", "stopReason": "_custom"})
-    assert (type(end), end.stop_reason) == (pkg.TurnEnd, "_custom")
+    assert (type(end), end.stop_reason) == (pkg.UpdateTurnEnd, "_custom")
     assert pkg.METHODS["session/prompt"].result is pkg.PromptResponse
     assert (pkg.PROTOCOL_VERSION, pkg.SCHEMA_REF) == (2, "local")
 
@@ -130,7 +130,11 @@ def test_v2_tagged_package_round_trips(golden_package: ModuleType) -> None:
 def test_v1_discriminator_package_round_trips(golden_package: ModuleType) -> None:
     pkg = golden_package
     block = pkg.decode(pkg.ContentBlock, {"type": "text", "text": "hi"})
-    assert type(block) is pkg.ContentBlockText  # `Text` is the payload's own name
+    assert type(block) is pkg.ContentBlockText
+    link = {"type": "resource_link", "uri": "file:///a"}
+    assert type(pkg.decode(pkg.ContentBlock, link)) is pkg.ContentBlockResourceLink
+    payload = pkg.decode(pkg.ContentBlockResourceLinkPayload, {"uri": "file:///a"})
+    assert pkg.encode(payload) == {"uri": "file:///a"}
     assert pkg.ErrorCode.PARSE_ERROR == -32700
     error = pkg.decode(pkg.Error, {"code": -1, "message": "m", "data": [1]})
     assert (error.code, error.data) == (-1, [1])

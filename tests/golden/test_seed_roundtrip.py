@@ -59,7 +59,10 @@ def check_prompt(v: Any) -> None:
     assert type(v) is acp.PromptRequest and v.session_id == SESSION
     first, second = v.prompt
     text_block(first, "Can you analyze this code for potential issues?")
-    assert type(second) is acp.Resource and type(second.resource) is acp.TextResourceContents
+    assert (
+        type(second) is acp.ContentBlockResource
+        and type(second.resource) is acp.TextResourceContents
+    )
     assert second.resource.uri == "file:///home/user/project/main.py"
     assert second.resource.mime_type == "text/x-python"
     assert second.resource.text.startswith("def process_data(items):\n")
@@ -83,7 +86,7 @@ def check_running(v: Any) -> None:
 
 def check_plan(v: Any) -> None:
     plan = update(v, acp.SessionUpdatePlanUpdate, "plan_update").plan
-    assert type(plan) is acp.Items and plan.plan_id == "plan-1"
+    assert type(plan) is acp.PlanUpdateContentItems and plan.plan_id == "plan-1"
     assert all(type(e) is acp.PlanEntry for e in plan.entries)
     assert [e.priority for e in plan.entries] == [
         acp.PlanEntryPriority.HIGH,
@@ -103,7 +106,7 @@ def check_agent_message(v: Any) -> None:
 
 
 def check_agent_chunk(v: Any) -> None:
-    u = update(v, acp.AgentMessageChunk, "agent_message_chunk")
+    u = update(v, acp.SessionUpdateAgentMessageChunk, "agent_message_chunk")
     assert u.message_id == "msg_agent_c42b9"
     text_block(u.content, " Let me examine it...")  # a chunk carries one block, not a list
 

@@ -35,7 +35,9 @@ class Client(acp.ClientBase):
         self, params: acp.RequestPermissionRequest
     ) -> acp.RequestPermissionResponse:
         await asyncio.sleep(random.random() / 1000)
-        return acp.RequestPermissionResponse(outcome=acp.Selected(option_id=params.title))
+        return acp.RequestPermissionResponse(
+            outcome=acp.RequestPermissionOutcomeSelected(option_id=params.title)
+        )
 
     async def session_update(self, params: acp.UpdateSessionNotification) -> None:
         await asyncio.sleep(random.random() / 1000)  # a slow handler must not reorder updates
@@ -50,7 +52,7 @@ def permission(title: str) -> acp.RequestPermissionRequest:
 def chunk(index: int) -> acp.UpdateSessionNotification:
     text = acp.ContentBlockText(text=str(index))
     return acp.UpdateSessionNotification(
-        session_id="s", update=acp.AgentMessageChunk(message_id="m", content=text)
+        session_id="s", update=acp.SessionUpdateAgentMessageChunk(message_id="m", content=text)
     )
 
 
@@ -66,7 +68,7 @@ def test_many_concurrent_requests_both_ways() -> None:
         assert [a.session_id for a in answers[:150]] == [f"sess/{i}" for i in range(150)]
         assert all(isinstance(a, acp.NewSessionResponse) for a in answers[:150])
         assert [a.outcome for a in answers[150:]] == [
-            acp.Selected(option_id=f"t{i}") for i in range(150)
+            acp.RequestPermissionOutcomeSelected(option_id=f"t{i}") for i in range(150)
         ]
 
     run(scenario())
@@ -79,7 +81,11 @@ def test_notifications_reach_the_handler_in_arrival_order() -> None:
         await asyncio.gather(*(agent.client.session_update(chunk(i)) for i in range(100)))
         await agent.connection.close()
         await client_conn.wait_closed()  # EOF: queued notifications are handled before closing
-        texts = [u.content.text for u in client.updates if isinstance(u, acp.AgentMessageChunk)]
+        texts = [
+            u.content.text
+            for u in client.updates
+            if isinstance(u, acp.SessionUpdateAgentMessageChunk)
+        ]
         assert texts == [str(i) for i in range(100)]
 
     run(scenario())

@@ -59,8 +59,8 @@ def test_every_variant_class_is_exported(lane: str) -> None:
 
 def test_v2_variant_names_follow_the_rule() -> None:
     """The tag's own name when free, else `{Union}{Tag}`; the open variant is `{Union}Other`."""
-    assert acp_v2.AgentMessageChunk.TAG == "agent_message_chunk"
-    assert issubclass(acp_v2.AgentMessageChunk, acp_v2.SessionUpdate)
+    assert acp_v2.SessionUpdateAgentMessageChunk.TAG == "agent_message_chunk"
+    assert issubclass(acp_v2.SessionUpdateAgentMessageChunk, acp_v2.SessionUpdate)
     assert (
         acp_v2.SessionUpdateToolCallUpdate.TAG == "tool_call_update"
     )  # `ToolCallUpdate` is a $def

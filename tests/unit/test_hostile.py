@@ -37,7 +37,8 @@ ESCAPES = [
     f"\r{PAYLOAD}",
     "{{ jinja }} {% if true %}{% endif %}",
 ]
-# `'''` and `"""` have no word to name a class after: they get `TrickyTag` and `TagTricky`.
+# `'''` and `"""` have no word to name a class after: they spell their code points
+# (`TrickyTag27_27_27`, `TrickyTag22_22_22`).
 HOSTILE_TAGS = ['a"b', "c\\d", "e\nf", "g\u2028h", "'''", '"""', f"');{PAYLOAD};('"]
 
 
@@ -369,18 +370,20 @@ def test_an_unknown_leniency_keyword_is_refused_in_one_line(run_cli: Any, tmp_pa
     )
 
 
-def test_a_third_tag_without_a_word_is_refused_until_the_overrides_name_it(
+def test_tags_that_spell_one_name_are_refused_until_the_overrides_name_them(
     run_cli: Any, tmp_path: Path
 ) -> None:
     schema = hostile_schema()
     branches = schema["$defs"]["Tricky"]["anyOf"]
-    branches.insert(0, {**branches[0], "properties": {"kind": {"type": "string", "const": "+"}}})
-    assert refused(run_cli, tmp_path, schema) == (
-        "acp-codegen: error at #/$defs/Tricky/anyOf/6: Python name 'TrickyTag' is also used by "
+    branches.insert(0, {**branches[0], "properties": {"kind": {"type": "string", "const": "a+b"}}})
+    assert refused(run_cli, tmp_path, schema) == (  # `a"b` and `a+b` are both `TrickyAB`
+        "acp-codegen: error at #/$defs/Tricky/anyOf/1: Python name 'TrickyAB' is also used by "
         "#/$defs/Tricky/anyOf/0\n"
     )
     names = tmp_path / "names.json"
-    names.write_text(json.dumps({"Tricky": {"+": "Plus", "'''": "TripleQuote"}}), encoding="utf-8")
+    names.write_text(
+        json.dumps({"Tricky": {"a+b": "Plus", "'''": "TripleQuote"}}), encoding="utf-8"
+    )
     path = tmp_path / "src" / "schema.json"
     out = tmp_path / "out"
     result = run_cli(

@@ -1,4 +1,4 @@
-"""Python names: variants by tag with their collision fallbacks, overrides, fields, enum members."""
+"""Python names: `{Union}{Tag}` variants, the `$defs` clash rule, overrides, fields, members."""
 
 from __future__ import annotations
 
@@ -67,86 +67,193 @@ def test_pascal_and_snake(text: str, pascal_: str, snake_: str) -> None:
 
 
 # -- variants --------------------------------------------------------------------------------------
-def test_variant_takes_its_tag_name_when_free(name_ir: Any) -> None:
+def default_branch(title: str | None, payload: str = "Payload") -> dict[str, Any]:
+    """A branch without the tag: v1's stdio `McpServer`, taken when the tag is absent."""
+    return {**({"title": title} if title else {}), "allOf": [ref(payload)]}
+
+
+def test_every_variant_is_its_union_then_its_tag(name_ir: Any) -> None:
     _, names, diags = name_ir(
-        schema(Update=union("agent_message_chunk", "plan", open_title="other"))
+        schema(Update=union("agent_message_chunk", "plan", "x", open_title="other"))
     )
     assert names.variants == {
-        ("Update", "agent_message_chunk"): "AgentMessageChunk",
-        ("Update", "plan"): "Plan",
+        ("Update", "agent_message_chunk"): "UpdateAgentMessageChunk",
+        ("Update", "plan"): "UpdatePlan",
+        ("Update", "x"): "UpdateX",
     }
     assert names.open_variants == {"Update": "UpdateOther"}
     assert not diags.items
 
 
-def test_variant_whose_tag_name_is_a_definition_is_prefixed_by_its_union(name_ir: Any) -> None:
-    """v0.10.8: `tool_call` would PascalCase to the existing `ToolCall` definition."""
-    _, names, _ = name_ir(schema(ToolCall=PAYLOAD, Update=union("tool_call", "plan")))
-    assert names.variants[("Update", "tool_call")] == "UpdateToolCall"
-    assert names.variants[("Update", "plan")] == "Plan"
-    assert names.types["ToolCall"] == "ToolCall"
-
-
-def test_a_tag_shared_by_two_unions_names_neither_alone(name_ir: Any) -> None:
-    _, names, _ = name_ir(schema(Content=union("text", "image"), Part=union("text", "audio")))
+def test_a_tag_shared_by_two_unions_is_named_after_each(name_ir: Any) -> None:
+    _, names, _ = name_ir(schema(Content=union("text", "image"), Part=union("text")))
     assert names.variants == {
         ("Content", "text"): "ContentText",
-        ("Content", "image"): "Image",
+        ("Content", "image"): "ContentImage",
         ("Part", "text"): "PartText",
-        ("Part", "audio"): "Audio",
     }
 
 
-def test_second_fallback_puts_the_tag_first(name_ir: Any) -> None:
-    _, names, diags = name_ir(schema(Text=PAYLOAD, PartText=PAYLOAD, Part=union("text")))
-    assert names.variants[("Part", "text")] == "TextPart"
+def test_other_unions_and_definitions_do_not_rename_a_union_s_variants(name_ir: Any) -> None:
+    """The bug of the first rule: a type added anywhere renamed `ToolCall` elsewhere."""
+    before = name_ir(schema(Subject=union("tool_call", "command", open_title="other")))[1]
+    after = name_ir(
+        schema(
+            Subject=union("tool_call", "command", open_title="other"),
+            Input=union("command", "tool_call"),  # the same tags in another union
+            Command=PAYLOAD,  # and definitions named like the bare tags
+            ToolCall=PAYLOAD,
+        )
+    )[1]
+    subject = {k: v for k, v in after.variants.items() if k[0] == "Subject"}
+    assert subject == before.variants
+    assert subject == {
+        ("Subject", "tool_call"): "SubjectToolCall",
+        ("Subject", "command"): "SubjectCommand",
+    }
+    assert after.open_variants["Subject"] == before.open_variants["Subject"] == "SubjectOther"
+    assert (after.types["Command"], after.types["ToolCall"]) == ("Command", "ToolCall")
+
+
+def test_a_tag_added_to_the_union_renames_none_of_its_siblings(name_ir: Any) -> None:
+    before = name_ir(schema(Part=union("text", "image", open_title="other")))[1]
+    after = name_ir(schema(Part=union("text", "image", "audio", open_title="other")))[1]
+    assert before.variants.items() <= after.variants.items()
+    assert after.variants[("Part", "audio")] == "PartAudio"
+
+
+def test_the_definition_a_variant_name_takes_is_renamed_with_payload(name_ir: Any) -> None:
+    """`McpServer` + `http` is `McpServerHttp`, the name of the branch's own payload struct:
+    the variant keeps the rule's name and the definition becomes `McpServerHttpPayload`."""
+    servers = {"anyOf": [branch("type", "http", "McpServerHttp")]}
+    _, names, diags = name_ir(schema(McpServerHttp=PAYLOAD, McpServer=servers))
+    assert names.variants == {("McpServer", "http"): "McpServerHttp"}
+    assert names.types["McpServerHttp"] == "McpServerHttpPayload"
     assert not diags.items
 
 
-def test_when_every_candidate_is_taken_the_collision_names_both_pointers(name_ir: Any) -> None:
-    _, _, diags = name_ir(
-        schema(Text=PAYLOAD, PartText=PAYLOAD, TextPart=PAYLOAD, Part=union("text"))
-    )
+def test_a_definition_is_renamed_only_where_a_variant_takes_its_name(name_ir: Any) -> None:
+    _, names, _ = name_ir(schema(McpServerHttp=PAYLOAD, McpServer=union("stdio")))
+    assert names.types["McpServerHttp"] == "McpServerHttp"
+    assert names.variants == {("McpServer", "stdio"): "McpServerStdio"}
+
+
+def test_a_renamed_definition_that_is_taken_too_names_both_pointers(name_ir: Any) -> None:
+    _, _, diags = name_ir(schema(PartText=PAYLOAD, PartTextPayload=PAYLOAD, Part=union("text")))
     assert errors_of(diags) == [
-        "error at #/$defs/Part/anyOf/0: Python name 'PartText' is also used by #/$defs/PartText"
+        "error at #/$defs/PartTextPayload: Python name 'PartTextPayload' is also used by "
+        "#/$defs/PartText"
+    ]
+
+
+def test_two_variants_wanting_one_name_are_an_error_naming_both_pointers(name_ir: Any) -> None:
+    _, _, diags = name_ir(schema(Part=union("tool_call", "toolCall")))
+    assert errors_of(diags) == [
+        "error at #/$defs/Part/anyOf/1: Python name 'PartToolCall' is also used by "
+        "#/$defs/Part/anyOf/0"
     ]
 
 
 @pytest.mark.parametrize(
-    ("tag", "expected"),
+    ("union_name", "tag", "expected"),
     [
-        ("decode_error", "UDecodeError"),
-        ("model", "UModel"),
-        ("method_info", "UMethodInfo"),
-        ("exception", "UException"),
+        ("Decode", "error", "DecodeError_"),  # the runtime's exception
+        ("Key", "error", "KeyError_"),  # a builtin
+        ("U", "", "UTag"),  # a tag without ASCII letters or digits spells its code points
+        ("U", "+", "UTag2B"),
+        ("U", "'''", "UTag27_27_27"),
+        ("U", "é", "UTagE9"),
+        ("U", "2fa", "U2fa"),
     ],
 )
 def test_variant_never_takes_a_runtime_or_builtin_name(
-    name_ir: Any, tag: str, expected: str
+    name_ir: Any, union_name: str, tag: str, expected: str
 ) -> None:
-    _, names, _ = name_ir(schema(U=union(tag)))
-    assert names.variants[("U", tag)] == expected
+    _, names, _ = name_ir(schema(**{union_name: union(tag)}))
+    assert names.variants[(union_name, tag)] == expected
 
 
-def test_open_variant_is_named_after_the_union_and_its_title(name_ir: Any) -> None:
+def test_a_union_with_a_reserved_name_prefixes_its_variants_with_its_class_name(
+    name_ir: Any,
+) -> None:
+    _, names, _ = name_ir(schema(Model=union("text", open_title="other")))
+    assert names.types["Model"] == "Model_"
+    assert names.variants == {("Model", "text"): "Model_Text"}
+    assert names.open_variants == {"Model": "Model_Other"}
+
+
+def test_the_catch_all_is_other_whatever_its_title(name_ir: Any) -> None:
     _, names, _ = name_ir(schema(Kind=union("a", open_title="unknown")))
+    assert names.open_variants == {"Kind": "KindOther"}
+
+
+def test_the_catch_all_of_a_union_with_an_other_tag_is_unknown(name_ir: Any) -> None:
+    _, names, diags = name_ir(schema(Kind=union("a", "other", open_title="other")))
+    assert names.variants[("Kind", "other")] == "KindOther"
     assert names.open_variants == {"Kind": "KindUnknown"}
+    assert not diags.items
 
 
-def test_open_variant_colliding_with_a_definition_is_an_error(name_ir: Any) -> None:
-    _, _, diags = name_ir(schema(KindOther=PAYLOAD, Kind=union("a", open_title="other")))
-    assert errors_of(diags) == [
-        "error at #/$defs/Kind/anyOf/1: Python name 'KindOther' is also used by #/$defs/KindOther"
-    ]
+def test_a_definition_the_catch_all_name_takes_is_renamed_too(name_ir: Any) -> None:
+    _, names, diags = name_ir(schema(KindOther=PAYLOAD, Kind=union("a", open_title="other")))
+    assert (names.open_variants, names.types["KindOther"]) == (
+        {"Kind": "KindOther"},
+        "KindOtherPayload",
+    )
+    assert not diags.items
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("stdio", "McpServerStdio"),  # v1: the stdio transport has no `type`
+        ("value_id", "McpServerValueId"),
+        (None, "McpServerDefault"),
+        ("http", "McpServerDefault"),  # the title of a sibling's tag: not that sibling's name
+    ],
+)
+def test_the_default_branch_is_its_union_then_its_title(
+    name_ir: Any, title: str | None, expected: str
+) -> None:
+    servers = {"anyOf": [branch("type", "http"), default_branch(title)]}
+    _, names, diags = name_ir(schema(McpServer=servers))
+    assert names.variants == {("McpServer", "http"): "McpServerHttp"}
+    assert names.fallback_variants == {"McpServer": expected}
+    assert not diags.items
+
+
+def test_the_default_branch_takes_its_name_from_its_payload_definition(name_ir: Any) -> None:
+    servers = {"anyOf": [branch("type", "http"), default_branch("stdio", "McpServerStdio")]}
+    _, names, _ = name_ir(schema(McpServerStdio=PAYLOAD, McpServer=servers))
+    assert names.fallback_variants == {"McpServer": "McpServerStdio"}
+    assert names.types["McpServerStdio"] == "McpServerStdioPayload"
 
 
 # -- overrides -------------------------------------------------------------------------------------
 def test_overrides_pin_variant_and_open_variant_names(name_ir: Any) -> None:
     overrides = {"Part": {"text": "PlainText", "*": "UnknownPart"}}
     _, names, diags = name_ir(schema(Part=union("text", "image", open_title="other")), overrides)
-    assert names.variants == {("Part", "text"): "PlainText", ("Part", "image"): "Image"}
+    assert names.variants == {("Part", "text"): "PlainText", ("Part", "image"): "PartImage"}
     assert names.open_variants == {"Part": "UnknownPart"}
     assert not diags.items
+
+
+def test_a_pinned_variant_leaves_the_definition_of_its_rule_name_alone(name_ir: Any) -> None:
+    servers = {"anyOf": [branch("type", "http", "McpServerHttp")]}
+    overrides = {"McpServer": {"http": "Http"}}
+    _, names, diags = name_ir(schema(McpServerHttp=PAYLOAD, McpServer=servers), overrides)
+    assert names.variants == {("McpServer", "http"): "Http"}
+    assert names.types["McpServerHttp"] == "McpServerHttp"
+    assert not diags.items
+
+
+def test_a_pinned_name_that_another_variant_has_names_both_pointers(name_ir: Any) -> None:
+    overrides = {"Part": {"text": "PartImage"}}
+    _, _, diags = name_ir(schema(Part=union("text", "image")), overrides)
+    assert errors_of(diags) == [
+        "error at #/$defs/Part/anyOf/1: Python name 'PartImage' is also used by "
+        "#/$defs/Part/anyOf/0"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -296,7 +403,7 @@ def test_a_field_never_hides_a_class_of_the_module(name_ir: Any) -> None:
 
 def test_variant_fields_are_named_per_variant_class(name_ir: Any) -> None:
     _, names, _ = name_ir(schema(Part=union("text", open_title="other")))
-    assert names.fields("Text") == ("x",)
+    assert names.fields("PartText") == ("x",)
     assert names.fields("PartOther") == ("type",)
 
 

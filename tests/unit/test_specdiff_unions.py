@@ -54,7 +54,7 @@ def test_variant_added_to_an_open_union_is_info(tmp_path: Path) -> None:
     f = only(run(tmp_path, open_union("text"), open_union("text", "image")), "variant-added-open")
     assert summary(f) == ("info", "Content[image]", "agent->client", "")
     assert "old clients decode the new tag as the catch-all" in f.message
-    assert (f.python, f.python_severity) == ("new Image", "info")
+    assert (f.python, f.python_severity) == ("new ContentImage", "info")
 
 
 def test_variant_added_to_a_closed_union_breaks_old_receivers(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_variant_added_with_a_tag_the_old_catch_all_reserved_breaks(tmp_path: Pa
 def test_variant_removed_from_an_open_union_is_a_warning(tmp_path: Path) -> None:
     f = only(run(tmp_path, open_union("text", "image"), open_union("text")), "variant-removed-open")
     assert summary(f) == ("warning", "Content[image]", "agent->client", "")
-    assert (f.python, f.python_severity) == ("Image goes away", "breaking")
+    assert (f.python, f.python_severity) == ("ContentImage goes away", "breaking")
 
 
 def test_variant_removed_but_still_reserved_breaks_old_senders(tmp_path: Path) -> None:
@@ -126,7 +126,7 @@ def test_a_field_of_a_variant_is_compared_like_an_object_field(tmp_path: Path) -
     new = with_union(branch("text", text=TEXT, lang=TEXT), catch_all("text"))
     f = only(run(tmp_path, open_union("text"), new), "field-added-required")
     assert summary(f) == ("breaking", "Content[text].lang", "agent->client", "agents")
-    assert f.python == "Text.lang added (a required keyword)"
+    assert f.python == "ContentText.lang added (a required keyword)"
 
 
 def test_a_shared_payload_is_compared_once_on_its_own_type(tmp_path: Path) -> None:
@@ -147,18 +147,27 @@ def test_a_shared_payload_is_compared_once_on_its_own_type(tmp_path: Path) -> No
     assert (f.path, f.direction) == ("Chunk.id", "agent->client")
 
 
-def test_variant_class_renamed_by_a_new_definition_of_that_name(tmp_path: Path) -> None:
-    def edit(s: dict[str, Any]) -> None:  # `Image` is taken now: the variant becomes ContentImage
+def test_a_new_definition_named_like_a_tag_renames_no_variant(tmp_path: Path) -> None:
+    """Variant names are `{Union}{Tag}`: a type added elsewhere cannot rename them."""
+
+    def edit(s: dict[str, Any]) -> None:
         s["$defs"]["Image"] = {"type": "object", "properties": {}}
 
     findings = changed(tmp_path, edit, open_union("text", "image"))
-    f = next(f for f in findings if f.kind == "variant-class-renamed")
-    assert (f.severity, f.path, f.python, f.python_severity) == (
+    assert [f.kind for f in findings] == ["type-added"]
+
+
+def test_a_new_other_tag_renames_the_catch_all_class(tmp_path: Path) -> None:
+    findings = run(tmp_path, open_union("text"), open_union("text", "other"))
+    renamed = next(f for f in findings if f.kind == "variant-class-renamed")
+    assert (renamed.severity, renamed.path, renamed.python, renamed.python_severity) == (
         "info",
-        "Content[image]",
-        "Image → ContentImage",
+        "Content[*]",
+        "ContentOther → ContentUnknown",
         "breaking",
     )
+    added = next(f for f in findings if f.kind == "variant-added-open")
+    assert added.python == "new ContentOther"
 
 
 # -- a tag-less default branch (v1's AuthMethod, McpServer) ----------------------------------------

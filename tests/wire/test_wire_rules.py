@@ -36,7 +36,7 @@ def test_tag_picks_the_variant_class() -> None:
         "content": {"type": "text", "text": "hi"},
     }
     value = round_trip(acp_v2.SessionUpdate, chunk)
-    assert type(value) is acp_v2.AgentMessageChunk
+    assert type(value) is acp_v2.SessionUpdateAgentMessageChunk
     assert value.message_id == "m1"
     assert type(value.content) is acp_v2.ContentBlockText
     assert value.content.text == "hi"
@@ -112,7 +112,7 @@ def test_missing_or_non_string_tag() -> None:
 
 def test_variant_decoded_directly_checks_its_tag() -> None:
     err = error_of(
-        acp_v2.AgentMessageChunk,
+        acp_v2.SessionUpdateAgentMessageChunk,
         {
             "sessionUpdate": "user_message_chunk",
             "messageId": "m",
