@@ -3,8 +3,9 @@
 Every package gets a manifest (`.acp-codegen-manifest.json`: each file it holds and its
 sha256). A folder already at the target is replaced only when it proves it is ours: it has the
 manifest, every file in it is listed there with that sha256, and every `.py` file starts with
-the banner. Anything else (a hand-written package, a plain file, a generated package with a
-file added or edited) is refused before anything is written.
+the banner (or a file is byte for byte what is about to replace it). Anything else (a
+hand-written package, a plain file, a generated package with a file added or edited) is
+refused before anything is written.
 """
 
 from __future__ import annotations
@@ -84,9 +85,10 @@ def diff(files: dict[str, str], out_dir: Path, packages: list[str]) -> str:
     )
 
 
-def refusals(out_dir: Path, packages: list[str]) -> list[str]:
-    """Why `write` would refuse each package target it would refuse (one line each)."""
-    reasons = [_refusal(out_dir / package) for package in packages]
+def refusals(files: dict[str, str], out_dir: Path, packages: list[str]) -> list[str]:
+    """Why `write(files, ...)` would refuse each package target it would refuse (a line each)."""
+    wanted = with_manifests(files, packages)
+    reasons = [_refusal(out_dir / package, _package_files(wanted, package)) for package in packages]
     return [r for r in reasons if r]
 
 
@@ -96,21 +98,30 @@ def write(files: dict[str, str], out_dir: Path, packages: list[str]) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"output folder {out_dir} is a file")
     if out_dir.is_dir():
-        refused = refusals(out_dir, packages)
+        refused = refusals(files, out_dir, packages)
         if refused:
             raise InputError(refused[0])
     files = with_manifests(files, packages)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for package in packages:
-            _swap_in(files, out_dir, package)
+            _swap_in(_package_files(files, package), out_dir / package)
     except OSError as exc:  # a bad --out (read-only, ...): bad input, not a bug
         where = exc.filename or out_dir
         raise InputError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
-def _refusal(target: Path) -> str | None:
-    """None when `target` is absent or a package this generator wrote; else the reason."""
+def _package_files(files: dict[str, str], package: str) -> dict[str, str]:
+    """The files of one package, by path inside it."""
+    return {
+        rel.split("/", 1)[1]: text for rel, text in files.items() if rel.split("/", 1)[0] == package
+    }
+
+
+def _refusal(target: Path, wanted: dict[str, str]) -> str | None:
+    """None when replacing `target` by `wanted` loses nothing acp-codegen did not write: it is
+    absent, or each file in it is listed in its manifest with that sha256 (and a `.py` file has
+    the banner), or is byte for byte the file about to replace it. Else the reason."""
     if not os.path.lexists(target):
         return None
     head = f"refusing to replace {target}"
@@ -118,18 +129,16 @@ def _refusal(target: Path) -> str | None:
         return f"{head}: it is a symbolic link, not a package acp-codegen generated"
     if not target.is_dir():
         return f"{head}: it is a file, not a package acp-codegen generated"
+    entries: dict[str, str] = {}
     try:
         entries = _read_manifest(target / MANIFEST)
+        no_manifest = ""
     except FileNotFoundError:
-        return (
-            f"{head}: it has no {MANIFEST}, so nothing shows acp-codegen made it"
-            " (move it away to generate there)"
-        )
+        no_manifest = f"it has no {MANIFEST}, so nothing shows acp-codegen made it"
     except (OSError, ValueError):
-        return f"{head}: its {MANIFEST} is not one acp-codegen wrote"
-    parents = {
-        "/".join(rel.split("/")[:i]) for rel in entries for i in range(1, rel.count("/") + 1)
-    }
+        no_manifest = f"its {MANIFEST} is not one acp-codegen wrote"
+    known = set(entries) | set(wanted)
+    parents = {"/".join(rel.split("/")[:i]) for rel in known for i in range(1, rel.count("/") + 1)}
     for folder, dirs, names in os.walk(target):
         base = Path(folder).relative_to(target).as_posix()
         prefix = "" if base == "." else base + "/"
@@ -140,14 +149,20 @@ def _refusal(target: Path) -> str | None:
                 return f"{head}: {path} was not written by acp-codegen"
         for name in sorted(names):
             rel, path = prefix + name, Path(folder) / name
-            if rel == MANIFEST:
-                continue
-            if rel not in entries or path.is_symlink():
+            if path.is_symlink():
                 return f"{head}: {path} was not written by acp-codegen"
             try:
                 data = path.read_bytes()
             except OSError as exc:
                 return f"{head}: cannot read {path}: {exc.strerror}"
+            if rel in wanted and data == wanted[rel].encode("utf-8"):
+                continue  # replaced by the very same bytes: nothing is lost
+            if rel == MANIFEST and not no_manifest:
+                continue  # our own marker, about to be rewritten
+            if no_manifest:
+                return f"{head}: {no_manifest} (move it away to generate there)"
+            if rel not in entries:
+                return f"{head}: {path} was not written by acp-codegen"
             banner_ok = not rel.endswith(".py") or data.startswith(BANNER_PREFIX.encode())
             if _sha256(data) != entries[rel] or not banner_ok:
                 return f"{head}: {path} was edited since acp-codegen wrote it"
@@ -158,7 +173,9 @@ def _read_manifest(path: Path) -> dict[str, str]:
     """The manifest's file → sha256 map; ValueError when it is not one we wrote."""
     data = json.loads(path.read_text(encoding="utf-8"))
     files = data.get("files") if isinstance(data, dict) else None
-    if data.get("generator") != "acp-codegen" or not isinstance(files, dict):
+    if not isinstance(data, dict) or data.get("generator") != "acp-codegen":
+        raise ValueError(path)
+    if not isinstance(files, dict):
         raise ValueError(path)
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
         raise ValueError(path)
@@ -169,13 +186,11 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _swap_in(files: dict[str, str], out_dir: Path, package: str) -> None:
-    target = out_dir / package
-    staging = _fresh_dir(out_dir, f".{package}.new-")
+def _swap_in(files: dict[str, str], target: Path) -> None:
+    staging = _fresh_dir(target.parent, f".{target.name}.new-")
     try:
         for rel, text in files.items():
-            if rel.split("/", 1)[0] == package:
-                _write_file(staging / rel.split("/", 1)[1], text)
+            _write_file(staging / rel, text)
         if os.path.lexists(target):
             _exchange(staging, target)  # staging now holds the previous package
         else:

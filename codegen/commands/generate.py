@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         text = diff_files(files, out, packages)
         if text:
             sys.stdout.write(text)
-            refused = refusals(out, packages) if out.is_dir() else []
+            refused = refusals(files, out, packages) if out.is_dir() else []
             for reason in refused:
                 print(f"acp-codegen: `acp-codegen generate` would stop: {reason}", file=sys.stderr)
             if not refused:

@@ -122,7 +122,10 @@ def test_generate_a_package_and_import_it(installed: Path, outside: Path, schema
         text=True,
         check=True,
     )
-    assert imported.stdout == f"AgentMessageChunk hello local\n{package / '__init__.py'}\n"
+    assert (
+        imported.stdout
+        == f"SessionUpdateAgentMessageChunk hello local\n{package / '__init__.py'}\n"
+    )
 
 
 def test_diff_as_json_and_the_rules(installed: Path, outside: Path, schemas: Path) -> None:

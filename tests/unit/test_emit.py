@@ -158,10 +158,16 @@ def refused_case(root: Path, case: str) -> tuple[Path, str]:
         return out, f"{head}: {NO_MANIFEST}"
     if case == "manifest broken":
         (target / MANIFEST).write_text("{not json", encoding="utf-8")
-        return out, f"{head}: its {MANIFEST} is not one acp-codegen wrote"
+        return (
+            out,
+            f"{head}: its {MANIFEST} is not one acp-codegen wrote (move it away to generate there)",
+        )
     if case == "manifest of another tool":
         (target / MANIFEST).write_text('{"generator": "other", "files": {}}', encoding="utf-8")
-        return out, f"{head}: its {MANIFEST} is not one acp-codegen wrote"
+        return (
+            out,
+            f"{head}: its {MANIFEST} is not one acp-codegen wrote (move it away to generate there)",
+        )
     if case == "link inside":
         (target / "link.py").symlink_to(target / "models.py")
         return out, f"{head}: {target / 'link.py'} was not written by acp-codegen"
@@ -193,7 +199,26 @@ def test_what_it_did_not_make_is_refused_and_left_untouched(tmp_path: Path, case
 
     assert str(info.value) == f"error: {reason}"
     assert tree(tmp_path) == before
-    assert refusals(out, ["pkg"]) == [reason]
+    assert refusals(package(marker="2"), out, ["pkg"]) == [reason]
+
+
+def test_files_that_are_already_what_would_be_written_lose_nothing(tmp_path: Path) -> None:
+    """A merge that brings current files with a stale manifest, or a copy of the package
+    without its manifest: replacing them loses no byte, so they are replaced."""
+    out = tmp_path / "out"
+    write(package(), out, ["pkg"])
+    current = package(marker="2")
+    (out / "pkg" / "__init__.py").write_text(current["pkg/__init__.py"], encoding="utf-8")
+    assert refusals(current, out, ["pkg"]) == []  # the manifest still has marker 1's sha256
+    write(current, out, ["pkg"])
+    assert (out / "pkg" / MANIFEST).read_text(encoding="utf-8") == with_manifests(current, ["pkg"])[
+        f"pkg/{MANIFEST}"
+    ]
+    (out / "pkg" / MANIFEST).unlink()
+    assert refusals(current, out, ["pkg"]) == []
+    assert refusals(package(marker="3"), out, ["pkg"]) == [
+        f"refusing to replace {out / 'pkg'}: {NO_MANIFEST}"
+    ]
 
 
 def test_one_refused_package_stops_the_others_too(tmp_path: Path) -> None:
