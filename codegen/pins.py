@@ -78,8 +78,9 @@ def missing_in_mirror(ref: str, paths: Collection[str]) -> str | None:
     """With $ACP_SCHEMA_MIRROR set: why pinning `ref` cannot provide all of `paths` (None when
     it can, or when there is no mirror to ask)."""
     mirror = os.environ.get(MIRROR_ENV)
-    if not mirror or check_ref(ref) is None:
+    if not mirror:
         return None
+    check_ref(ref)
     files = [p for p in CANDIDATE_PATHS if (Path(mirror) / ref / p).is_file()]
     if not files:
         return f"{ref} is not pinned, and the mirror {mirror} has no release {ref}"

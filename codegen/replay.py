@@ -2,9 +2,9 @@
 
 The transcript is read line by line (a line is bounded; nothing reads the whole file), and the
 session model comes from the generated package it is pointed at, loaded from that folder with
-importlib (`load_bindings`). Bad lines are counted and the first few kept for the report; a
-file that is not text, holds nothing, or holds no `session/update` of the chosen session is an
-InputError.
+importlib (`load_bindings`). Bad lines are counted and the first few kept for the report. A
+file that is not UTF-8 text is an InputError; one that holds nothing, or no `session/update`
+of the chosen session that could be applied, has a `Replay.refusal`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Replay:
     applied: int = 0
     updates: int = 0  # session/update notifications of the replayed session, applied or not
     other_sessions: int = 0
-    sessions: dict[str, None] = field(default_factory=dict)  # every session id seen, in order
+    sessions: dict[str, None] = field(default_factory=dict)  # the first 10 session ids seen
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, reason), the first few
     bad_lines: int = 0
     empty: bool = False  # no line but blank ones
@@ -46,7 +46,7 @@ class Replay:
             return f"{name} is empty: nothing to replay"
         which = f" of session {self.session_id!r}" if self.session_id is not None else ""
         if self.updates == 0:
-            seen = ", ".join(list(self.sessions)[:10])
+            seen = ", ".join(self.sessions)
             others = f" (sessions in it: {seen})" if which and seen else ""
             return f"{name} has no JSON-RPC {UPDATE_METHOD} notification{which}{others}"
         if self.applied == 0:
@@ -134,7 +134,8 @@ def _apply_line(acp: ModuleType, result: Replay, number: int, text: str) -> None
     if not isinstance(target, str):
         result.skip(number, f"{UPDATE_METHOD} without a string params.sessionId")
         return
-    result.sessions.setdefault(target)
+    if len(result.sessions) < 10:
+        result.sessions.setdefault(target)
     if result.session_id is None:
         result.session_id = target
     elif target != result.session_id:
