@@ -186,6 +186,7 @@ def _reject_constant(name: str) -> Any:
 # One decoder and one encoder for every line: json.loads/json.dumps with options build new ones
 # on each call.
 _DECODER: Final = json.JSONDecoder(parse_float=_finite_float, parse_constant=_reject_constant)
+_scan: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
 _FALLBACK_ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, check_circular=False, separators=(",", ":")
 )
@@ -249,7 +250,16 @@ def load_line(line: bytes) -> Any:
     """Parse one line; raises UnreadableMessage (a ValueError) for anything that is not one
     JSON value in UTF-8 (NaN, Infinity and numbers that overflow to them included)."""
     try:
-        return _DECODER.decode(line.decode())
+        text = line.decode()
+        # The scanner alone for the usual line (one value, nothing around it); decode() for
+        # anything else, and for its error messages.
+        try:
+            value, end = _scan(text, 0)
+        except (StopIteration, ValueError):
+            end = -1
+        if end == len(text):
+            return value
+        return _DECODER.decode(text)
     except UnicodeDecodeError as exc:
         raise UnreadableMessage(f"invalid UTF-8 at byte {exc.start}") from None
     except json.JSONDecodeError as exc:

@@ -10616,7 +10616,7 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10662,7 +10662,7 @@ def _d_WriteTextFileRequest(data: _Any) -> WriteTextFileRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_WriteTextFileRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_WriteTextFileRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10723,7 +10723,7 @@ def _d_ReadTextFileRequest(data: _Any) -> ReadTextFileRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReadTextFileRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReadTextFileRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10769,7 +10769,9 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10875,7 +10877,7 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10911,7 +10913,7 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10966,7 +10968,7 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11003,7 +11005,7 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11050,7 +11052,7 @@ def _d_Text(data: _Any, tagged: bool = False) -> Text:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Text) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Text) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11115,7 +11117,7 @@ def _d_Image(data: _Any, tagged: bool = False) -> Image:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Image) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Image) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11169,7 +11171,7 @@ def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Audio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Audio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11269,7 +11271,9 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11315,7 +11319,7 @@ def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Resource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Resource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11374,7 +11378,7 @@ def _d_Annotations(data: _Any) -> Annotations:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11416,7 +11420,7 @@ def _d_TextContent(data: _Any) -> TextContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11476,7 +11480,7 @@ def _d_ImageContent(data: _Any) -> ImageContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11525,7 +11529,7 @@ def _d_AudioContent(data: _Any) -> AudioContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11620,7 +11624,7 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11670,7 +11674,7 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11720,7 +11724,7 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11761,7 +11765,7 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11792,7 +11796,7 @@ def _d_Content(data: _Any) -> Content:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Content) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11842,7 +11846,7 @@ def _d_Diff(data: _Any) -> Diff:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11874,7 +11878,7 @@ def _d_Terminal(data: _Any) -> Terminal:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11917,7 +11921,7 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11966,7 +11970,7 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12049,7 +12053,7 @@ def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateTerminalRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12088,7 +12092,7 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12127,7 +12131,7 @@ def _d_TerminalOutputRequest(data: _Any) -> TerminalOutputRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalOutputRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalOutputRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12166,7 +12170,7 @@ def _d_ReleaseTerminalRequest(data: _Any) -> ReleaseTerminalRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReleaseTerminalRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReleaseTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12205,7 +12209,9 @@ def _d_WaitForTerminalExitRequest(data: _Any) -> WaitForTerminalExitRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_WaitForTerminalExitRequest) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_WaitForTerminalExitRequest) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12244,7 +12250,7 @@ def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_KillTerminalRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_KillTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12311,7 +12317,7 @@ def _d_Form(data: _Any, tagged: bool = False) -> Form:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_Form) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Form) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12386,7 +12392,7 @@ def _d_Url(data: _Any, tagged: bool = False) -> Url:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_Url) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Url) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12451,7 +12457,9 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12483,7 +12491,7 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
                 v = _UNSET
         self.tool_call_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12503,7 +12511,7 @@ def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
         v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12578,7 +12586,7 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12692,7 +12700,7 @@ def _d_String(data: _Any, tagged: bool = False) -> String:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_String) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_String) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12771,7 +12779,7 @@ def _d_Number(data: _Any, tagged: bool = False) -> Number:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Number) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Number) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12856,7 +12864,7 @@ def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Integer) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Integer) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12921,7 +12929,9 @@ def _d_ElicitationPropertySchemaBoolean(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13007,7 +13017,7 @@ def _d_Array(data: _Any, tagged: bool = False) -> Array:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Array) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Array) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13030,7 +13040,9 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13080,7 +13092,7 @@ def _d_EnumOption(data: _Any) -> EnumOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13189,7 +13201,7 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13263,7 +13275,7 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13343,7 +13355,7 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13401,7 +13413,7 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13434,7 +13446,7 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13467,7 +13479,7 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13548,7 +13560,9 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_MultiSelectPropertySchema) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_MultiSelectPropertySchema) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13592,7 +13606,7 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13644,7 +13658,7 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13706,7 +13720,7 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13777,7 +13791,7 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13832,7 +13846,7 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13877,7 +13891,7 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13952,7 +13966,7 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13977,7 +13991,7 @@ def _d_SessionListCapabilities(data: _Any) -> SessionListCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionListCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionListCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14002,7 +14016,9 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionDeleteCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionDeleteCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14030,7 +14046,9 @@ def _d_SessionAdditionalDirectoriesCapabilities(
         self.meta = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SessionAdditionalDirectoriesCapabilities) if len(data) > n else {}
+            _rt.extras(data, _K_SessionAdditionalDirectoriesCapabilities)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -14056,7 +14074,9 @@ def _d_SessionResumeCapabilities(data: _Any) -> SessionResumeCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionResumeCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionResumeCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14081,7 +14101,9 @@ def _d_SessionCloseCapabilities(data: _Any) -> SessionCloseCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionCloseCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionCloseCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14116,7 +14138,7 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14141,7 +14163,7 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14218,7 +14240,7 @@ def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMetho
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalAuthMethod) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalAuthMethod) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14268,7 +14290,7 @@ def _d_AgentAuthMethod(data: _Any) -> AgentAuthMethod:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentAuthMethod) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentAuthMethod) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14340,7 +14362,7 @@ def _d_AuthMethodTerminal(data: _Any) -> AuthMethodTerminal:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14390,7 +14412,7 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14440,7 +14462,7 @@ def _d_Implementation(data: _Any) -> Implementation:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14465,7 +14487,7 @@ def _d_AuthenticateResponse(data: _Any) -> AuthenticateResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthenticateResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthenticateResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14490,7 +14512,7 @@ def _d_LogoutResponse(data: _Any) -> LogoutResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14544,7 +14566,7 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14587,7 +14609,7 @@ def _d_SessionModeState(data: _Any) -> SessionModeState:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionModeState) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionModeState) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14637,7 +14659,7 @@ def _d_SessionMode(data: _Any) -> SessionMode:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14717,7 +14739,7 @@ def _d_Select(data: _Any, tagged: bool = False) -> Select:
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_Select) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Select) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14791,7 +14813,9 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
             raise _rt.expected("a boolean", v)
         self.current_value = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionBoolean) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14841,7 +14865,9 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelectOption) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigSelectOption) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14891,7 +14917,9 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelectGroup) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigSelectGroup) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14918,7 +14946,7 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14939,7 +14967,7 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
             raise _rt.expected("a boolean", v)
         self.current_value = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14986,7 +15014,7 @@ def _d_LoadSessionResponse(data: _Any) -> LoadSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LoadSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LoadSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15033,7 +15061,7 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15105,7 +15133,7 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15130,7 +15158,7 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15177,7 +15205,7 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15202,7 +15230,7 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15227,7 +15255,7 @@ def _d_SetSessionModeResponse(data: _Any) -> SetSessionModeResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionModeResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SetSessionModeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15263,7 +15291,9 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionConfigOptionResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SetSessionConfigOptionResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15298,7 +15328,7 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15332,7 +15362,7 @@ def _d_Error(data: _Any) -> Error:
             n += 1
         self.data = v
         key = None
-        self.extra = _rt.extras(data, _K_Error) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Error) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15358,7 +15388,7 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15396,7 +15426,7 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15443,7 +15473,7 @@ def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UserMessageChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_UserMessageChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15490,7 +15520,7 @@ def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentMessageChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentMessageChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15537,7 +15567,7 @@ def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentThoughtChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentThoughtChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15638,7 +15668,7 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateToolCall) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15749,7 +15779,9 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateToolCallUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15790,7 +15822,7 @@ def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdatePlan) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdatePlan) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15834,7 +15866,9 @@ def _d_SessionUpdateAvailableCommandsUpdate(
         self.meta = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SessionUpdateAvailableCommandsUpdate) if len(data) > n else {}
+            _rt.extras(data, _K_SessionUpdateAvailableCommandsUpdate)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -15874,7 +15908,9 @@ def _d_SessionUpdateCurrentModeUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateCurrentModeUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateCurrentModeUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15917,7 +15953,9 @@ def _d_SessionUpdateConfigOptionUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateConfigOptionUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15971,7 +16009,9 @@ def _d_SessionUpdateSessionInfoUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateSessionInfoUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateSessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16025,7 +16065,9 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateUsageUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateUsageUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16067,7 +16109,7 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16163,7 +16205,7 @@ def _d_ToolCall(data: _Any) -> ToolCall:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCall) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16211,7 +16253,7 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16247,7 +16289,7 @@ def _d_Plan(data: _Any) -> Plan:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Plan) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Plan) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16296,7 +16338,7 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16328,7 +16370,9 @@ def _d_UnstructuredCommandInput(data: _Any) -> UnstructuredCommandInput:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UnstructuredCommandInput) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_UnstructuredCommandInput) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16364,7 +16408,7 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16396,7 +16440,7 @@ def _d_CurrentModeUpdate(data: _Any) -> CurrentModeUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CurrentModeUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CurrentModeUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16432,7 +16476,7 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16479,7 +16523,7 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16518,7 +16562,7 @@ def _d_Cost(data: _Any) -> Cost:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Cost) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Cost) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16567,7 +16611,7 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16599,7 +16643,9 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CompleteElicitationNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CompleteElicitationNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16631,7 +16677,7 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16682,7 +16728,7 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16755,7 +16801,7 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16800,7 +16846,7 @@ def _d_FileSystemCapabilities(data: _Any) -> FileSystemCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_FileSystemCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_FileSystemCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16835,7 +16881,9 @@ def _d_ClientSessionCapabilities(data: _Any) -> ClientSessionCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientSessionCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ClientSessionCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16870,7 +16918,9 @@ def _d_SessionConfigOptionsCapabilities(data: _Any) -> SessionConfigOptionsCapab
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionsCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionsCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16895,7 +16945,9 @@ def _d_BooleanConfigOptionCapabilities(data: _Any) -> BooleanConfigOptionCapabil
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BooleanConfigOptionCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_BooleanConfigOptionCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16930,7 +16982,7 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16975,7 +17027,7 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17000,7 +17052,9 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationFormCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17025,7 +17079,9 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationUrlCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17057,7 +17113,7 @@ def _d_AuthenticateRequest(data: _Any) -> AuthenticateRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthenticateRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthenticateRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17082,7 +17138,7 @@ def _d_LogoutRequest(data: _Any) -> LogoutRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17136,7 +17192,7 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17188,7 +17244,7 @@ def _d_Http(data: _Any, tagged: bool = False) -> Http:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Http) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Http) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17240,7 +17296,7 @@ def _d_Sse(data: _Any, tagged: bool = False) -> Sse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Sse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Sse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17295,7 +17351,7 @@ def _d_StdioMcpServer(data: _Any) -> StdioMcpServer:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StdioMcpServer) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StdioMcpServer) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17334,7 +17390,7 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17381,7 +17437,7 @@ def _d_McpServerHttp(data: _Any) -> McpServerHttp:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17428,7 +17484,7 @@ def _d_McpServerSse(data: _Any) -> McpServerSse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerSse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerSse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17483,7 +17539,7 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17544,7 +17600,7 @@ def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LoadSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LoadSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17585,7 +17641,7 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17617,7 +17673,7 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17678,7 +17734,7 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17710,7 +17766,7 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17749,7 +17805,7 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionModeRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SetSessionModeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17803,7 +17859,9 @@ def _d_SetSessionConfigOptionRequestBoolean(
         self.value = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean) if len(data) > n else {}
+            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -17851,7 +17909,9 @@ def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptio
         self.value = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SetSessionConfigOptionRequestValueId) if len(data) > n else {}
+            _rt.extras(data, _K_SetSessionConfigOptionRequestValueId)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -17892,7 +17952,7 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17917,7 +17977,7 @@ def _d_WriteTextFileResponse(data: _Any) -> WriteTextFileResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_WriteTextFileResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_WriteTextFileResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17949,7 +18009,7 @@ def _d_ReadTextFileResponse(data: _Any) -> ReadTextFileResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReadTextFileResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReadTextFileResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17980,7 +18040,9 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17999,7 +18061,7 @@ def _d_Cancelled(data: _Any, tagged: bool = False) -> Cancelled:
     key: str | None = None
     try:
         key = None
-        self.extra = _rt.extras(data, _K_Cancelled) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Cancelled) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18036,7 +18098,7 @@ def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Selected) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Selected) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18068,7 +18130,9 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SelectedPermissionOutcome) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SelectedPermissionOutcome) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18100,7 +18164,7 @@ def _d_CreateTerminalResponse(data: _Any) -> CreateTerminalResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateTerminalResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18149,7 +18213,7 @@ def _d_TerminalOutputResponse(data: _Any) -> TerminalOutputResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalOutputResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalOutputResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18196,7 +18260,7 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18221,7 +18285,7 @@ def _d_ReleaseTerminalResponse(data: _Any) -> ReleaseTerminalResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReleaseTerminalResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReleaseTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18268,7 +18332,9 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_WaitForTerminalExitResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_WaitForTerminalExitResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18293,7 +18359,7 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_KillTerminalResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_KillTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18332,7 +18398,7 @@ def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_Accept) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Accept) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18362,7 +18428,7 @@ def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Decline) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Decline) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18392,7 +18458,7 @@ def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Cancel) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Cancel) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18426,7 +18492,9 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
             raise _rt.reserved_tag(v)
         self.action = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18449,7 +18517,7 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18475,7 +18543,7 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18507,7 +18575,7 @@ def _d_CancelNotification(data: _Any) -> CancelNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CancelNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CancelNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18538,7 +18606,9 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CancelRequestNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CancelRequestNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self

@@ -19,14 +19,15 @@ lines are batched into one write per turn of the event loop; a sender waits whil
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar, overload
 
-from ._runtime import DecodeError, decode, encode
+from ._runtime import DECODERS, DecodeError, decode, encode
 from .jsonrpc import (
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
@@ -58,6 +59,10 @@ CLOSE_FLUSH_SECONDS: Final = 2.0
 
 T = TypeVar("T")
 Sink = Callable[[Message], None]
+# How a notification is served: the handler's method and the params decoder (None: raw JSON).
+_NoteServer = tuple[Callable[[Any], Awaitable[None]], Callable[[Any], Any] | None]
+# A notification waiting for the handler: its server's two parts, the method and the params.
+_Note = tuple[Callable[[Any], Awaitable[None]], Callable[[Any], Any] | None, str, Any]
 _ABSENT: Final = object()
 _log = logging.getLogger(__name__)
 
@@ -117,6 +122,7 @@ class Connection:
         self._running = 0
         self._notes: deque[_Note] = deque()
         self._held: deque[_InFlight | _Note] = deque()  # read, waiting for room, in order
+        self._note_servers: dict[str, _NoteServer] = {}  # per routed method, made on first use
         self._room: asyncio.Future[None] | None = None  # the reader waits on it when held is full
         self._note_ready: asyncio.Future[None] | None = None
         # Output: lines not yet handed to the transport, and the writer task's state.
@@ -276,7 +282,11 @@ class Connection:
         message: Message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = encode(params)
-        self._enqueue(_encode_call(method, message))
+        try:
+            line = dump_line(message)
+        except UnencodableMessage as exc:
+            raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
+        self._enqueue(line)
         if self._out_bytes > self._write_limit:
             await self._wait_for_output_room()
 
@@ -397,7 +407,10 @@ class Connection:
             self._reply_soon(error_reply(None, RpcError.parse_error(exc.reason)))
             return
         if type(message) is dict:
-            self._dispatch(message, None)
+            if "method" in message:
+                self._on_call(message, self._reply_soon, None)
+            else:
+                self._dispatch(message, None)
         elif type(message) is list:
             self._on_batch(message)
         else:
@@ -481,7 +494,7 @@ class Connection:
         held = self._held
         while held:
             call = held[0]
-            if isinstance(call, _InFlight):
+            if type(call) is _InFlight:
                 if self._running >= self._max_running:
                     break
                 held.popleft()
@@ -490,7 +503,7 @@ class Connection:
                 if len(self._notes) >= self._max_notes:
                     break
                 held.popleft()
-                self._notes.append(call)
+                self._notes.append(call)  # type: ignore[arg-type]
                 self._wake_worker()
         room = self._room
         if room is not None and not room.done():
@@ -535,24 +548,42 @@ class Connection:
             self._make_room()
 
     def _on_notification(self, method: str, params: Any) -> None:
-        if method == self.handler.CANCEL_METHOD:
-            self._cancel_incoming(params)  # at once, even for a call still held
-            return
-        route = self.handler.ROUTES.get(method)
-        if route is not None and route.kind == "notification":
-            note = _Note(route, method, params)
-        elif route is None and method.startswith("_"):
-            note = _Note(None, method, None if params is _ABSENT else params)
-        else:
-            _log.debug("ignored the notification %s", method)
-            return
+        server = self._note_servers.get(method)
+        if server is None:
+            if method == self.handler.CANCEL_METHOD:
+                self._cancel_incoming(params)  # at once, even for a call still held
+                return
+            server = self._note_server(method)
+            if server is None:
+                _log.debug("ignored the notification %s", method)
+                return
+        if params is _ABSENT:
+            params = None if server[1] is None else {}
+        note = (server[0], server[1], method, params)
         if self._closing:
             return
         if not self._held and len(self._notes) < self._max_notes:
             self._notes.append(note)
-            self._wake_worker()
+            ready = self._note_ready
+            if ready is not None and not ready.done():
+                ready.set_result(None)
         else:
             self._held.append(note)
+
+    def _note_server(self, method: str) -> _NoteServer | None:
+        """The handler's method and the params decoder for a notification (None: ignored)."""
+        route = self.handler.ROUTES.get(method)
+        if route is None:
+            if not method.startswith("_"):
+                return None
+            return functools.partial(self.handler.ext_notification, method), None
+        if route.kind != "notification":
+            return None
+        tp = route.params
+        decoder = None if tp is None else DECODERS.get(tp, functools.partial(decode, tp))
+        server = (getattr(self.handler, route.attr), decoder)
+        self._note_servers[method] = server
+        return server
 
     def _cancel_incoming(self, params: Any) -> None:
         rid = params.get("requestId", _ABSENT) if type(params) is dict else _ABSENT
@@ -568,7 +599,7 @@ class Connection:
     async def _run_notifications(self) -> None:
         # One at a time, in arrival order: `session/update`s must be applied in order.
         notes = self._notes
-        handler = self.handler
+        low_water = self._max_notes // 2
         while True:
             if not notes:
                 if self._reading_done and not self._held:
@@ -576,17 +607,15 @@ class Connection:
                 self._note_ready = asyncio.get_running_loop().create_future()
                 await self._note_ready
                 continue
-            note = notes.popleft()
-            if self._held:
-                self._make_room()
-            method = note.method
+            serve, decoder, method, params = notes.popleft()
+            if self._held and len(notes) <= low_water:
+                self._make_room()  # in bulk, not one by one
             try:
-                if note.route is None:
-                    await handler.ext_notification(method, note.params)
-                else:
-                    await getattr(handler, note.route.attr)(_decode_params(note.route, note.params))
+                await serve(params if decoder is None else decoder(params))
             except DecodeError as exc:
                 _log.warning("ignored the notification %s with invalid params: %s", method, exc)
+            except RecursionError:
+                _log.warning("ignored the notification %s: params nested too deeply", method)
             except Exception:
                 _log.exception("the handler of the notification %s failed", method)
 
@@ -803,17 +832,6 @@ class _InFlight:
         self.cancelled = True
         if self.started and self.task is not None:
             self.task.cancel()
-
-
-class _Note:
-    """An incoming notification waiting for the handler."""
-
-    __slots__ = ("route", "method", "params")
-
-    def __init__(self, route: Route | None, method: str, params: Any) -> None:
-        self.route = route
-        self.method = method
-        self.params = params
 
 
 class _RateLimitedLog:

@@ -12374,7 +12374,7 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12441,7 +12441,9 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12466,7 +12468,7 @@ def _d_ToolCall(data: _Any, tagged: bool = False) -> ToolCall:
         v = _d_ToolCallUpdate(v)
         self.tool_call = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCall) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12532,7 +12534,7 @@ def _d_Command(data: _Any, tagged: bool = False) -> Command:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Command) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Command) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12555,7 +12557,9 @@ def _d_RequestPermissionSubjectOther(data: _Any) -> RequestPermissionSubjectOthe
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionSubjectOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionSubjectOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12656,7 +12660,7 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12692,7 +12696,7 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12740,7 +12744,7 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12777,7 +12781,7 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12800,7 +12804,7 @@ def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12847,7 +12851,7 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12912,7 +12916,7 @@ def _d_Image(data: _Any, tagged: bool = False) -> Image:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Image) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Image) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12966,7 +12970,7 @@ def _d_Audio(data: _Any, tagged: bool = False) -> Audio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Audio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Audio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13078,7 +13082,9 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13124,7 +13130,7 @@ def _d_Resource(data: _Any, tagged: bool = False) -> Resource:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Resource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Resource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13147,7 +13153,7 @@ def _d_ContentBlockOther(data: _Any) -> ContentBlockOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13206,7 +13212,7 @@ def _d_Annotations(data: _Any) -> Annotations:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13248,7 +13254,7 @@ def _d_TextContent(data: _Any) -> TextContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13308,7 +13314,7 @@ def _d_ImageContent(data: _Any) -> ImageContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13357,7 +13363,7 @@ def _d_AudioContent(data: _Any) -> AudioContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13413,7 +13419,7 @@ def _d_Icon(data: _Any) -> Icon:
                 v = _UNSET
         self.theme = v
         key = None
-        self.extra = _rt.extras(data, _K_Icon) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Icon) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13520,7 +13526,7 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13570,7 +13576,7 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13620,7 +13626,7 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13661,7 +13667,7 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13692,7 +13698,7 @@ def _d_Content(data: _Any) -> Content:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Content) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13752,7 +13758,7 @@ def _d_Add(data: _Any, tagged: bool = False) -> Add:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Add) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Add) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13812,7 +13818,7 @@ def _d_Delete(data: _Any, tagged: bool = False) -> Delete:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Delete) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Delete) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13872,7 +13878,7 @@ def _d_Modify(data: _Any, tagged: bool = False) -> Modify:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Modify) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Modify) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13939,7 +13945,7 @@ def _d_Move(data: _Any, tagged: bool = False) -> Move:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Move) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Move) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14006,7 +14012,7 @@ def _d_Copy(data: _Any, tagged: bool = False) -> Copy:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_Copy) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Copy) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14063,7 +14069,7 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
             raise _rt.reserved_tag(v)
         self.operation = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffChangeOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14084,7 +14090,7 @@ def _d_DiffPathChange(data: _Any) -> DiffPathChange:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffPathChange) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffPathChange) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14112,7 +14118,7 @@ def _d_DiffPathPairChange(data: _Any) -> DiffPathPairChange:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffPathPairChange) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffPathPairChange) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14141,7 +14147,7 @@ def _d_DiffPatch(data: _Any) -> DiffPatch:
             raise _rt.expected("a string", v)
         self.text = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffPatch) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffPatch) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14184,7 +14190,7 @@ def _d_Diff(data: _Any) -> Diff:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14216,7 +14222,7 @@ def _d_Terminal(data: _Any) -> Terminal:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14259,7 +14265,7 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14279,7 +14285,9 @@ def _d_ToolCallPermissionSubject(data: _Any) -> ToolCallPermissionSubject:
         v = _d_ToolCallUpdate(v)
         self.tool_call = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallPermissionSubject) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ToolCallPermissionSubject) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14340,7 +14348,9 @@ def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CommandPermissionSubject) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CommandPermissionSubject) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14387,7 +14397,7 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14454,7 +14464,7 @@ def _d_Form(data: _Any, tagged: bool = False) -> Form:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_Form) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Form) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14529,7 +14539,7 @@ def _d_Url(data: _Any, tagged: bool = False) -> Url:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_Url) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Url) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14594,7 +14604,9 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14626,7 +14638,7 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
                 v = _UNSET
         self.tool_call_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14646,7 +14658,7 @@ def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
         v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14721,7 +14733,7 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14839,7 +14851,7 @@ def _d_String(data: _Any, tagged: bool = False) -> String:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_String) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_String) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14918,7 +14930,7 @@ def _d_Number(data: _Any, tagged: bool = False) -> Number:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Number) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Number) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15003,7 +15015,7 @@ def _d_Integer(data: _Any, tagged: bool = False) -> Integer:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Integer) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Integer) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15068,7 +15080,9 @@ def _d_ElicitationPropertySchemaBoolean(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15154,7 +15168,7 @@ def _d_Array(data: _Any, tagged: bool = False) -> Array:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Array) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Array) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15177,7 +15191,9 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15227,7 +15243,7 @@ def _d_EnumOption(data: _Any) -> EnumOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15340,7 +15356,7 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15414,7 +15430,7 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15494,7 +15510,7 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15552,7 +15568,7 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15587,7 +15603,7 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15622,7 +15638,7 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15703,7 +15719,9 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_MultiSelectPropertySchema) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_MultiSelectPropertySchema) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15747,7 +15765,7 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15799,7 +15817,7 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15857,7 +15875,7 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15907,7 +15925,7 @@ def _d_Implementation(data: _Any) -> Implementation:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15952,7 +15970,7 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16017,7 +16035,7 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16072,7 +16090,7 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16097,7 +16115,7 @@ def _d_PromptImageCapabilities(data: _Any) -> PromptImageCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptImageCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptImageCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16122,7 +16140,7 @@ def _d_PromptAudioCapabilities(data: _Any) -> PromptAudioCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptAudioCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptAudioCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16147,7 +16165,11 @@ def _d_PromptEmbeddedContextCapabilities(data: _Any) -> PromptEmbeddedContextCap
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptEmbeddedContextCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_PromptEmbeddedContextCapabilities)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16192,7 +16214,7 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16217,7 +16239,7 @@ def _d_McpStdioCapabilities(data: _Any) -> McpStdioCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpStdioCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpStdioCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16242,7 +16264,7 @@ def _d_McpHttpCapabilities(data: _Any) -> McpHttpCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpHttpCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpHttpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16267,7 +16289,9 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionDeleteCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionDeleteCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16295,7 +16319,9 @@ def _d_SessionAdditionalDirectoriesCapabilities(
         self.meta = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SessionAdditionalDirectoriesCapabilities) if len(data) > n else {}
+            _rt.extras(data, _K_SessionAdditionalDirectoriesCapabilities)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -16321,7 +16347,7 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16398,7 +16424,7 @@ def _d_TerminalAuthMethod(data: _Any, tagged: bool = False) -> TerminalAuthMetho
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalAuthMethod) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalAuthMethod) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16453,7 +16479,7 @@ def _d_Agent(data: _Any, tagged: bool = False) -> Agent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Agent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Agent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16512,7 +16538,7 @@ def _d_AuthMethodOther(data: _Any) -> AuthMethodOther:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16551,7 +16577,7 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16623,7 +16649,7 @@ def _d_AuthMethodTerminal(data: _Any) -> AuthMethodTerminal:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16673,7 +16699,7 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16698,7 +16724,7 @@ def _d_LoginAuthResponse(data: _Any) -> LoginAuthResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LoginAuthResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LoginAuthResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16723,7 +16749,7 @@ def _d_LogoutAuthResponse(data: _Any) -> LogoutAuthResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutAuthResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutAuthResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16766,7 +16792,7 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16846,7 +16872,7 @@ def _d_Select(data: _Any, tagged: bool = False) -> Select:
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_Select) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Select) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16920,7 +16946,9 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
             raise _rt.expected("a boolean", v)
         self.current_value = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionBoolean) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16991,7 +17019,9 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17041,7 +17071,9 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelectOption) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigSelectOption) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17091,7 +17123,9 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelectGroup) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigSelectGroup) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17118,7 +17152,7 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17139,7 +17173,7 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
             raise _rt.expected("a boolean", v)
         self.current_value = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17186,7 +17220,7 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17258,7 +17292,7 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17283,7 +17317,7 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17319,7 +17353,7 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17344,7 +17378,7 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17380,7 +17414,9 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionConfigOptionResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SetSessionConfigOptionResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17405,7 +17441,7 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17439,7 +17475,7 @@ def _d_Error(data: _Any) -> Error:
             n += 1
         self.data = v
         key = None
-        self.extra = _rt.extras(data, _K_Error) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Error) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17465,7 +17501,7 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17503,7 +17539,9 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UpdateSessionNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_UpdateSessionNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17546,7 +17584,7 @@ def _d_UserMessageChunk(data: _Any, tagged: bool = False) -> UserMessageChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UserMessageChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_UserMessageChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17595,7 +17633,9 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateUserMessage) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateUserMessage) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17638,7 +17678,7 @@ def _d_AgentMessageChunk(data: _Any, tagged: bool = False) -> AgentMessageChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentMessageChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentMessageChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17687,7 +17727,9 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateAgentMessage) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateAgentMessage) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17730,7 +17772,7 @@ def _d_AgentThoughtChunk(data: _Any, tagged: bool = False) -> AgentThoughtChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentThoughtChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentThoughtChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17779,7 +17821,9 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateAgentThought) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateAgentThought) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17828,7 +17872,9 @@ def _d_SessionUpdateStateUpdate(data: _Any, tagged: bool = False) -> SessionUpda
                 v = _UNSET
         self.stop_reason = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateStateUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17873,7 +17919,11 @@ def _d_SessionUpdateToolCallContentChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateToolCallContentChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateToolCallContentChunk)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17979,7 +18029,9 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateToolCallUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18058,7 +18110,9 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateTerminalUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateTerminalUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18104,7 +18158,9 @@ def _d_SessionUpdateTerminalOutputChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateTerminalOutputChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateTerminalOutputChunk) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18140,7 +18196,7 @@ def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdat
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdatePlanUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdatePlanUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18184,7 +18240,9 @@ def _d_SessionUpdateAvailableCommandsUpdate(
         self.meta = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SessionUpdateAvailableCommandsUpdate) if len(data) > n else {}
+            _rt.extras(data, _K_SessionUpdateAvailableCommandsUpdate)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -18228,7 +18286,9 @@ def _d_SessionUpdateConfigOptionUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateConfigOptionUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18282,7 +18342,9 @@ def _d_SessionUpdateSessionInfoUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateSessionInfoUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateSessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18336,7 +18398,9 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateUsageUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateUsageUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18359,7 +18423,7 @@ def _d_SessionUpdateOther(data: _Any) -> SessionUpdateOther:
             raise _rt.reserved_tag(v)
         self.session_update = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18397,7 +18461,7 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18441,7 +18505,7 @@ def _d_UserMessage(data: _Any) -> UserMessage:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UserMessage) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_UserMessage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18485,7 +18549,7 @@ def _d_AgentMessage(data: _Any) -> AgentMessage:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentMessage) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentMessage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18529,7 +18593,7 @@ def _d_AgentThought(data: _Any) -> AgentThought:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentThought) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentThought) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18554,7 +18618,7 @@ def _d_RunningStateUpdate(data: _Any) -> RunningStateUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RunningStateUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RunningStateUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18591,7 +18655,7 @@ def _d_IdleStateUpdate(data: _Any) -> IdleStateUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_IdleStateUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_IdleStateUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18616,7 +18680,9 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequiresActionStateUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequiresActionStateUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18646,7 +18712,7 @@ def _d_Running(data: _Any, tagged: bool = False) -> Running:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Running) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Running) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18688,7 +18754,7 @@ def _d_Idle(data: _Any, tagged: bool = False) -> Idle:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Idle) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Idle) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18718,7 +18784,7 @@ def _d_RequiresAction(data: _Any, tagged: bool = False) -> RequiresAction:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequiresAction) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RequiresAction) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18741,7 +18807,7 @@ def _d_StateUpdateOther(data: _Any) -> StateUpdateOther:
             raise _rt.reserved_tag(v)
         self.state = v
         key = None
-        self.extra = _rt.extras(data, _K_StateUpdateOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StateUpdateOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18779,7 +18845,7 @@ def _d_ToolCallContentChunk(data: _Any) -> ToolCallContentChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18811,7 +18877,7 @@ def _d_TerminalOutput(data: _Any) -> TerminalOutput:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalOutput) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalOutput) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18858,7 +18924,7 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18932,7 +18998,7 @@ def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18971,7 +19037,7 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalOutputChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalOutputChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19019,7 +19085,7 @@ def _d_Items(data: _Any, tagged: bool = False) -> Items:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Items) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Items) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19049,7 +19115,7 @@ def _d_PlanUpdateContentOther(data: _Any) -> PlanUpdateContentOther:
             raise _rt.expected("a string", v)
         self.plan_id = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanUpdateContentOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanUpdateContentOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19097,7 +19163,7 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19140,7 +19206,7 @@ def _d_PlanItems(data: _Any) -> PlanItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19171,7 +19237,7 @@ def _d_PlanUpdate(data: _Any) -> PlanUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19220,7 +19286,7 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19257,7 +19323,9 @@ def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableC
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommandInputText) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_AvailableCommandInputText) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19280,7 +19348,9 @@ def _d_AvailableCommandInputOther(data: _Any) -> AvailableCommandInputOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommandInputOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_AvailableCommandInputOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19312,7 +19382,7 @@ def _d_TextCommandInput(data: _Any) -> TextCommandInput:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextCommandInput) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextCommandInput) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19348,7 +19418,7 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19384,7 +19454,7 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19431,7 +19501,7 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19470,7 +19540,7 @@ def _d_Cost(data: _Any) -> Cost:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Cost) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Cost) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19519,7 +19589,7 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19551,7 +19621,9 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CompleteElicitationNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CompleteElicitationNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19583,7 +19655,7 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19630,7 +19702,7 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19675,7 +19747,7 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19710,7 +19782,7 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19735,7 +19807,9 @@ def _d_TerminalAuthCapabilities(data: _Any) -> TerminalAuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalAuthCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_TerminalAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19780,7 +19854,7 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19805,7 +19879,9 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationFormCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19830,7 +19906,9 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationUrlCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19862,7 +19940,7 @@ def _d_LoginAuthRequest(data: _Any) -> LoginAuthRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LoginAuthRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LoginAuthRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19887,7 +19965,7 @@ def _d_LogoutAuthRequest(data: _Any) -> LogoutAuthRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutAuthRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutAuthRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19941,7 +20019,7 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19993,7 +20071,7 @@ def _d_Http(data: _Any, tagged: bool = False) -> Http:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Http) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Http) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20053,7 +20131,7 @@ def _d_Stdio(data: _Any, tagged: bool = False) -> Stdio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Stdio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Stdio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20076,7 +20154,7 @@ def _d_McpServerOther(data: _Any) -> McpServerOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20115,7 +20193,7 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20162,7 +20240,7 @@ def _d_McpServerHttp(data: _Any) -> McpServerHttp:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20217,7 +20295,7 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20258,7 +20336,7 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20290,7 +20368,7 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20361,7 +20439,7 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20391,7 +20469,7 @@ def _d_Start(data: _Any, tagged: bool = False) -> Start:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Start) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Start) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20425,7 +20503,7 @@ def _d_ReplayFromOther(data: _Any) -> ReplayFromOther:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReplayFromOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReplayFromOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20450,7 +20528,7 @@ def _d_ReplayFromStart(data: _Any) -> ReplayFromStart:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReplayFromStart) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReplayFromStart) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20482,7 +20560,7 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20533,7 +20611,7 @@ def _d_Id(data: _Any, tagged: bool = False) -> Id:
             raise _rt.expected("a string", v)
         self.value = v
         key = None
-        self.extra = _rt.extras(data, _K_Id) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Id) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20587,7 +20665,9 @@ def _d_SetSessionConfigOptionRequestBoolean(
         self.value = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean) if len(data) > n else {}
+            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -20642,7 +20722,9 @@ def _d_SetSessionConfigOptionRequestOther(data: _Any) -> SetSessionConfigOptionR
         self.value = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SetSessionConfigOptionRequestOther) if len(data) > n else {}
+            _rt.extras(data, _K_SetSessionConfigOptionRequestOther)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -20683,7 +20765,7 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20714,7 +20796,9 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20733,7 +20817,7 @@ def _d_Cancelled(data: _Any, tagged: bool = False) -> Cancelled:
     key: str | None = None
     try:
         key = None
-        self.extra = _rt.extras(data, _K_Cancelled) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Cancelled) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20770,7 +20854,7 @@ def _d_Selected(data: _Any, tagged: bool = False) -> Selected:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Selected) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Selected) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20793,7 +20877,9 @@ def _d_RequestPermissionOutcomeOther(data: _Any) -> RequestPermissionOutcomeOthe
             raise _rt.reserved_tag(v)
         self.outcome = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionOutcomeOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20825,7 +20911,9 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SelectedPermissionOutcome) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SelectedPermissionOutcome) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20864,7 +20952,7 @@ def _d_Accept(data: _Any, tagged: bool = False) -> Accept:
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_Accept) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Accept) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20894,7 +20982,7 @@ def _d_Decline(data: _Any, tagged: bool = False) -> Decline:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Decline) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Decline) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20924,7 +21012,7 @@ def _d_Cancel(data: _Any, tagged: bool = False) -> Cancel:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Cancel) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Cancel) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20958,7 +21046,9 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
             raise _rt.reserved_tag(v)
         self.action = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20981,7 +21071,7 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21007,7 +21097,7 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21039,7 +21129,9 @@ def _d_CancelSessionNotification(data: _Any) -> CancelSessionNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CancelSessionNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CancelSessionNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21067,7 +21159,9 @@ def _d_ProtocolLevelNotification(data: _Any) -> ProtocolLevelNotification:
                 v = _d_CancelRequestNotification(v)
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ProtocolLevelNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ProtocolLevelNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21098,7 +21192,9 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CancelRequestNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CancelRequestNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self

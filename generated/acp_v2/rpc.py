@@ -200,10 +200,15 @@ class AgentBase(RoleBase):
     CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
     BATCHES: ClassVar[bool] = True
 
+    _client_stub: ClientStub | None = None
+
     @property
     def client(self) -> ClientStub:
         """Calls the client at the other end of this handler's connection."""
-        return ClientStub(self.connection)
+        stub = self._client_stub
+        if stub is None:
+            stub = self._client_stub = ClientStub(self.connection)
+        return stub
 
     async def initialize(self, params: _m.InitializeRequest) -> _m.InitializeResponse:
         """`initialize` (request): `InitializeRequest` → `InitializeResponse`."""
@@ -259,10 +264,15 @@ class ClientBase(RoleBase):
     CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
     BATCHES: ClassVar[bool] = True
 
+    _agent_stub: AgentStub | None = None
+
     @property
     def agent(self) -> AgentStub:
         """Calls the agent at the other end of this handler's connection."""
-        return AgentStub(self.connection)
+        stub = self._agent_stub
+        if stub is None:
+            stub = self._agent_stub = AgentStub(self.connection)
+        return stub
 
     async def session_request_permission(
         self, params: _m.RequestPermissionRequest
