@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import sys
 import time
 from typing import Any
@@ -22,6 +21,20 @@ import acp
 from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 
 SESSION_ID = "sess_bench"
+
+
+def peak_rss_kib() -> int:
+    """As in e2e_ours.py: VmHWM (this process only), else the rusage maximum."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 class BenchAgent:
@@ -69,7 +82,7 @@ async def run_client(chunks: int, command: list[str]) -> dict[str, Any]:
         await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(str(chunks))])
         await client.all_chunks.wait()
         seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_rss_kib()
     return {"chunks": client.chunks, "seconds": seconds, "peak_rss_kib": peak}
 
 

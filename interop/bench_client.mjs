@@ -8,6 +8,7 @@
 // usage: node bench_client.mjs [--chunks N] -- AGENT_CMD [ARGS...]
 
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { Readable, Writable } from "node:stream";
 
@@ -22,6 +23,15 @@ const expected = chunksAt < 0 ? 20000 : Number(options[chunksAt + 1]);
 if (command.length === 0 || !(expected > 0)) {
   process.stderr.write("usage: bench_client.mjs [--chunks N] -- AGENT_CMD [ARGS...]\n");
   process.exit(2);
+}
+
+// VmHWM starts afresh at exec; the rusage maximum would include the parent's memory.
+function peakRssKib() {
+  try {
+    const match = /^VmHWM:\s+(\d+)/m.exec(readFileSync("/proc/self/status", "ascii"));
+    if (match) return Number(match[1]);
+  } catch {}
+  return process.resourceUsage().maxRSS;
 }
 
 const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
@@ -59,7 +69,7 @@ await app.connectWith(wire, async (agent) => {
   });
   await finished;
   const seconds = (performance.now() - start) / 1000;
-  const peak = process.resourceUsage().maxRSS;
+  const peak = peakRssKib();
   process.stdout.write(`${JSON.stringify({ chunks, seconds, peak_rss_kib: peak })}\n`);
 });
 child.kill();

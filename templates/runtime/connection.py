@@ -52,6 +52,7 @@ MAX_RUNNING_REQUESTS: Final = 64
 MAX_QUEUED_NOTIFICATIONS: Final = 256
 MAX_HELD_MESSAGES: Final = 256
 WRITE_BUFFER_BYTES: Final = 1024 * 1024
+WRITE_CHUNK: Final = 64 * 1024  # handed to the transport at a time; a sender yields this often
 MAX_ABANDONED_IDS: Final = 4096
 CLOSE_FLUSH_SECONDS: Final = 2.0
 
@@ -103,6 +104,7 @@ class Connection:
                 raise ValueError(f"{name} must be at least 1, got {value}")
         handler._connection = self
         self.handler = handler
+        self._cancel_method = handler.CANCEL_METHOD
         self._reader = reader
         self._writer = writer
         self._max_message_bytes = max_message_bytes
@@ -126,6 +128,7 @@ class Connection:
         # Output: lines not yet handed to the transport, and the writer task's state.
         self._out: list[bytes] = []
         self._out_bytes = 0  # queued plus handed over but not drained yet
+        self._queued_bytes = 0  # queued, not handed over yet
         self._out_wake: asyncio.Future[None] | None = None  # the writer task waits for lines
         self._out_room: asyncio.Future[None] | None = None  # senders wait for the buffer
         self._output_closed = False
@@ -249,8 +252,8 @@ class Connection:
             raise
         limit = self.request_timeout if timeout is None else timeout
         try:
-            if self._out_bytes > self._write_limit:
-                await self._wait_for_output_room()
+            if self._queued_bytes >= WRITE_CHUNK:
+                await self._let_output_flow()
             if limit is None:
                 raw = await future
             else:
@@ -285,8 +288,8 @@ class Connection:
         except UnencodableMessage as exc:
             raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
         self._enqueue(line)
-        if self._out_bytes > self._write_limit:
-            await self._wait_for_output_room()
+        if self._queued_bytes >= WRITE_CHUNK:
+            await self._let_output_flow()
 
     def _abandon(self, rid: int) -> None:
         """Stop waiting for `rid`: its late answer is dropped quietly, and the peer is asked to
@@ -405,8 +408,15 @@ class Connection:
             self._reply_soon(error_reply(None, RpcError.parse_error(exc.reason)))
             return
         if type(message) is dict:
-            if "method" in message:
-                self._on_call(message, self._reply_soon, None)
+            # The common case first: a well-formed notification.
+            method = message.get("method")
+            if (
+                type(method) is str
+                and "id" not in message
+                and message.get("jsonrpc") == "2.0"
+                and method != self._cancel_method
+            ):
+                self._on_notification(method, message.get("params", _ABSENT))
             else:
                 self._dispatch(message, None)
         elif type(message) is list:
@@ -654,6 +664,7 @@ class Connection:
             self._tap("out", line[:-1])
         self._out.append(line)
         self._out_bytes += len(line)
+        self._queued_bytes += len(line)
         wake = self._out_wake
         if wake is not None and not wake.done():
             wake.set_result(None)
@@ -676,6 +687,15 @@ class Connection:
             self._enqueue(reply_line(reply))
         except ConnectionClosed:
             _log.debug("could not send the answer to request id %r", reply.get("id"))
+
+    async def _let_output_flow(self) -> None:
+        """Called by a sender once a chunk's worth is queued: over the limit, wait for room;
+        else give the writer (and the event loop's I/O) a turn, so that the peer reads this
+        while the sender produces the next."""
+        if self._out_bytes > self._write_limit:
+            await self._wait_for_output_room()
+        else:
+            await asyncio.sleep(0)
 
     async def _wait_for_output_room(self) -> None:
         while self._out_bytes > self._write_limit:
@@ -701,11 +721,16 @@ class Connection:
                     await self._out_wake
                     continue
                 lines, self._out = self._out, []
+                self._queued_bytes = 0
                 data = lines[0] if len(lines) == 1 else b"".join(lines)
-                writer.write(data)
-                await writer.drain()
-                self._out_bytes -= len(data)
-                self._output_room_changed()
+                # A chunk at a time: the room each one frees as it drains lets senders go on
+                # while the peer reads, instead of taking turns with it.
+                for start in range(0, len(data), WRITE_CHUNK):
+                    chunk = data[start : start + WRITE_CHUNK] if len(data) > WRITE_CHUNK else data
+                    writer.write(chunk)
+                    await writer.drain()
+                    self._out_bytes -= len(chunk)
+                    self._output_room_changed()
         except (ConnectionError, OSError) as exc:
             _log.debug("cannot write to the peer: %s", exc)
             self._output_failed()
@@ -716,7 +741,7 @@ class Connection:
     def _output_failed(self) -> None:
         self._output_closed = True
         self._out.clear()
-        self._out_bytes = 0
+        self._out_bytes = self._queued_bytes = 0
         self._output_room_changed()
 
     async def _close_output(self) -> None:
@@ -731,7 +756,7 @@ class Connection:
             data = b"".join(self._out)
         self._output_closed = True
         self._out.clear()
-        self._out_bytes = 0
+        self._out_bytes = self._queued_bytes = 0
         self._output_room_changed()
         try:
             if data:
