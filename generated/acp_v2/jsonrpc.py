@@ -215,7 +215,10 @@ def dump_line(message: Message) -> bytes:
     on escaped, and a final `\\n`. Raises UnencodableMessage for values JSON cannot carry."""
     try:
         text = _dumps(message)
-    except (TypeError, ValueError) as exc:
+    except ValueError as exc:
+        reason = "a number is not finite (inf or nan)" if "float" in str(exc) else str(exc)
+        raise UnencodableMessage(f"not JSON: {reason}") from None
+    except TypeError as exc:
         raise UnencodableMessage(f"not JSON: {exc}") from None
     except RecursionError:
         raise UnencodableMessage("not JSON: nested too deeply (or a cycle)") from None
