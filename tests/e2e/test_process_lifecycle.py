@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - the scripts embedded here keep their long lines
 """`connect_process` over real pipes: an async context manager (and a plain awaitable) that
 closes the transports and reaps the child on every way out, with nothing printed at exit.
 
@@ -197,7 +198,9 @@ def test_the_example_client_reaps_its_agent_and_prints_no_traceback(flag: list[s
 
 def test_the_recorder_writes_a_transcript_that_replay_reads(tmp_path: Path) -> None:
     transcript = tmp_path / "turn.jsonl"
-    script = PRELUDE + f"""
+    script = (
+        PRELUDE
+        + f"""
 class TurnClient(acp.ClientBase):
     def __init__(self):
         self.idle = asyncio.Event()
@@ -221,6 +224,7 @@ async def main():
     report(lines=recorder.count)
 asyncio.run(main())
 """
+    )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
         env=python_env(), cwd=REPO,

@@ -40,6 +40,8 @@ class Peer:
         )
         assert self.process.stdin and self.process.stdout and self.process.stderr
         self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._reading = threading.Event()  # cleared: the test stops reading the peer's output
+        self._reading.set()
         self._stderr: list[bytes] = []
         threading.Thread(target=self._pump, daemon=True).start()
         threading.Thread(target=self._pump_stderr, daemon=True).start()
@@ -55,9 +57,16 @@ class Peer:
 
     def _pump(self) -> None:
         assert self.process.stdout
-        for line in self.process.stdout:
+        while self._reading.wait():
+            line = self.process.stdout.readline()
+            if not line:
+                break
             self._lines.put(line)
         self._lines.put(None)
+
+    def stop_reading(self) -> None:
+        """Read nothing more of the peer's output (at most one more line) until `recv`."""
+        self._reading.clear()
 
     def _pump_stderr(self) -> None:
         assert self.process.stderr
@@ -107,6 +116,7 @@ class Peer:
     # -- reading -----------------------------------------------------------------------------
     def recv_line(self, timeout: float = TIMEOUT) -> bytes | None:
         """The next line, or None at EOF."""
+        self._reading.set()
         try:
             return self._lines.get(timeout=timeout)
         except queue.Empty:
