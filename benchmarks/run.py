@@ -130,6 +130,7 @@ class Bench:
                 hand(params)
 
         row = self.in_process("decode", "hand-written decoder (e2e chunks)", by_hand)
+        row.per_message = (row.seconds or 0) / len(data)
         reference = self.add(row)
         case = "acp_v2.decode (e2e chunks)"
         if isinstance(ours, str):
@@ -141,7 +142,9 @@ class Bench:
             for params in data:
                 decode(params_type, params)
 
-        self.add(self.in_process("decode", case, generated), reference, "≤ 1.1×", 1.1)
+        row = self.in_process("decode", case, generated)
+        row.per_message = (row.seconds or 0) / len(data)
+        self.add(row, reference, "≤ 1.1×", 1.1)
 
     # --- end to end: an agent streaming chunks to a client over stdio ----------------------
 
