@@ -1,7 +1,7 @@
 # acp-codegen: `make setup` once, then `make test`. `make help` lists every target.
 PY ?= .venv/bin/python
 
-.PHONY: help setup venv sync generate check test lint typecheck bench interop clean
+.PHONY: help setup venv sync generate check test lint typecheck bench interop adversarial clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -37,6 +37,9 @@ typecheck: ## mypy --strict over the generator and the generated packages
 
 bench: ## speed ratios, measured side by side (see benchmarks/README.md)
 	$(PY) benchmarks/run.py
+
+adversarial: ## the heavy hostile-peer cases too (64 MiB lines, 100,000 requests, 200,000 updates)
+	$(PY) -m pytest tests/e2e/test_hostile_peers.py -m ''
 
 interop: ## our client and agent against the official TypeScript SDK
 	$(PY) -m pytest tests -k interop

@@ -27,7 +27,7 @@ from typing import Any
 if not __package__:  # run as a script: import the package from the repo root instead
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from benchmarks import baseline, stream  # noqa: E402
+from benchmarks import baseline, e2e, handwritten, stream  # noqa: E402
 
 PARAMS_TYPE, V2_SCHEMA, to_line = stream.PARAMS_TYPE, stream.V2_SCHEMA, stream.to_line
 
@@ -39,6 +39,7 @@ NOT_YET = "not available yet"
 PASSES = (20, 3)  # in-process passes over the whole stream; the best one is reported
 IMPORT_RUNS = (30, 5)  # interpreter starts per command; median (and min) reported
 GENERATE_RUNS = (5, 1)  # generator runs per tool, after one warm-up in a full run; median
+E2E_RUNS = (5, 1)  # end-to-end runs per pair, interleaved, after one warm-up; median
 
 Decode = Callable[[dict[str, Any]], Any]
 
@@ -63,6 +64,7 @@ class Bench:
         self.passes = PASSES[quick]
         self.import_runs = IMPORT_RUNS[quick]
         self.generate_runs = GENERATE_RUNS[quick]
+        self.e2e_runs = E2E_RUNS[quick]
         self.warm_up = full
         self.messages = stream.generate_messages(seed, min_messages)
         self.lines = [to_line(message) for message in self.messages]
@@ -117,6 +119,59 @@ class Bench:
             self.add(self.in_process("decode", case, loads_ours), reference, "≤ 2×", 2.0)
         row = self.in_process("decode", "json.loads + pydantic model_validate", loads_pydantic)
         self.add(row, reference, "~10× (baseline)")
+
+    def decode_vs_handwritten(self, ours: Any) -> None:
+        """Typed decode of the e2e stream's chunks vs `handwritten.py` on the same dicts."""
+        data = [handwritten.chunk_params(i) for i in range(e2e.CHUNKS)]
+        hand = handwritten.decode
+
+        def by_hand() -> None:
+            for params in data:
+                hand(params)
+
+        row = self.in_process("decode", "hand-written decoder (e2e chunks)", by_hand)
+        row.per_message = (row.seconds or 0) / len(data)
+        reference = self.add(row)
+        case = "acp_v2.decode (e2e chunks)"
+        if isinstance(ours, str):
+            self.add(Row("decode", case, note=ours), goal="≤ 1.1×")
+            return
+        decode, params_type = ours.decode, getattr(ours, PARAMS_TYPE)
+
+        def generated() -> None:
+            for params in data:
+                decode(params_type, params)
+
+        row = self.in_process("decode", case, generated)
+        row.per_message = (row.seconds or 0) / len(data)
+        self.add(row, reference, "≤ 1.1×", 1.1)
+
+    # --- end to end: an agent streaming chunks to a client over stdio ----------------------
+
+    def end_to_end(self) -> None:
+        results = e2e.measure(self.e2e_runs, progress=_progress)
+        ours = {p.lane: p for p in results if p.name.startswith("ours")}
+        stat = f"median of {self.e2e_runs}"
+        for pair in results:
+            case = f"{pair.name}: {e2e.CHUNKS} agent_message_chunk over stdio"
+            median = pair.median()
+            if median is None:
+                self.rows.append(Row("e2e", case, note=pair.why_not or NOT_YET))
+                continue
+            rss = max(pair.rss_kib) / 1024
+            note = (
+                f"client peak RSS {rss:.1f} MiB; whole run "
+                f"{_format_seconds(statistics.median(pair.wall))}"
+            )
+            row = Row("e2e", case, median, stat, median / e2e.CHUNKS, note=note)
+            base = ours.get(pair.lane)
+            if pair.name.startswith("ours"):
+                row.goal, row.met = "client peak RSS ≤ 30 MiB", rss <= 30
+            elif base is not None and base.median():
+                row.ratio = median / (base.median() or 1)
+                row.ratio_to = base.name
+                row.goal, row.met = "≥ 5× ours", row.ratio >= 5
+            self.rows.append(row)
 
     # --- encode: a typed value (decoded up front) to a JSON line ----------------------------
 
@@ -343,9 +398,11 @@ def main(argv: list[str] | None = None) -> int:
     ours = load_acp_v2(bench.messages)
 
     bench.decode(ours, pydantic_decode)
+    bench.decode_vs_handwritten(ours)
     bench.encode(ours, pydantic_decode)
     bench.imports()
     bench.generate()
+    bench.end_to_end()
 
     env = environment(bench)
     if args.json:

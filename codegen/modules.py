@@ -42,7 +42,11 @@ CORE_MODULES = (
 )
 
 EXTRA_MODULES = (
-    ModuleSpec("jsonrpc", ("ConnectionClosed", "RpcError"), runtime="jsonrpc.py"),
+    ModuleSpec(
+        "jsonrpc",
+        ("ConnectionClosed", "RpcError", "TranscriptRecorder", "UnencodableMessage"),
+        runtime="jsonrpc.py",
+    ),
     ModuleSpec("connection", ("Connection",), runtime="connection.py", lazy=True),
     ModuleSpec(
         "rpc",
@@ -50,7 +54,12 @@ EXTRA_MODULES = (
         template="rpc.py.j2",
         lazy=True,
     ),
-    ModuleSpec("stdio", ("connect_process", "connect_stdio"), runtime="stdio.py", lazy=True),
+    ModuleSpec(
+        "stdio",
+        ("ProcessConnection", "connect_process", "connect_stdio"),
+        runtime="stdio.py",
+        lazy=True,
+    ),
     ModuleSpec(
         "session_state",
         ("SessionState",),

@@ -13,6 +13,7 @@ from .modules import CORE_MODULES, EXTRA_MODULES, META_NAMES, ModuleSpec
 from .naming import Names, assign_names
 from .parse.classify import build_model
 from .parse.load import Source, load
+from .parse.methods import defines_batches
 from .render.context import ModuleView
 from .render.env import banner, environment
 from .render.lower import ViewBuilder
@@ -167,5 +168,5 @@ def _context(
         "type_names": names.types,
         "all_names": all_names,
         "dataclass_options": DATACLASS_OPTIONS,
-        "rpc": build_rpc_view(model, names),
+        "rpc": build_rpc_view(model, names, defines_batches(source.schema)),
     }

@@ -19,7 +19,6 @@ Errors: one line on stderr, exit 1 (2 for bad usage).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import sys
@@ -130,17 +129,16 @@ class TurnClient(acp.ClientBase):
 async def run(options: Options) -> dict[str, object]:
     client = TurnClient(cancel=options.cancel)
     try:
-        connection, process = await acp.connect_process(client, *options.command)
+        agent = await acp.connect_process(client, *options.command)
     except OSError as exc:
         raise RunError(f"cannot start the agent {options.command[0]!r}: {exc}") from None
     try:
         async with asyncio.timeout(options.timeout):
-            await play_turn(client, connection, options.prompt)
+            await play_turn(client, agent, options.prompt)
     except TimeoutError:
         raise RunError(f"timeout after {options.timeout:g}s (updates: {client.updates})") from None
     finally:
-        await connection.close()
-        await stop(process)
+        await agent.close()  # closes its stdin, then reaps it (SIGTERM, SIGKILL if need be)
     return {"stopReason": client.stop_reason, "updates": client.updates}
 
 
@@ -174,19 +172,6 @@ async def play_turn(client: TurnClient, connection: acp.Connection, text: str) -
     if not ended.done():
         ended.cancel()
         raise RunError("the agent exited before the turn ended")
-
-
-async def stop(process: asyncio.subprocess.Process) -> None:
-    """Give the agent a moment to exit after its stdin closed, then terminate it."""
-    for signal in (None, process.terminate, process.kill):
-        if signal is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                signal()
-        try:
-            await asyncio.wait_for(process.wait(), 2.0)
-            return
-        except TimeoutError:
-            continue
 
 
 def main(argv: list[str]) -> int:

@@ -140,3 +140,12 @@ def refs_in(node: Any) -> list[str]:
         elif isinstance(cur, list):
             stack.extend(cur)
     return out
+
+
+def defines_batches(schema: dict[str, Any]) -> bool:
+    """Whether the root schema accepts a JSON-RPC batch: an `anyOf` branch of `type: array`
+    (alpha.3's `AgentBatchCall` ...; npm-sdk 2.2+ removed them from v2)."""
+    branches = schema.get("anyOf")
+    return isinstance(branches, list) and any(
+        isinstance(b, dict) and b.get("type") == "array" for b in branches
+    )

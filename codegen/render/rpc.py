@@ -35,6 +35,7 @@ class RpcView:
     agent: tuple[RpcMethodView, ...]  # handled by the agent: AgentBase, called by AgentStub
     client: tuple[RpcMethodView, ...]  # handled by the client: ClientBase, called by ClientStub
     cancel_method: str | None  # `$/cancel_request` when the schema has it
+    batches: bool = False  # the schema defines JSON-RPC batches (arrays of messages)
 
     @property
     def needs_any(self) -> bool:
@@ -53,7 +54,7 @@ class RpcView:
         return any(m.kind == "request" for m in self.agent + self.client)
 
 
-def build_rpc_view(model: Model, names: Names) -> RpcView:
+def build_rpc_view(model: Model, names: Names, batches: bool = False) -> RpcView:
     roles: dict[str, list[RpcMethodView]] = {"agent": [], "client": []}
     cancel: str | None = None
     for method in model.methods:
@@ -65,7 +66,7 @@ def build_rpc_view(model: Model, names: Names) -> RpcView:
             roles[side].append(view)
     for side, views in roles.items():
         _check_unique(side, views)
-    return RpcView(tuple(roles["agent"]), tuple(roles["client"]), cancel)
+    return RpcView(tuple(roles["agent"]), tuple(roles["client"]), cancel, batches)
 
 
 def _method_view(method: Method, names: Names) -> RpcMethodView:

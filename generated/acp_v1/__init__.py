@@ -19,6 +19,8 @@ from ._runtime import (
 from .jsonrpc import (
     ConnectionClosed,
     RpcError,
+    TranscriptRecorder,
+    UnencodableMessage,
 )
 from .methods import (
     METHODS,
@@ -251,6 +253,7 @@ if TYPE_CHECKING:
         ClientStub,
     )
     from .stdio import (
+        ProcessConnection,
         connect_process,
         connect_stdio,
     )
@@ -266,6 +269,7 @@ _LAZY = {
     "AgentStub": "rpc",
     "ClientBase": "rpc",
     "ClientStub": "rpc",
+    "ProcessConnection": "stdio",
     "connect_process": "stdio",
     "connect_stdio": "stdio",
 }
@@ -289,6 +293,8 @@ __all__ = [
     "encode",
     "ConnectionClosed",
     "RpcError",
+    "TranscriptRecorder",
+    "UnencodableMessage",
     "METHODS",
     "MethodInfo",
     "AgentAuthCapabilities",
@@ -509,6 +515,7 @@ __all__ = [
     "AgentStub",
     "ClientBase",
     "ClientStub",
+    "ProcessConnection",
     "connect_process",
     "connect_stdio",
     "SCHEMA_REF",

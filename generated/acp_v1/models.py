@@ -10616,7 +10616,7 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10662,7 +10662,7 @@ def _d_WriteTextFileRequest(data: _Any) -> WriteTextFileRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_WriteTextFileRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_WriteTextFileRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10723,7 +10723,7 @@ def _d_ReadTextFileRequest(data: _Any) -> ReadTextFileRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReadTextFileRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReadTextFileRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10769,7 +10769,9 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10875,7 +10877,7 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10911,7 +10913,7 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -10966,7 +10968,7 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11003,7 +11005,7 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11050,7 +11052,7 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11115,7 +11117,7 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11169,7 +11171,7 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11269,7 +11271,9 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11315,7 +11319,7 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11374,7 +11378,7 @@ def _d_Annotations(data: _Any) -> Annotations:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11416,7 +11420,7 @@ def _d_TextContent(data: _Any) -> TextContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11476,7 +11480,7 @@ def _d_ImageContent(data: _Any) -> ImageContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11525,7 +11529,7 @@ def _d_AudioContent(data: _Any) -> AudioContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11620,7 +11624,7 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11670,7 +11674,7 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11720,7 +11724,7 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11761,7 +11765,7 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11792,7 +11796,7 @@ def _d_Content(data: _Any) -> Content:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Content) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11842,7 +11846,7 @@ def _d_Diff(data: _Any) -> Diff:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11874,7 +11878,7 @@ def _d_Terminal(data: _Any) -> Terminal:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11917,7 +11921,7 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -11966,7 +11970,7 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12049,7 +12053,7 @@ def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateTerminalRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12088,7 +12092,7 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12127,7 +12131,7 @@ def _d_TerminalOutputRequest(data: _Any) -> TerminalOutputRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalOutputRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalOutputRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12166,7 +12170,7 @@ def _d_ReleaseTerminalRequest(data: _Any) -> ReleaseTerminalRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReleaseTerminalRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReleaseTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12205,7 +12209,9 @@ def _d_WaitForTerminalExitRequest(data: _Any) -> WaitForTerminalExitRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_WaitForTerminalExitRequest) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_WaitForTerminalExitRequest) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12244,7 +12250,7 @@ def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_KillTerminalRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_KillTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12313,7 +12319,9 @@ def _d_CreateElicitationRequestForm(
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12388,7 +12396,9 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12453,7 +12463,9 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12485,7 +12497,7 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
                 v = _UNSET
         self.tool_call_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12505,7 +12517,7 @@ def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
         v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12580,7 +12592,7 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12696,7 +12708,9 @@ def _d_ElicitationPropertySchemaString(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12777,7 +12791,9 @@ def _d_ElicitationPropertySchemaNumber(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12864,7 +12880,9 @@ def _d_ElicitationPropertySchemaInteger(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12929,7 +12947,9 @@ def _d_ElicitationPropertySchemaBoolean(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13017,7 +13037,9 @@ def _d_ElicitationPropertySchemaArray(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13040,7 +13062,9 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13090,7 +13114,7 @@ def _d_EnumOption(data: _Any) -> EnumOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13199,7 +13223,7 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13273,7 +13297,7 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13353,7 +13377,7 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13411,7 +13435,7 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13444,7 +13468,7 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13477,7 +13501,7 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13558,7 +13582,9 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_MultiSelectPropertySchema) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_MultiSelectPropertySchema) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13602,7 +13628,7 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13654,7 +13680,7 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13716,7 +13742,7 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13787,7 +13813,7 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13842,7 +13868,7 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13887,7 +13913,7 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13962,7 +13988,7 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13987,7 +14013,7 @@ def _d_SessionListCapabilities(data: _Any) -> SessionListCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionListCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionListCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14012,7 +14038,9 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionDeleteCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionDeleteCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14040,7 +14068,9 @@ def _d_SessionAdditionalDirectoriesCapabilities(
         self.meta = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SessionAdditionalDirectoriesCapabilities) if len(data) > n else {}
+            _rt.extras(data, _K_SessionAdditionalDirectoriesCapabilities)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -14066,7 +14096,9 @@ def _d_SessionResumeCapabilities(data: _Any) -> SessionResumeCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionResumeCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionResumeCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14091,7 +14123,9 @@ def _d_SessionCloseCapabilities(data: _Any) -> SessionCloseCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionCloseCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionCloseCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14126,7 +14160,7 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14151,7 +14185,7 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14228,7 +14262,7 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14278,7 +14312,7 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14350,7 +14384,9 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodTerminalPayload) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_AuthMethodTerminalPayload) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14400,7 +14436,7 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodAgentPayload) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodAgentPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14450,7 +14486,7 @@ def _d_Implementation(data: _Any) -> Implementation:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14475,7 +14511,7 @@ def _d_AuthenticateResponse(data: _Any) -> AuthenticateResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthenticateResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthenticateResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14500,7 +14536,7 @@ def _d_LogoutResponse(data: _Any) -> LogoutResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14554,7 +14590,7 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14597,7 +14633,7 @@ def _d_SessionModeState(data: _Any) -> SessionModeState:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionModeState) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionModeState) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14647,7 +14683,7 @@ def _d_SessionMode(data: _Any) -> SessionMode:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14727,7 +14763,9 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionSelect) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionSelect) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14801,7 +14839,9 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
             raise _rt.expected("a boolean", v)
         self.current_value = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionBoolean) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14851,7 +14891,9 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelectOption) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigSelectOption) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14901,7 +14943,9 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelectGroup) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigSelectGroup) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14928,7 +14972,7 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14949,7 +14993,7 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
             raise _rt.expected("a boolean", v)
         self.current_value = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14996,7 +15040,7 @@ def _d_LoadSessionResponse(data: _Any) -> LoadSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LoadSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LoadSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15043,7 +15087,7 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15115,7 +15159,7 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15140,7 +15184,7 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15187,7 +15231,7 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15212,7 +15256,7 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15237,7 +15281,7 @@ def _d_SetSessionModeResponse(data: _Any) -> SetSessionModeResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionModeResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SetSessionModeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15273,7 +15317,9 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionConfigOptionResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SetSessionConfigOptionResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15308,7 +15354,7 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15342,7 +15388,7 @@ def _d_Error(data: _Any) -> Error:
             n += 1
         self.data = v
         key = None
-        self.extra = _rt.extras(data, _K_Error) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Error) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15368,7 +15414,7 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15406,7 +15452,7 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15455,7 +15501,9 @@ def _d_SessionUpdateUserMessageChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateUserMessageChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateUserMessageChunk) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15504,7 +15552,9 @@ def _d_SessionUpdateAgentMessageChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateAgentMessageChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateAgentMessageChunk) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15553,7 +15603,9 @@ def _d_SessionUpdateAgentThoughtChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateAgentThoughtChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateAgentThoughtChunk) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15654,7 +15706,7 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateToolCall) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15765,7 +15817,9 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateToolCallUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15806,7 +15860,7 @@ def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdatePlan) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdatePlan) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15850,7 +15904,9 @@ def _d_SessionUpdateAvailableCommandsUpdate(
         self.meta = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SessionUpdateAvailableCommandsUpdate) if len(data) > n else {}
+            _rt.extras(data, _K_SessionUpdateAvailableCommandsUpdate)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -15890,7 +15946,9 @@ def _d_SessionUpdateCurrentModeUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateCurrentModeUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateCurrentModeUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15933,7 +15991,9 @@ def _d_SessionUpdateConfigOptionUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateConfigOptionUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15987,7 +16047,9 @@ def _d_SessionUpdateSessionInfoUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateSessionInfoUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateSessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16041,7 +16103,9 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateUsageUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateUsageUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16083,7 +16147,7 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16179,7 +16243,7 @@ def _d_ToolCall(data: _Any) -> ToolCall:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCall) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16227,7 +16291,7 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16263,7 +16327,7 @@ def _d_Plan(data: _Any) -> Plan:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Plan) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Plan) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16312,7 +16376,7 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16344,7 +16408,9 @@ def _d_UnstructuredCommandInput(data: _Any) -> UnstructuredCommandInput:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UnstructuredCommandInput) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_UnstructuredCommandInput) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16380,7 +16446,7 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16412,7 +16478,7 @@ def _d_CurrentModeUpdate(data: _Any) -> CurrentModeUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CurrentModeUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CurrentModeUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16448,7 +16514,7 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16495,7 +16561,7 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16534,7 +16600,7 @@ def _d_Cost(data: _Any) -> Cost:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Cost) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Cost) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16583,7 +16649,7 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16615,7 +16681,9 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CompleteElicitationNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CompleteElicitationNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16647,7 +16715,7 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16698,7 +16766,7 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16771,7 +16839,7 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16816,7 +16884,7 @@ def _d_FileSystemCapabilities(data: _Any) -> FileSystemCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_FileSystemCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_FileSystemCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16851,7 +16919,9 @@ def _d_ClientSessionCapabilities(data: _Any) -> ClientSessionCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientSessionCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ClientSessionCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16886,7 +16956,9 @@ def _d_SessionConfigOptionsCapabilities(data: _Any) -> SessionConfigOptionsCapab
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionsCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionsCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16911,7 +16983,9 @@ def _d_BooleanConfigOptionCapabilities(data: _Any) -> BooleanConfigOptionCapabil
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BooleanConfigOptionCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_BooleanConfigOptionCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16946,7 +17020,7 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16991,7 +17065,7 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17016,7 +17090,9 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationFormCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17041,7 +17117,9 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationUrlCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17073,7 +17151,7 @@ def _d_AuthenticateRequest(data: _Any) -> AuthenticateRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthenticateRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthenticateRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17098,7 +17176,7 @@ def _d_LogoutRequest(data: _Any) -> LogoutRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17152,7 +17230,7 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17204,7 +17282,7 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17256,7 +17334,7 @@ def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerSse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerSse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17311,7 +17389,7 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17350,7 +17428,7 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17397,7 +17475,7 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerHttpPayload) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerHttpPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17444,7 +17522,7 @@ def _d_McpServerSsePayload(data: _Any) -> McpServerSsePayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerSsePayload) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerSsePayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17499,7 +17577,7 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerStdioPayload) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerStdioPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17560,7 +17638,7 @@ def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LoadSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LoadSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17601,7 +17679,7 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17633,7 +17711,7 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17694,7 +17772,7 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17726,7 +17804,7 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17765,7 +17843,7 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionModeRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SetSessionModeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17819,7 +17897,9 @@ def _d_SetSessionConfigOptionRequestBoolean(
         self.value = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean) if len(data) > n else {}
+            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -17867,7 +17947,9 @@ def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptio
         self.value = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SetSessionConfigOptionRequestValueId) if len(data) > n else {}
+            _rt.extras(data, _K_SetSessionConfigOptionRequestValueId)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -17908,7 +17990,7 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17933,7 +18015,7 @@ def _d_WriteTextFileResponse(data: _Any) -> WriteTextFileResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_WriteTextFileResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_WriteTextFileResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17965,7 +18047,7 @@ def _d_ReadTextFileResponse(data: _Any) -> ReadTextFileResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReadTextFileResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReadTextFileResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17996,7 +18078,9 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18017,7 +18101,11 @@ def _d_RequestPermissionOutcomeCancelled(
     key: str | None = None
     try:
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeCancelled) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionOutcomeCancelled)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18056,7 +18144,9 @@ def _d_RequestPermissionOutcomeSelected(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeSelected) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionOutcomeSelected) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18088,7 +18178,9 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SelectedPermissionOutcome) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SelectedPermissionOutcome) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18120,7 +18212,7 @@ def _d_CreateTerminalResponse(data: _Any) -> CreateTerminalResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateTerminalResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CreateTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18169,7 +18261,7 @@ def _d_TerminalOutputResponse(data: _Any) -> TerminalOutputResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalOutputResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalOutputResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18216,7 +18308,7 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18241,7 +18333,7 @@ def _d_ReleaseTerminalResponse(data: _Any) -> ReleaseTerminalResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReleaseTerminalResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReleaseTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18288,7 +18380,9 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_WaitForTerminalExitResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_WaitForTerminalExitResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18313,7 +18407,7 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_KillTerminalResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_KillTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18354,7 +18448,9 @@ def _d_CreateElicitationResponseAccept(
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseAccept) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseAccept) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18386,7 +18482,9 @@ def _d_CreateElicitationResponseDecline(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseDecline) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseDecline) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18418,7 +18516,9 @@ def _d_CreateElicitationResponseCancel(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseCancel) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseCancel) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18452,7 +18552,9 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
             raise _rt.reserved_tag(v)
         self.action = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18475,7 +18577,7 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18501,7 +18603,7 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18533,7 +18635,7 @@ def _d_CancelNotification(data: _Any) -> CancelNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CancelNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CancelNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18564,7 +18666,9 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CancelRequestNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CancelRequestNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self

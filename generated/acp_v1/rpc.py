@@ -6,7 +6,9 @@ per method that role handles, and a `*Stub` per role to call those methods on th
 
 An agent subclasses `AgentBase` and calls its client through `self.client` (a `ClientStub`);
 a client subclasses `ClientBase` and calls its agent through `self.agent` (an `AgentStub`).
-A request a subclass does not implement is answered -32601; a notification is ignored.
+A request a subclass does not implement is answered -32601; a notification is ignored. A stub
+request takes `timeout=` seconds (default: the connection's `request_timeout`): past it, it
+raises TimeoutError and the peer is sent `$/cancel_request`.
 """
 
 from __future__ import annotations
@@ -102,61 +104,103 @@ class AgentStub:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    async def initialize(self, params: _m.InitializeRequest) -> _m.InitializeResponse:
+    async def initialize(
+        self, params: _m.InitializeRequest, *, timeout: float | None = None
+    ) -> _m.InitializeResponse:
         """`initialize` (request): `InitializeRequest` → `InitializeResponse`."""
-        return await self.connection.request("initialize", params, _m.InitializeResponse)
+        return await self.connection.request(
+            "initialize", params, _m.InitializeResponse, timeout=timeout
+        )
 
-    async def authenticate(self, params: _m.AuthenticateRequest) -> _m.AuthenticateResponse:
+    async def authenticate(
+        self, params: _m.AuthenticateRequest, *, timeout: float | None = None
+    ) -> _m.AuthenticateResponse:
         """`authenticate` (request): `AuthenticateRequest` → `AuthenticateResponse`."""
-        return await self.connection.request("authenticate", params, _m.AuthenticateResponse)
+        return await self.connection.request(
+            "authenticate", params, _m.AuthenticateResponse, timeout=timeout
+        )
 
-    async def session_new(self, params: _m.NewSessionRequest) -> _m.NewSessionResponse:
+    async def session_new(
+        self, params: _m.NewSessionRequest, *, timeout: float | None = None
+    ) -> _m.NewSessionResponse:
         """`session/new` (request): `NewSessionRequest` → `NewSessionResponse`."""
-        return await self.connection.request("session/new", params, _m.NewSessionResponse)
+        return await self.connection.request(
+            "session/new", params, _m.NewSessionResponse, timeout=timeout
+        )
 
-    async def session_load(self, params: _m.LoadSessionRequest) -> _m.LoadSessionResponse:
+    async def session_load(
+        self, params: _m.LoadSessionRequest, *, timeout: float | None = None
+    ) -> _m.LoadSessionResponse:
         """`session/load` (request): `LoadSessionRequest` → `LoadSessionResponse`."""
-        return await self.connection.request("session/load", params, _m.LoadSessionResponse)
+        return await self.connection.request(
+            "session/load", params, _m.LoadSessionResponse, timeout=timeout
+        )
 
-    async def session_set_mode(self, params: _m.SetSessionModeRequest) -> _m.SetSessionModeResponse:
+    async def session_set_mode(
+        self, params: _m.SetSessionModeRequest, *, timeout: float | None = None
+    ) -> _m.SetSessionModeResponse:
         """`session/set_mode` (request): `SetSessionModeRequest` → `SetSessionModeResponse`."""
-        return await self.connection.request("session/set_mode", params, _m.SetSessionModeResponse)
+        return await self.connection.request(
+            "session/set_mode", params, _m.SetSessionModeResponse, timeout=timeout
+        )
 
     async def session_set_config_option(
-        self, params: _m.SetSessionConfigOptionRequest
+        self, params: _m.SetSessionConfigOptionRequest, *, timeout: float | None = None
     ) -> _m.SetSessionConfigOptionResponse:
         """`session/set_config_option` (request): `SetSessionConfigOptionRequest` → `SetSessionConfigOptionResponse`."""
         return await self.connection.request(
-            "session/set_config_option", params, _m.SetSessionConfigOptionResponse
+            "session/set_config_option", params, _m.SetSessionConfigOptionResponse, timeout=timeout
         )
 
-    async def session_prompt(self, params: _m.PromptRequest) -> _m.PromptResponse:
+    async def session_prompt(
+        self, params: _m.PromptRequest, *, timeout: float | None = None
+    ) -> _m.PromptResponse:
         """`session/prompt` (request): `PromptRequest` → `PromptResponse`."""
-        return await self.connection.request("session/prompt", params, _m.PromptResponse)
+        return await self.connection.request(
+            "session/prompt", params, _m.PromptResponse, timeout=timeout
+        )
 
     async def session_cancel(self, params: _m.CancelNotification) -> None:
         """`session/cancel` (notification): `CancelNotification`, never answered."""
         await self.connection.notify("session/cancel", params)
 
-    async def session_list(self, params: _m.ListSessionsRequest) -> _m.ListSessionsResponse:
+    async def session_list(
+        self, params: _m.ListSessionsRequest, *, timeout: float | None = None
+    ) -> _m.ListSessionsResponse:
         """`session/list` (request): `ListSessionsRequest` → `ListSessionsResponse`."""
-        return await self.connection.request("session/list", params, _m.ListSessionsResponse)
+        return await self.connection.request(
+            "session/list", params, _m.ListSessionsResponse, timeout=timeout
+        )
 
-    async def session_delete(self, params: _m.DeleteSessionRequest) -> _m.DeleteSessionResponse:
+    async def session_delete(
+        self, params: _m.DeleteSessionRequest, *, timeout: float | None = None
+    ) -> _m.DeleteSessionResponse:
         """`session/delete` (request): `DeleteSessionRequest` → `DeleteSessionResponse`."""
-        return await self.connection.request("session/delete", params, _m.DeleteSessionResponse)
+        return await self.connection.request(
+            "session/delete", params, _m.DeleteSessionResponse, timeout=timeout
+        )
 
-    async def session_resume(self, params: _m.ResumeSessionRequest) -> _m.ResumeSessionResponse:
+    async def session_resume(
+        self, params: _m.ResumeSessionRequest, *, timeout: float | None = None
+    ) -> _m.ResumeSessionResponse:
         """`session/resume` (request): `ResumeSessionRequest` → `ResumeSessionResponse`."""
-        return await self.connection.request("session/resume", params, _m.ResumeSessionResponse)
+        return await self.connection.request(
+            "session/resume", params, _m.ResumeSessionResponse, timeout=timeout
+        )
 
-    async def session_close(self, params: _m.CloseSessionRequest) -> _m.CloseSessionResponse:
+    async def session_close(
+        self, params: _m.CloseSessionRequest, *, timeout: float | None = None
+    ) -> _m.CloseSessionResponse:
         """`session/close` (request): `CloseSessionRequest` → `CloseSessionResponse`."""
-        return await self.connection.request("session/close", params, _m.CloseSessionResponse)
+        return await self.connection.request(
+            "session/close", params, _m.CloseSessionResponse, timeout=timeout
+        )
 
-    async def logout(self, params: _m.LogoutRequest) -> _m.LogoutResponse:
+    async def logout(
+        self, params: _m.LogoutRequest, *, timeout: float | None = None
+    ) -> _m.LogoutResponse:
         """`logout` (request): `LogoutRequest` → `LogoutResponse`."""
-        return await self.connection.request("logout", params, _m.LogoutResponse)
+        return await self.connection.request("logout", params, _m.LogoutResponse, timeout=timeout)
 
 
 class ClientStub:
@@ -168,57 +212,79 @@ class ClientStub:
         self.connection = connection
 
     async def session_request_permission(
-        self, params: _m.RequestPermissionRequest
+        self, params: _m.RequestPermissionRequest, *, timeout: float | None = None
     ) -> _m.RequestPermissionResponse:
         """`session/request_permission` (request): `RequestPermissionRequest` → `RequestPermissionResponse`."""
         return await self.connection.request(
-            "session/request_permission", params, _m.RequestPermissionResponse
+            "session/request_permission", params, _m.RequestPermissionResponse, timeout=timeout
         )
 
     async def session_update(self, params: _m.SessionNotification) -> None:
         """`session/update` (notification): `SessionNotification`, never answered."""
         await self.connection.notify("session/update", params)
 
-    async def fs_write_text_file(self, params: _m.WriteTextFileRequest) -> _m.WriteTextFileResponse:
+    async def fs_write_text_file(
+        self, params: _m.WriteTextFileRequest, *, timeout: float | None = None
+    ) -> _m.WriteTextFileResponse:
         """`fs/write_text_file` (request): `WriteTextFileRequest` → `WriteTextFileResponse`."""
-        return await self.connection.request("fs/write_text_file", params, _m.WriteTextFileResponse)
+        return await self.connection.request(
+            "fs/write_text_file", params, _m.WriteTextFileResponse, timeout=timeout
+        )
 
-    async def fs_read_text_file(self, params: _m.ReadTextFileRequest) -> _m.ReadTextFileResponse:
+    async def fs_read_text_file(
+        self, params: _m.ReadTextFileRequest, *, timeout: float | None = None
+    ) -> _m.ReadTextFileResponse:
         """`fs/read_text_file` (request): `ReadTextFileRequest` → `ReadTextFileResponse`."""
-        return await self.connection.request("fs/read_text_file", params, _m.ReadTextFileResponse)
+        return await self.connection.request(
+            "fs/read_text_file", params, _m.ReadTextFileResponse, timeout=timeout
+        )
 
-    async def terminal_create(self, params: _m.CreateTerminalRequest) -> _m.CreateTerminalResponse:
+    async def terminal_create(
+        self, params: _m.CreateTerminalRequest, *, timeout: float | None = None
+    ) -> _m.CreateTerminalResponse:
         """`terminal/create` (request): `CreateTerminalRequest` → `CreateTerminalResponse`."""
-        return await self.connection.request("terminal/create", params, _m.CreateTerminalResponse)
+        return await self.connection.request(
+            "terminal/create", params, _m.CreateTerminalResponse, timeout=timeout
+        )
 
-    async def terminal_output(self, params: _m.TerminalOutputRequest) -> _m.TerminalOutputResponse:
+    async def terminal_output(
+        self, params: _m.TerminalOutputRequest, *, timeout: float | None = None
+    ) -> _m.TerminalOutputResponse:
         """`terminal/output` (request): `TerminalOutputRequest` → `TerminalOutputResponse`."""
-        return await self.connection.request("terminal/output", params, _m.TerminalOutputResponse)
+        return await self.connection.request(
+            "terminal/output", params, _m.TerminalOutputResponse, timeout=timeout
+        )
 
     async def terminal_release(
-        self, params: _m.ReleaseTerminalRequest
+        self, params: _m.ReleaseTerminalRequest, *, timeout: float | None = None
     ) -> _m.ReleaseTerminalResponse:
         """`terminal/release` (request): `ReleaseTerminalRequest` → `ReleaseTerminalResponse`."""
-        return await self.connection.request("terminal/release", params, _m.ReleaseTerminalResponse)
+        return await self.connection.request(
+            "terminal/release", params, _m.ReleaseTerminalResponse, timeout=timeout
+        )
 
     async def terminal_wait_for_exit(
-        self, params: _m.WaitForTerminalExitRequest
+        self, params: _m.WaitForTerminalExitRequest, *, timeout: float | None = None
     ) -> _m.WaitForTerminalExitResponse:
         """`terminal/wait_for_exit` (request): `WaitForTerminalExitRequest` → `WaitForTerminalExitResponse`."""
         return await self.connection.request(
-            "terminal/wait_for_exit", params, _m.WaitForTerminalExitResponse
+            "terminal/wait_for_exit", params, _m.WaitForTerminalExitResponse, timeout=timeout
         )
 
-    async def terminal_kill(self, params: _m.KillTerminalRequest) -> _m.KillTerminalResponse:
+    async def terminal_kill(
+        self, params: _m.KillTerminalRequest, *, timeout: float | None = None
+    ) -> _m.KillTerminalResponse:
         """`terminal/kill` (request): `KillTerminalRequest` → `KillTerminalResponse`."""
-        return await self.connection.request("terminal/kill", params, _m.KillTerminalResponse)
+        return await self.connection.request(
+            "terminal/kill", params, _m.KillTerminalResponse, timeout=timeout
+        )
 
     async def elicitation_create(
-        self, params: _m.CreateElicitationRequest
+        self, params: _m.CreateElicitationRequest, *, timeout: float | None = None
     ) -> _m.CreateElicitationResponse:
         """`elicitation/create` (request): `CreateElicitationRequest` → `CreateElicitationResponse`."""
         return await self.connection.request(
-            "elicitation/create", params, _m.CreateElicitationResponse
+            "elicitation/create", params, _m.CreateElicitationResponse, timeout=timeout
         )
 
     async def elicitation_complete(self, params: _m.CompleteElicitationNotification) -> None:
@@ -232,11 +298,17 @@ class AgentBase(RoleBase):
 
     ROUTES: ClassVar[Mapping[str, Route]] = AGENT_ROUTES
     CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
+    BATCHES: ClassVar[bool] = False
+
+    _client_stub: ClientStub | None = None
 
     @property
     def client(self) -> ClientStub:
         """Calls the client at the other end of this handler's connection."""
-        return ClientStub(self.connection)
+        stub = self._client_stub
+        if stub is None:
+            stub = self._client_stub = ClientStub(self.connection)
+        return stub
 
     async def initialize(self, params: _m.InitializeRequest) -> _m.InitializeResponse:
         """`initialize` (request): `InitializeRequest` → `InitializeResponse`."""
@@ -298,11 +370,17 @@ class ClientBase(RoleBase):
 
     ROUTES: ClassVar[Mapping[str, Route]] = CLIENT_ROUTES
     CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
+    BATCHES: ClassVar[bool] = False
+
+    _agent_stub: AgentStub | None = None
 
     @property
     def agent(self) -> AgentStub:
         """Calls the agent at the other end of this handler's connection."""
-        return AgentStub(self.connection)
+        stub = self._agent_stub
+        if stub is None:
+            stub = self._agent_stub = AgentStub(self.connection)
+        return stub
 
     async def session_request_permission(
         self, params: _m.RequestPermissionRequest

@@ -19,6 +19,8 @@ from ._runtime import (
 from .jsonrpc import (
     ConnectionClosed,
     RpcError,
+    TranscriptRecorder,
+    UnencodableMessage,
 )
 from .methods import (
     METHODS,
@@ -290,6 +292,7 @@ if TYPE_CHECKING:
         ClientStub,
     )
     from .stdio import (
+        ProcessConnection,
         connect_process,
         connect_stdio,
     )
@@ -305,6 +308,7 @@ _LAZY = {
     "AgentStub": "rpc",
     "ClientBase": "rpc",
     "ClientStub": "rpc",
+    "ProcessConnection": "stdio",
     "connect_process": "stdio",
     "connect_stdio": "stdio",
 }
@@ -328,6 +332,8 @@ __all__ = [
     "encode",
     "ConnectionClosed",
     "RpcError",
+    "TranscriptRecorder",
+    "UnencodableMessage",
     "METHODS",
     "MethodInfo",
     "AbsolutePath",
@@ -585,6 +591,7 @@ __all__ = [
     "AgentStub",
     "ClientBase",
     "ClientStub",
+    "ProcessConnection",
     "connect_process",
     "connect_stdio",
     "SCHEMA_REF",

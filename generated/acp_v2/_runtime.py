@@ -224,6 +224,34 @@ def _preview(value: Any) -> str:
 
 
 # -- containers ----------------------------------------------------------------------------------
+class _NoExtra(dict[str, Any]):
+    """The `extra` of every decoded object that had no unknown keys: one shared, empty,
+    read-only dict (decoding allocates none). Assign a new dict to add keys."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "this decoded object has no extra keys and shares an empty read-only `extra`: "
+            "assign a new dict instead (obj.extra = {...})"
+        )
+
+    __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = _read_only
+    __ior__ = _read_only
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, ())
+
+    def __copy__(self) -> dict[str, Any]:
+        return {}
+
+    def __deepcopy__(self, memo: Any) -> dict[str, Any]:
+        return {}
+
+
+NO_EXTRA: Final[dict[str, Any]] = _NoExtra()
+
+
 def extras(data: dict[Any, Any], known: frozenset[str]) -> dict[str, Any]:
     """The undeclared keys of an object, kept as they came."""
     out: dict[str, Any] = {}

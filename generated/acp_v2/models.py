@@ -12374,7 +12374,7 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12441,7 +12441,9 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12468,7 +12470,9 @@ def _d_RequestPermissionSubjectToolCall(
         v = _d_ToolCallUpdate(v)
         self.tool_call = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionSubjectToolCall) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionSubjectToolCall) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12536,7 +12540,9 @@ def _d_RequestPermissionSubjectCommand(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionSubjectCommand) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionSubjectCommand) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12559,7 +12565,9 @@ def _d_RequestPermissionSubjectOther(data: _Any) -> RequestPermissionSubjectOthe
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionSubjectOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionSubjectOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12660,7 +12668,7 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12696,7 +12704,7 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12744,7 +12752,7 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12781,7 +12789,7 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12804,7 +12812,7 @@ def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12851,7 +12859,7 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12916,7 +12924,7 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -12970,7 +12978,7 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13082,7 +13090,9 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13128,7 +13138,7 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13151,7 +13161,7 @@ def _d_ContentBlockOther(data: _Any) -> ContentBlockOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentBlockOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentBlockOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13210,7 +13220,7 @@ def _d_Annotations(data: _Any) -> Annotations:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13252,7 +13262,7 @@ def _d_TextContent(data: _Any) -> TextContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13312,7 +13322,7 @@ def _d_ImageContent(data: _Any) -> ImageContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13361,7 +13371,7 @@ def _d_AudioContent(data: _Any) -> AudioContent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13417,7 +13427,7 @@ def _d_Icon(data: _Any) -> Icon:
                 v = _UNSET
         self.theme = v
         key = None
-        self.extra = _rt.extras(data, _K_Icon) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Icon) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13524,7 +13534,7 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13574,7 +13584,7 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13624,7 +13634,7 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13665,7 +13675,7 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13696,7 +13706,7 @@ def _d_Content(data: _Any) -> Content:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Content) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13756,7 +13766,7 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffChangeAdd) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeAdd) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13816,7 +13826,7 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffChangeDelete) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeDelete) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13876,7 +13886,7 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffChangeModify) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeModify) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -13943,7 +13953,7 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffChangeMove) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeMove) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14010,7 +14020,7 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffChangeCopy) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeCopy) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14067,7 +14077,7 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
             raise _rt.reserved_tag(v)
         self.operation = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffChangeOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffChangeOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14088,7 +14098,7 @@ def _d_DiffPathChange(data: _Any) -> DiffPathChange:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffPathChange) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffPathChange) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14116,7 +14126,7 @@ def _d_DiffPathPairChange(data: _Any) -> DiffPathPairChange:
             raise _rt.expected("a string", v)
         self.path = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffPathPairChange) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffPathPairChange) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14145,7 +14155,7 @@ def _d_DiffPatch(data: _Any) -> DiffPatch:
             raise _rt.expected("a string", v)
         self.text = v
         key = None
-        self.extra = _rt.extras(data, _K_DiffPatch) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DiffPatch) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14188,7 +14198,7 @@ def _d_Diff(data: _Any) -> Diff:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14220,7 +14230,7 @@ def _d_Terminal(data: _Any) -> Terminal:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14263,7 +14273,7 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14283,7 +14293,9 @@ def _d_ToolCallPermissionSubject(data: _Any) -> ToolCallPermissionSubject:
         v = _d_ToolCallUpdate(v)
         self.tool_call = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallPermissionSubject) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ToolCallPermissionSubject) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14344,7 +14356,9 @@ def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CommandPermissionSubject) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CommandPermissionSubject) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14391,7 +14405,7 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14460,7 +14474,9 @@ def _d_CreateElicitationRequestForm(
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14535,7 +14551,9 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14600,7 +14618,9 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14632,7 +14652,7 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
                 v = _UNSET
         self.tool_call_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14652,7 +14672,7 @@ def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
         v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14727,7 +14747,7 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14847,7 +14867,9 @@ def _d_ElicitationPropertySchemaString(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14928,7 +14950,9 @@ def _d_ElicitationPropertySchemaNumber(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15015,7 +15039,9 @@ def _d_ElicitationPropertySchemaInteger(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15080,7 +15106,9 @@ def _d_ElicitationPropertySchemaBoolean(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15168,7 +15196,9 @@ def _d_ElicitationPropertySchemaArray(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15191,7 +15221,9 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15241,7 +15273,7 @@ def _d_EnumOption(data: _Any) -> EnumOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15354,7 +15386,7 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15428,7 +15460,7 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15508,7 +15540,7 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15566,7 +15598,7 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15601,7 +15633,7 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15636,7 +15668,7 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15717,7 +15749,9 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_MultiSelectPropertySchema) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_MultiSelectPropertySchema) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15761,7 +15795,7 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15813,7 +15847,7 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
             v = _d_RequestId(v)
         self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15871,7 +15905,7 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15921,7 +15955,7 @@ def _d_Implementation(data: _Any) -> Implementation:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -15966,7 +16000,7 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16031,7 +16065,7 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16086,7 +16120,7 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16111,7 +16145,7 @@ def _d_PromptImageCapabilities(data: _Any) -> PromptImageCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptImageCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptImageCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16136,7 +16170,7 @@ def _d_PromptAudioCapabilities(data: _Any) -> PromptAudioCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptAudioCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptAudioCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16161,7 +16195,11 @@ def _d_PromptEmbeddedContextCapabilities(data: _Any) -> PromptEmbeddedContextCap
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptEmbeddedContextCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_PromptEmbeddedContextCapabilities)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16206,7 +16244,7 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16231,7 +16269,7 @@ def _d_McpStdioCapabilities(data: _Any) -> McpStdioCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpStdioCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpStdioCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16256,7 +16294,7 @@ def _d_McpHttpCapabilities(data: _Any) -> McpHttpCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpHttpCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpHttpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16281,7 +16319,9 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionDeleteCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionDeleteCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16309,7 +16349,9 @@ def _d_SessionAdditionalDirectoriesCapabilities(
         self.meta = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SessionAdditionalDirectoriesCapabilities) if len(data) > n else {}
+            _rt.extras(data, _K_SessionAdditionalDirectoriesCapabilities)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -16335,7 +16377,7 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16412,7 +16454,7 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16467,7 +16509,7 @@ def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16526,7 +16568,7 @@ def _d_AuthMethodOther(data: _Any) -> AuthMethodOther:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16565,7 +16607,7 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16637,7 +16679,9 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodTerminalPayload) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_AuthMethodTerminalPayload) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16687,7 +16731,7 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthMethodAgentPayload) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthMethodAgentPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16712,7 +16756,7 @@ def _d_LoginAuthResponse(data: _Any) -> LoginAuthResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LoginAuthResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LoginAuthResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16737,7 +16781,7 @@ def _d_LogoutAuthResponse(data: _Any) -> LogoutAuthResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutAuthResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutAuthResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16780,7 +16824,7 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16860,7 +16904,9 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionSelect) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionSelect) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -16934,7 +16980,9 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
             raise _rt.expected("a boolean", v)
         self.current_value = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionBoolean) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17005,7 +17053,9 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigOptionOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigOptionOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17055,7 +17105,9 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelectOption) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigSelectOption) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17105,7 +17157,9 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelectGroup) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionConfigSelectGroup) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17132,7 +17186,7 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17153,7 +17207,7 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
             raise _rt.expected("a boolean", v)
         self.current_value = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17200,7 +17254,7 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17272,7 +17326,7 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17297,7 +17351,7 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17333,7 +17387,7 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17358,7 +17412,7 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17394,7 +17448,9 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionConfigOptionResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SetSessionConfigOptionResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17419,7 +17475,7 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17453,7 +17509,7 @@ def _d_Error(data: _Any) -> Error:
             n += 1
         self.data = v
         key = None
-        self.extra = _rt.extras(data, _K_Error) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Error) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17479,7 +17535,7 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17517,7 +17573,9 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UpdateSessionNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_UpdateSessionNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17562,7 +17620,9 @@ def _d_SessionUpdateUserMessageChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateUserMessageChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateUserMessageChunk) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17611,7 +17671,9 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateUserMessage) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateUserMessage) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17656,7 +17718,9 @@ def _d_SessionUpdateAgentMessageChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateAgentMessageChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateAgentMessageChunk) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17705,7 +17769,9 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateAgentMessage) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateAgentMessage) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17750,7 +17816,9 @@ def _d_SessionUpdateAgentThoughtChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateAgentThoughtChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateAgentThoughtChunk) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17799,7 +17867,9 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateAgentThought) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateAgentThought) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17848,7 +17918,9 @@ def _d_SessionUpdateStateUpdate(data: _Any, tagged: bool = False) -> SessionUpda
                 v = _UNSET
         self.stop_reason = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateStateUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17893,7 +17965,11 @@ def _d_SessionUpdateToolCallContentChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateToolCallContentChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateToolCallContentChunk)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -17999,7 +18075,9 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateToolCallUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18078,7 +18156,9 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateTerminalUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateTerminalUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18124,7 +18204,9 @@ def _d_SessionUpdateTerminalOutputChunk(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateTerminalOutputChunk) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateTerminalOutputChunk) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18160,7 +18242,7 @@ def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdat
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdatePlanUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdatePlanUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18204,7 +18286,9 @@ def _d_SessionUpdateAvailableCommandsUpdate(
         self.meta = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SessionUpdateAvailableCommandsUpdate) if len(data) > n else {}
+            _rt.extras(data, _K_SessionUpdateAvailableCommandsUpdate)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -18248,7 +18332,9 @@ def _d_SessionUpdateConfigOptionUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateConfigOptionUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18302,7 +18388,9 @@ def _d_SessionUpdateSessionInfoUpdate(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateSessionInfoUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateSessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18356,7 +18444,9 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateUsageUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateUsageUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18379,7 +18469,7 @@ def _d_SessionUpdateOther(data: _Any) -> SessionUpdateOther:
             raise _rt.reserved_tag(v)
         self.session_update = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionUpdateOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionUpdateOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18417,7 +18507,7 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18461,7 +18551,7 @@ def _d_UserMessage(data: _Any) -> UserMessage:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UserMessage) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_UserMessage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18505,7 +18595,7 @@ def _d_AgentMessage(data: _Any) -> AgentMessage:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentMessage) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentMessage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18549,7 +18639,7 @@ def _d_AgentThought(data: _Any) -> AgentThought:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AgentThought) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AgentThought) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18574,7 +18664,7 @@ def _d_RunningStateUpdate(data: _Any) -> RunningStateUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RunningStateUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_RunningStateUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18611,7 +18701,7 @@ def _d_IdleStateUpdate(data: _Any) -> IdleStateUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_IdleStateUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_IdleStateUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18636,7 +18726,9 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequiresActionStateUpdate) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequiresActionStateUpdate) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18666,7 +18758,7 @@ def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunnin
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StateUpdateRunning) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StateUpdateRunning) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18708,7 +18800,7 @@ def _d_StateUpdateIdle(data: _Any, tagged: bool = False) -> StateUpdateIdle:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StateUpdateIdle) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StateUpdateIdle) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18738,7 +18830,9 @@ def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdat
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_StateUpdateRequiresAction) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_StateUpdateRequiresAction) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18761,7 +18855,7 @@ def _d_StateUpdateOther(data: _Any) -> StateUpdateOther:
             raise _rt.reserved_tag(v)
         self.state = v
         key = None
-        self.extra = _rt.extras(data, _K_StateUpdateOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_StateUpdateOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18799,7 +18893,7 @@ def _d_ToolCallContentChunk(data: _Any) -> ToolCallContentChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ToolCallContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18831,7 +18925,7 @@ def _d_TerminalOutput(data: _Any) -> TerminalOutput:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalOutput) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalOutput) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18878,7 +18972,7 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18952,7 +19046,7 @@ def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18991,7 +19085,7 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalOutputChunk) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TerminalOutputChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19039,7 +19133,7 @@ def _d_PlanUpdateContentItems(data: _Any, tagged: bool = False) -> PlanUpdateCon
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanUpdateContentItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanUpdateContentItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19069,7 +19163,7 @@ def _d_PlanUpdateContentOther(data: _Any) -> PlanUpdateContentOther:
             raise _rt.expected("a string", v)
         self.plan_id = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanUpdateContentOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanUpdateContentOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19117,7 +19211,7 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19160,7 +19254,7 @@ def _d_PlanItems(data: _Any) -> PlanItems:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanItems) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19191,7 +19285,7 @@ def _d_PlanUpdate(data: _Any) -> PlanUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PlanUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PlanUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19240,7 +19334,7 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19277,7 +19371,9 @@ def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableC
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommandInputText) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_AvailableCommandInputText) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19300,7 +19396,9 @@ def _d_AvailableCommandInputOther(data: _Any) -> AvailableCommandInputOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommandInputOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_AvailableCommandInputOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19332,7 +19430,7 @@ def _d_TextCommandInput(data: _Any) -> TextCommandInput:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TextCommandInput) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_TextCommandInput) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19368,7 +19466,7 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19404,7 +19502,7 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19451,7 +19549,7 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19490,7 +19588,7 @@ def _d_Cost(data: _Any) -> Cost:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_Cost) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_Cost) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19539,7 +19637,7 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19571,7 +19669,9 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CompleteElicitationNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CompleteElicitationNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19603,7 +19703,7 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19650,7 +19750,7 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19695,7 +19795,7 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19730,7 +19830,7 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19755,7 +19855,9 @@ def _d_TerminalAuthCapabilities(data: _Any) -> TerminalAuthCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_TerminalAuthCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_TerminalAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19800,7 +19902,7 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19825,7 +19927,9 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationFormCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19850,7 +19954,9 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlCapabilities) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ElicitationUrlCapabilities) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19882,7 +19988,7 @@ def _d_LoginAuthRequest(data: _Any) -> LoginAuthRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LoginAuthRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LoginAuthRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19907,7 +20013,7 @@ def _d_LogoutAuthRequest(data: _Any) -> LogoutAuthRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_LogoutAuthRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_LogoutAuthRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -19961,7 +20067,7 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20013,7 +20119,7 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20073,7 +20179,7 @@ def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20096,7 +20202,7 @@ def _d_McpServerOther(data: _Any) -> McpServerOther:
             raise _rt.reserved_tag(v)
         self.type = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20135,7 +20241,7 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20182,7 +20288,7 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerHttpPayload) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerHttpPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20237,7 +20343,7 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_McpServerStdioPayload) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_McpServerStdioPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20278,7 +20384,7 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20310,7 +20416,7 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20381,7 +20487,7 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20411,7 +20517,7 @@ def _d_ReplayFromStart(data: _Any, tagged: bool = False) -> ReplayFromStart:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReplayFromStart) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReplayFromStart) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20445,7 +20551,7 @@ def _d_ReplayFromOther(data: _Any) -> ReplayFromOther:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReplayFromOther) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReplayFromOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20470,7 +20576,7 @@ def _d_ReplayFromStartPayload(data: _Any) -> ReplayFromStartPayload:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_ReplayFromStartPayload) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ReplayFromStartPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20502,7 +20608,7 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20555,7 +20661,9 @@ def _d_SetSessionConfigOptionRequestId(
             raise _rt.expected("a string", v)
         self.value = v
         key = None
-        self.extra = _rt.extras(data, _K_SetSessionConfigOptionRequestId) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SetSessionConfigOptionRequestId) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20609,7 +20717,9 @@ def _d_SetSessionConfigOptionRequestBoolean(
         self.value = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean) if len(data) > n else {}
+            _rt.extras(data, _K_SetSessionConfigOptionRequestBoolean)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -20664,7 +20774,9 @@ def _d_SetSessionConfigOptionRequestOther(data: _Any) -> SetSessionConfigOptionR
         self.value = v
         key = None
         self.extra = (
-            _rt.extras(data, _K_SetSessionConfigOptionRequestOther) if len(data) > n else {}
+            _rt.extras(data, _K_SetSessionConfigOptionRequestOther)
+            if len(data) > n
+            else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -20705,7 +20817,7 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20736,7 +20848,9 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionResponse) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionResponse) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20757,7 +20871,11 @@ def _d_RequestPermissionOutcomeCancelled(
     key: str | None = None
     try:
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeCancelled) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionOutcomeCancelled)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20796,7 +20914,9 @@ def _d_RequestPermissionOutcomeSelected(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeSelected) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionOutcomeSelected) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20819,7 +20939,9 @@ def _d_RequestPermissionOutcomeOther(data: _Any) -> RequestPermissionOutcomeOthe
             raise _rt.reserved_tag(v)
         self.outcome = v
         key = None
-        self.extra = _rt.extras(data, _K_RequestPermissionOutcomeOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionOutcomeOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20851,7 +20973,9 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_SelectedPermissionOutcome) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_SelectedPermissionOutcome) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20892,7 +21016,9 @@ def _d_CreateElicitationResponseAccept(
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseAccept) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseAccept) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20924,7 +21050,9 @@ def _d_CreateElicitationResponseDecline(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseDecline) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseDecline) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20956,7 +21084,9 @@ def _d_CreateElicitationResponseCancel(
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseCancel) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseCancel) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -20990,7 +21120,9 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
             raise _rt.reserved_tag(v)
         self.action = v
         key = None
-        self.extra = _rt.extras(data, _K_CreateElicitationResponseOther) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationResponseOther) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21013,7 +21145,7 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
                 v = _rt.map_of(v, _d_ElicitationContentValue)
         self.content = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21039,7 +21171,7 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
             n += 1
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else {}
+        self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21071,7 +21203,9 @@ def _d_CancelSessionNotification(data: _Any) -> CancelSessionNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CancelSessionNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CancelSessionNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21099,7 +21233,9 @@ def _d_ProtocolLevelNotification(data: _Any) -> ProtocolLevelNotification:
                 v = _d_CancelRequestNotification(v)
         self.params = v
         key = None
-        self.extra = _rt.extras(data, _K_ProtocolLevelNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_ProtocolLevelNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -21130,7 +21266,9 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
                 v = _UNSET
         self.meta = v
         key = None
-        self.extra = _rt.extras(data, _K_CancelRequestNotification) if len(data) > n else {}
+        self.extra = (
+            _rt.extras(data, _K_CancelRequestNotification) if len(data) > n else _rt.NO_EXTRA
+        )
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self

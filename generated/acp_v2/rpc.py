@@ -6,7 +6,9 @@ per method that role handles, and a `*Stub` per role to call those methods on th
 
 An agent subclasses `AgentBase` and calls its client through `self.client` (a `ClientStub`);
 a client subclasses `ClientBase` and calls its agent through `self.agent` (an `AgentStub`).
-A request a subclass does not implement is answered -32601; a notification is ignored.
+A request a subclass does not implement is answered -32601; a notification is ignored. A stub
+request takes `timeout=` seconds (default: the connection's `request_timeout`): past it, it
+raises TimeoutError and the peer is sent `$/cancel_request`.
 """
 
 from __future__ import annotations
@@ -72,53 +74,89 @@ class AgentStub:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    async def initialize(self, params: _m.InitializeRequest) -> _m.InitializeResponse:
+    async def initialize(
+        self, params: _m.InitializeRequest, *, timeout: float | None = None
+    ) -> _m.InitializeResponse:
         """`initialize` (request): `InitializeRequest` → `InitializeResponse`."""
-        return await self.connection.request("initialize", params, _m.InitializeResponse)
+        return await self.connection.request(
+            "initialize", params, _m.InitializeResponse, timeout=timeout
+        )
 
-    async def auth_login(self, params: _m.LoginAuthRequest) -> _m.LoginAuthResponse:
+    async def auth_login(
+        self, params: _m.LoginAuthRequest, *, timeout: float | None = None
+    ) -> _m.LoginAuthResponse:
         """`auth/login` (request): `LoginAuthRequest` → `LoginAuthResponse`."""
-        return await self.connection.request("auth/login", params, _m.LoginAuthResponse)
+        return await self.connection.request(
+            "auth/login", params, _m.LoginAuthResponse, timeout=timeout
+        )
 
-    async def session_new(self, params: _m.NewSessionRequest) -> _m.NewSessionResponse:
+    async def session_new(
+        self, params: _m.NewSessionRequest, *, timeout: float | None = None
+    ) -> _m.NewSessionResponse:
         """`session/new` (request): `NewSessionRequest` → `NewSessionResponse`."""
-        return await self.connection.request("session/new", params, _m.NewSessionResponse)
+        return await self.connection.request(
+            "session/new", params, _m.NewSessionResponse, timeout=timeout
+        )
 
     async def session_set_config_option(
-        self, params: _m.SetSessionConfigOptionRequest
+        self, params: _m.SetSessionConfigOptionRequest, *, timeout: float | None = None
     ) -> _m.SetSessionConfigOptionResponse:
         """`session/set_config_option` (request): `SetSessionConfigOptionRequest` → `SetSessionConfigOptionResponse`."""
         return await self.connection.request(
-            "session/set_config_option", params, _m.SetSessionConfigOptionResponse
+            "session/set_config_option", params, _m.SetSessionConfigOptionResponse, timeout=timeout
         )
 
-    async def session_prompt(self, params: _m.PromptRequest) -> _m.PromptResponse:
+    async def session_prompt(
+        self, params: _m.PromptRequest, *, timeout: float | None = None
+    ) -> _m.PromptResponse:
         """`session/prompt` (request): `PromptRequest` → `PromptResponse`."""
-        return await self.connection.request("session/prompt", params, _m.PromptResponse)
+        return await self.connection.request(
+            "session/prompt", params, _m.PromptResponse, timeout=timeout
+        )
 
     async def session_cancel(self, params: _m.CancelSessionNotification) -> None:
         """`session/cancel` (notification): `CancelSessionNotification`, never answered."""
         await self.connection.notify("session/cancel", params)
 
-    async def session_list(self, params: _m.ListSessionsRequest) -> _m.ListSessionsResponse:
+    async def session_list(
+        self, params: _m.ListSessionsRequest, *, timeout: float | None = None
+    ) -> _m.ListSessionsResponse:
         """`session/list` (request): `ListSessionsRequest` → `ListSessionsResponse`."""
-        return await self.connection.request("session/list", params, _m.ListSessionsResponse)
+        return await self.connection.request(
+            "session/list", params, _m.ListSessionsResponse, timeout=timeout
+        )
 
-    async def session_delete(self, params: _m.DeleteSessionRequest) -> _m.DeleteSessionResponse:
+    async def session_delete(
+        self, params: _m.DeleteSessionRequest, *, timeout: float | None = None
+    ) -> _m.DeleteSessionResponse:
         """`session/delete` (request): `DeleteSessionRequest` → `DeleteSessionResponse`."""
-        return await self.connection.request("session/delete", params, _m.DeleteSessionResponse)
+        return await self.connection.request(
+            "session/delete", params, _m.DeleteSessionResponse, timeout=timeout
+        )
 
-    async def session_resume(self, params: _m.ResumeSessionRequest) -> _m.ResumeSessionResponse:
+    async def session_resume(
+        self, params: _m.ResumeSessionRequest, *, timeout: float | None = None
+    ) -> _m.ResumeSessionResponse:
         """`session/resume` (request): `ResumeSessionRequest` → `ResumeSessionResponse`."""
-        return await self.connection.request("session/resume", params, _m.ResumeSessionResponse)
+        return await self.connection.request(
+            "session/resume", params, _m.ResumeSessionResponse, timeout=timeout
+        )
 
-    async def session_close(self, params: _m.CloseSessionRequest) -> _m.CloseSessionResponse:
+    async def session_close(
+        self, params: _m.CloseSessionRequest, *, timeout: float | None = None
+    ) -> _m.CloseSessionResponse:
         """`session/close` (request): `CloseSessionRequest` → `CloseSessionResponse`."""
-        return await self.connection.request("session/close", params, _m.CloseSessionResponse)
+        return await self.connection.request(
+            "session/close", params, _m.CloseSessionResponse, timeout=timeout
+        )
 
-    async def auth_logout(self, params: _m.LogoutAuthRequest) -> _m.LogoutAuthResponse:
+    async def auth_logout(
+        self, params: _m.LogoutAuthRequest, *, timeout: float | None = None
+    ) -> _m.LogoutAuthResponse:
         """`auth/logout` (request): `LogoutAuthRequest` → `LogoutAuthResponse`."""
-        return await self.connection.request("auth/logout", params, _m.LogoutAuthResponse)
+        return await self.connection.request(
+            "auth/logout", params, _m.LogoutAuthResponse, timeout=timeout
+        )
 
 
 class ClientStub:
@@ -130,11 +168,11 @@ class ClientStub:
         self.connection = connection
 
     async def session_request_permission(
-        self, params: _m.RequestPermissionRequest
+        self, params: _m.RequestPermissionRequest, *, timeout: float | None = None
     ) -> _m.RequestPermissionResponse:
         """`session/request_permission` (request): `RequestPermissionRequest` → `RequestPermissionResponse`."""
         return await self.connection.request(
-            "session/request_permission", params, _m.RequestPermissionResponse
+            "session/request_permission", params, _m.RequestPermissionResponse, timeout=timeout
         )
 
     async def session_update(self, params: _m.UpdateSessionNotification) -> None:
@@ -142,11 +180,11 @@ class ClientStub:
         await self.connection.notify("session/update", params)
 
     async def elicitation_create(
-        self, params: _m.CreateElicitationRequest
+        self, params: _m.CreateElicitationRequest, *, timeout: float | None = None
     ) -> _m.CreateElicitationResponse:
         """`elicitation/create` (request): `CreateElicitationRequest` → `CreateElicitationResponse`."""
         return await self.connection.request(
-            "elicitation/create", params, _m.CreateElicitationResponse
+            "elicitation/create", params, _m.CreateElicitationResponse, timeout=timeout
         )
 
     async def elicitation_complete(self, params: _m.CompleteElicitationNotification) -> None:
@@ -160,11 +198,17 @@ class AgentBase(RoleBase):
 
     ROUTES: ClassVar[Mapping[str, Route]] = AGENT_ROUTES
     CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
+    BATCHES: ClassVar[bool] = True
+
+    _client_stub: ClientStub | None = None
 
     @property
     def client(self) -> ClientStub:
         """Calls the client at the other end of this handler's connection."""
-        return ClientStub(self.connection)
+        stub = self._client_stub
+        if stub is None:
+            stub = self._client_stub = ClientStub(self.connection)
+        return stub
 
     async def initialize(self, params: _m.InitializeRequest) -> _m.InitializeResponse:
         """`initialize` (request): `InitializeRequest` → `InitializeResponse`."""
@@ -218,11 +262,17 @@ class ClientBase(RoleBase):
 
     ROUTES: ClassVar[Mapping[str, Route]] = CLIENT_ROUTES
     CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
+    BATCHES: ClassVar[bool] = True
+
+    _agent_stub: AgentStub | None = None
 
     @property
     def agent(self) -> AgentStub:
         """Calls the agent at the other end of this handler's connection."""
-        return AgentStub(self.connection)
+        stub = self._agent_stub
+        if stub is None:
+            stub = self._agent_stub = AgentStub(self.connection)
+        return stub
 
     async def session_request_permission(
         self, params: _m.RequestPermissionRequest

@@ -1,5 +1,6 @@
 """JSON-RPC 2.0 as ACP uses it: error codes and `RpcError`, the route entries the dispatcher
-reads, the base of both roles' handlers, and the framing of one message as one line.
+reads, the base of both roles' handlers, the framing of one message as one line, and a
+recorder of raw messages.
 
 `Connection` (in `connection.py`) runs all of it over a byte stream.
 """
@@ -7,17 +8,23 @@ reads, the base of both roles' handlers, and the framing of one message as one l
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import math
+import os
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol
 
 from ._runtime import UNSET, DecodeError, JsonValue, UnsetType
 
 if TYPE_CHECKING:
     from .connection import Connection
 
-MAX_MESSAGE_BYTES: Final = 32 * 1024 * 1024
-"""Longest line accepted, as in the TypeScript SDK."""
+MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
+"""Longest line accepted by default; a longer one is skipped and answered with an error."""
+
+Direction = Literal["in", "out"]
+Tap = Callable[[Direction, bytes], object]
+"""Sees every raw message: `"in"` or `"out"`, and the line without its final newline."""
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
@@ -77,11 +84,16 @@ class RpcError(Exception):
         return cls(INVALID_REQUEST, "Invalid response", {"error": error})
 
     @classmethod
-    def parse_error(cls) -> RpcError:
-        return cls(PARSE_ERROR, "Parse error")
+    def parse_error(cls, reason: str) -> RpcError:
+        return cls(PARSE_ERROR, "Parse error", reason)
 
     @classmethod
     def invalid_request(cls, reason: str) -> RpcError:
+        return cls(INVALID_REQUEST, "Invalid request", reason)
+
+    @classmethod
+    def too_long(cls, size: int, limit: int) -> RpcError:
+        reason = f"the message is {size} bytes long, over the limit of {limit} bytes; skipped"
         return cls(INVALID_REQUEST, "Invalid request", reason)
 
     @classmethod
@@ -124,6 +136,9 @@ class RoleBase:
     ROUTES: ClassVar[Mapping[str, Route]] = {}
     CANCEL_METHOD: ClassVar[str | None] = None
     """The protocol-level notification that cancels an in-flight request, if the schema has one."""
+    BATCHES: ClassVar[bool] = True
+    """Whether the schema defines JSON-RPC batches: when not, an incoming array is answered
+    with one -32600 error."""
     _connection: Connection | None = None
 
     @property
@@ -141,13 +156,74 @@ class RoleBase:
         """An extension notification: ignored unless overridden."""
 
 
+class UnreadableMessage(ValueError):
+    """A line that is not one JSON value: invalid UTF-8, bad syntax, a number out of range,
+    nesting too deep. `reason` says which, for the error answer's `data`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class UnencodableMessage(ValueError):
+    """An outgoing value that has no JSON form (a non-finite float, a foreign object, a cycle):
+    raised by the call that tried to send it, before anything is written."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise UnreadableMessage(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise UnreadableMessage(f"{name} is not JSON")
+
+
+# One decoder and one encoder for every line: json.loads/json.dumps with options build new ones
+# on each call.
+_DECODER: Final = json.JSONDecoder(parse_float=_finite_float, parse_constant=_reject_constant)
+_scan: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
+_FALLBACK_ENCODER: Final = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, check_circular=False, separators=(",", ":")
+)
+
+
+def _make_dumps() -> Callable[[Any], str]:
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has the C encoder
+        return _FALLBACK_ENCODER.encode
+    encode = make(
+        None, _FALLBACK_ENCODER.default, json.encoder.encode_basestring,
+        None, ":", ",", False, False, False,
+    )  # fmt: skip
+
+    def dumps(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+_dumps: Final = _make_dumps()
+
+
 def dump_line(message: Message) -> bytes:
     """One message as a line: compact UTF-8 JSON, with the line separators some readers split
-    on escaped, and a final `\\n`."""
-    text = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    for char, escaped in _ESCAPES:
-        if char in text:
-            text = text.replace(char, escaped)
+    on escaped, and a final `\\n`. Raises UnencodableMessage for values JSON cannot carry."""
+    try:
+        text = _dumps(message)
+    except ValueError as exc:
+        reason = "a number is not finite (inf or nan)" if "float" in str(exc) else str(exc)
+        raise UnencodableMessage(f"not JSON: {reason}") from None
+    except TypeError as exc:
+        raise UnencodableMessage(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise UnencodableMessage("not JSON: nested too deeply (or a cycle)") from None
+    if not text.isascii():
+        for char, escaped in _ESCAPES:
+            if char in text:
+                text = text.replace(char, escaped)
     return (text + "\n").encode()
 
 
@@ -155,8 +231,8 @@ def reply_line(reply: Message) -> bytes:
     """`dump_line` for an answer: a result that is not JSON becomes an internal error."""
     try:
         return dump_line(reply)
-    except (TypeError, ValueError) as exc:
-        error = RpcError.internal_error(f"the result is not JSON: {exc}")
+    except UnencodableMessage as exc:
+        error = RpcError.internal_error(f"the result is {exc}")
         return dump_line(error_reply(reply.get("id"), error))
 
 
@@ -172,12 +248,84 @@ def valid_id(rid: Any) -> bool:
 
 
 def load_line(line: bytes) -> Any:
-    """Parse one line; raises ValueError for anything that is not JSON (NaN included)."""
+    """Parse one line; raises UnreadableMessage (a ValueError) for anything that is not one
+    JSON value in UTF-8 (NaN, Infinity and numbers that overflow to them included)."""
     try:
-        return json.loads(line, parse_constant=_reject_constant)
+        text = line.decode()
+        # The scanner alone for the usual line (one value, nothing around it); decode() for
+        # anything else, and for its error messages.
+        try:
+            value, end = _scan(text, 0)
+        except (StopIteration, ValueError):
+            end = -1
+        if end == len(text):
+            return value
+        return _DECODER.decode(text)
+    except UnicodeDecodeError as exc:
+        raise UnreadableMessage(f"invalid UTF-8 at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        where = "character" if exc.msg.endswith(" at") else "at character"
+        raise UnreadableMessage(f"{exc.msg} {where} {exc.pos}") from None
     except RecursionError:
-        raise ValueError("nested too deeply") from None
+        raise UnreadableMessage("nested too deeply") from None
+    except UnreadableMessage:
+        raise
+    except ValueError as exc:  # e.g. an integer with more digits than int() accepts
+        raise UnreadableMessage(str(exc).split(";")[0]) from None
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+class TranscriptRecorder:
+    """A tap that writes every message it sees as one JSON line, exactly as it was on the wire:
+    a transcript `acp-codegen replay` reads.
+
+        recorder = TranscriptRecorder("session.jsonl")
+        connection.add_tap(recorder)   # or Connection(..., tap=recorder)
+        ...
+        recorder.close()
+
+    `directions` limits it to `"in"` or `"out"`; `file` may be an open binary file instead of
+    a path (it is then not closed). Lines are flushed when the recorder is closed or after
+    `flush_every` of them.
+    """
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | IO[bytes],
+        *,
+        directions: Collection[Direction] = ("in", "out"),
+        flush_every: int = 100,
+    ) -> None:
+        if isinstance(target, str | os.PathLike):
+            self._file: IO[bytes] = open(target, "ab")  # noqa: SIM115 - closed by close()
+            self._owned = True
+        else:
+            self._file = target
+            self._owned = False
+        self._directions = frozenset(directions)
+        self._flush_every = max(1, flush_every)
+        self._unflushed = 0
+        self.count = 0
+        """Lines written so far."""
+
+    def __call__(self, direction: Direction, line: bytes) -> None:
+        if direction not in self._directions or self._file.closed:
+            return
+        self._file.write(line if line.endswith(b"\n") else line + b"\n")
+        self.count += 1
+        self._unflushed += 1
+        if self._unflushed >= self._flush_every:
+            self._file.flush()
+            self._unflushed = 0
+
+    def close(self) -> None:
+        if self._file.closed:
+            return
+        self._file.flush()
+        if self._owned:
+            self._file.close()
+
+    def __enter__(self) -> TranscriptRecorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

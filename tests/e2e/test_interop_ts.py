@@ -108,7 +108,7 @@ class WaitingClient(acp.ClientBase):
 def test_the_sdk_agent_cancels_its_permission_request_with_cancel_request() -> None:
     async def scenario() -> WaitingClient:
         client = WaitingClient()
-        connection, process = await acp.connect_process(client, *SDK_AGENT)
+        connection = await acp.connect_process(client, *SDK_AGENT)
         agent = client.agent
         info = acp.Implementation(name="interop-test", version="1")
         await agent.initialize(acp.InitializeRequest(protocol_version=2, info=info))
@@ -120,8 +120,8 @@ def test_the_sdk_agent_cancels_its_permission_request_with_cancel_request() -> N
         assert answer.extra == {"messageId": "msg_user_1"}  # the draft's field, kept
         await client.idle.wait()
         await client.permission_cancelled.wait()
-        await connection.close()
-        await process.wait()
+        await connection.close()  # closes its stdin, reaps it
+        assert connection.returncode is not None
         return client
 
     client = asyncio.run(asyncio.wait_for(scenario(), 30))

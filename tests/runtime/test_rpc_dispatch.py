@@ -69,14 +69,38 @@ async def answer_to(raw: bytes | dict[str, Any]) -> Any:
 @pytest.mark.parametrize(
     ("raw", "answer"),
     [
-        (b"{not json\n", error(None, -32700, "Parse error")),
+        (
+            b"{not json\n",
+            error(
+                None,
+                -32700,
+                "Parse error",
+                "Expecting property name enclosed in double quotes at character 1",
+            ),
+        ),
         (
             b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":NaN}\n',
-            error(None, -32700, "Parse error"),
+            error(None, -32700, "Parse error", "NaN is not JSON"),
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"x","params":1e400}\n',
+            error(None, -32700, "Parse error", "the number 1e400 is out of range"),
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"x","params":[-1E+400]}\n',
+            error(None, -32700, "Parse error", "the number -1E+400 is out of range"),
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"x","params":-Infinity}\n',
+            error(None, -32700, "Parse error", "-Infinity is not JSON"),
         ),
         (
             b'{"jsonrpc":"2.0","id":1,"method":"x","params":"\xff"}\n',
-            error(None, -32700, "Parse error"),
+            error(None, -32700, "Parse error", "invalid UTF-8 at byte 47"),
+        ),
+        (
+            b"[" * 100_000 + b"]" * 100_000 + b"\n",
+            error(None, -32700, "Parse error", "nested too deeply"),
         ),
         (b"42\n", error(None, -32600, "Invalid request", "a message must be a JSON object")),
         (b"[]\n", error(None, -32600, "Invalid request", "empty batch")),
@@ -85,7 +109,18 @@ async def answer_to(raw: bytes | dict[str, Any]) -> Any:
             error(None, -32600, "Invalid request", "a message needs a method or an id"),
         ),
     ],
-    ids=["garbage", "nan", "bad-utf8", "scalar", "empty-batch", "no-method-no-id"],
+    ids=[
+        "garbage",
+        "nan",
+        "overflow",
+        "negative-overflow",
+        "infinity",
+        "bad-utf8",
+        "deep",
+        "scalar",
+        "empty-batch",
+        "no-method-no-id",
+    ],  # fmt: skip
 )
 def test_unreadable_messages_are_answered_with_a_null_id(raw: bytes, answer: Any) -> None:
     assert run(answer_to(raw)) == answer

@@ -250,7 +250,9 @@ def test_eof_in_the_middle_of_a_message_fails_pending_calls() -> None:
             await call
         await peer.connection.wait_closed()
         # The unfinished message was treated as a parse error, then the output was closed.
-        assert json.loads(await peer.rest()) == error(None, -32700, "Parse error")
+        assert json.loads(await peer.rest()) == error(
+            None, -32700, "Parse error", "Unterminated string starting at character 24"
+        )
         with pytest.raises(acp.ConnectionClosed):
             await peer.connection.request("_x")
 
@@ -313,11 +315,11 @@ def test_a_peer_that_exits_fails_pending_calls_instead_of_hanging() -> None:
     script = 'import sys; sys.stdin.readline(); sys.stdout.write(\'{"jsonrpc":"2.0","id":0\')'
 
     async def scenario() -> None:
-        conn, process = await acp.connect_process(Client(), sys.executable, "-c", script)
-        with pytest.raises(acp.ConnectionClosed):
-            await acp.AgentStub(conn).session_new(acp.NewSessionRequest(cwd="/"))
-        await conn.wait_closed()
-        assert await process.wait() == 0
+        async with acp.connect_process(Client(), sys.executable, "-c", script) as conn:
+            with pytest.raises(acp.ConnectionClosed):
+                await acp.AgentStub(conn).session_new(acp.NewSessionRequest(cwd="/"))
+            await conn.wait_closed()
+            assert await conn.wait() == 0
 
     run(scenario())
 

@@ -1,0 +1,141 @@
+"""End to end over stdio: an agent streams N `agent_message_chunk`s in one turn to a client
+that spawned it. Three pairs run the same turn side by side (interleaved):
+
+- ours, v2 and v1 (`e2e_ours.py`, the generated `acp_v2` / `acp_v1`);
+- the official TypeScript SDK 2.4.0, v2 (`interop/bench_agent.mjs`, `interop/bench_client.mjs`);
+- the PyPI Python SDK `agent-client-protocol`, v1 (`e2e_pypi.py`).
+
+    python benchmarks/e2e.py [--runs N] [--chunks N]
+
+Each client reports the seconds from sending `session/prompt` to handling the turn's last
+message, and its own peak RSS; the whole run (spawn to exit) is timed too. Ratios compare a
+pair with ours on the same protocol version (TypeScript v2 / ours v2, Python SDK v1 / ours
+v1). Nothing here asserts on timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+INTEROP = REPO / "interop"
+SDK = INTEROP / "node_modules" / "@agentclientprotocol" / "sdk"
+CHUNKS = 20_000
+
+
+@dataclass
+class Pair:
+    name: str
+    lane: str
+    command: list[str] | None  # None: not available here
+    why_not: str = ""
+    stream: list[float] = field(default_factory=list)  # client-reported seconds per run
+    wall: list[float] = field(default_factory=list)  # spawn to exit
+    rss_kib: list[int] = field(default_factory=list)  # the client's peak RSS
+
+    def median(self) -> float | None:
+        return statistics.median(self.stream) if self.stream else None
+
+
+def pairs(chunks: int) -> list[Pair]:
+    python = sys.executable
+    ours = str(REPO / "benchmarks" / "e2e_ours.py")
+    pypi = str(REPO / "benchmarks" / "e2e_pypi.py")
+    out = []
+    for lane in ("v2", "v1"):
+        client = [python, ours, "client", "--lane", lane, "--chunks", str(chunks)]
+        out.append(
+            Pair(f"ours {lane}", lane, [*client, "--", python, ours, "agent", "--lane", lane])
+        )
+    node = shutil.which("node")
+    if node is None or not SDK.is_dir():
+        out.append(
+            Pair("TypeScript SDK v2", "v2", None, "needs node and `npm ci --prefix interop`")
+        )
+    else:
+        client = [node, str(INTEROP / "bench_client.mjs"), "--chunks", str(chunks)]
+        agent = [node, str(INTEROP / "bench_agent.mjs")]
+        out.append(Pair("TypeScript SDK v2", "v2", [*client, "--", *agent]))
+    if importlib.util.find_spec("acp") is None:  # not imported: this process stays small
+        out.append(Pair("Python SDK v1", "v1", None, "needs `pip install agent-client-protocol`"))
+    else:
+        client = [python, pypi, "client", "--chunks", str(chunks)]
+        out.append(Pair("Python SDK v1", "v1", [*client, "--", python, pypi, "agent"]))
+    return out
+
+
+def run_once(pair: Pair, env: dict[str, str]) -> None:
+    assert pair.command is not None
+    start = time.perf_counter()
+    done = subprocess.run(
+        pair.command, capture_output=True, text=True, timeout=300, cwd=REPO, env=env, check=False
+    )
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
+        raise RuntimeError(f"{pair.name}: exit {done.returncode}: {last}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    pair.stream.append(float(result["seconds"]))
+    pair.wall.append(wall)
+    pair.rss_kib.append(int(result["peak_rss_kib"]))
+
+
+def measure(runs: int, chunks: int = CHUNKS, progress: Any = None) -> list[Pair]:
+    """Every available pair `runs` times, interleaved (plus one warm-up each: bytecode and
+    disk caches)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    available = [p for p in pairs(chunks) if p.command is not None]
+    for round_ in range(-1, runs):
+        for pair in available:
+            if pair.why_not:
+                continue
+            try:
+                run_once(pair, env)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as error:
+                pair.why_not = f"failed: {error}"
+                continue
+            if round_ < 0:  # the warm-up does not count
+                pair.stream.clear()
+                pair.wall.clear()
+                pair.rss_kib.clear()
+            elif progress is not None:
+                progress(f"e2e: {pair.name}: {pair.stream[-1] * 1e3:.0f} ms")
+    return available + [p for p in pairs(chunks) if p.command is None]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--chunks", type=int, default=CHUNKS)
+    args = parser.parse_args(argv)
+    results = measure(args.runs, args.chunks, lambda text: print(text, file=sys.stderr))
+    ours = {p.lane: p.median() for p in results if p.name.startswith("ours")}
+    for pair in results:
+        median = pair.median()
+        if median is None:
+            print(f"{pair.name:20} {pair.why_not}")
+            continue
+        base = ours.get(pair.lane)
+        ratio = f"{median / base:5.2f}× ours {pair.lane}" if base else ""
+        rss = max(pair.rss_kib) / 1024
+        print(
+            f"{pair.name:20} stream {median * 1e3:7.1f} ms  wall "
+            f"{statistics.median(pair.wall) * 1e3:7.1f} ms  client peak RSS {rss:5.1f} MiB  "
+            f"{ratio if not pair.name.startswith('ours') else ''}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
