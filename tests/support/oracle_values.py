@@ -1,0 +1,168 @@
+"""Values to put to the official SDK's validators: the IR's wire strategies, made fair to JS.
+
+`WireStrategies` (strategies.py) draws what our decoders accept. `OracleStrategies` changes
+what would only measure JavaScript or cost time, not the SDK:
+
+- integers stay within the JS-safe range (JSON.parse rounds past 2**53; the 64-bit bounds
+  have targeted tests instead);
+- `format: uri` and `date-time` strings are mostly well formed (zod checks those formats, the
+  reference decoders do not: a known difference, still drawn now and then);
+- free JSON (`_meta`, `any`, undeclared keys) and plain strings come from fixed palettes of
+  edge values instead of recursive and text strategies, which cost most of the drawing time
+  (zod takes any string where the schema says string: the string's value rarely matters).
+
+`mutate()` breaks a value in one place, with palette values, and `drawn()` collects a fixed
+number of values and mutations, deterministically.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from codegen.ir import Branch, Field, Shape
+from tests.support.strategies import UNKNOWN_KEY, WireStrategies
+
+JS_SAFE = 2**53 - 1
+URLS = st.sampled_from(
+    [
+        "https://example.com/",
+        "file:///home/user/project/main.py",
+        "http://localhost:8080/mcp?x=1#top",
+        "data:text/plain;base64,SGk=",
+        "zed://agent/session/1",
+    ]
+)
+TIMESTAMPS = st.sampled_from(
+    ["2026-01-31T12:00:00Z", "2026-02-01T08:30:15.250+02:00", "1999-12-31T23:59:59-05:00"]
+)
+PALETTE: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2.5,
+    1.0,
+    -0.0,
+    2**31,
+    2**53 + 1,
+    1e300,
+    "",
+    "x",
+    "é 👍",
+    "https://example.com/",
+    [],
+    [None],
+    ["a", 1],
+    {},
+    {"a": 1},
+    {"type": "text", "text": "hi"},
+    {"nested": {"deep": [1, {"k": None}]}},
+]
+JSON = st.sampled_from(PALETTE)
+STRINGS = st.sampled_from(["", "a", "hello world", "é 👍", "0", "null", "_x", "line\nbreak"])
+KEYS = st.sampled_from(["", "a", "_meta", "type", "x-y", "ключ"])
+
+
+class OracleStrategies(WireStrategies):
+    def _shape(self, shape: Shape) -> st.SearchStrategy[Any]:
+        kind = shape.kind
+        if kind == "int":
+            lo = max(-JS_SAFE, int(shape.minimum) if shape.minimum is not None else -JS_SAFE)
+            hi = min(JS_SAFE, int(shape.maximum) if shape.maximum is not None else JS_SAFE)
+            return st.integers(lo, hi)
+        if kind == "str" and shape.format == "uri":
+            return URLS | URLS | STRINGS
+        if kind == "str" and shape.format == "date-time":
+            return TIMESTAMPS | TIMESTAMPS | STRINGS
+        if kind == "str":
+            return STRINGS
+        if kind == "object":
+            return st.dictionaries(KEYS, JSON, max_size=2)
+        if kind == "any":
+            return JSON
+        return super()._shape(shape)
+
+    def _branch(self, branch: Branch) -> st.SearchStrategy[Any]:
+        if branch.shape.kind != "object":
+            return self.shape(branch.shape)
+        keys = st.fixed_dictionaries({key: JSON for key in branch.required})
+        rest = st.dictionaries(KEYS, JSON, max_size=2)
+        return st.tuples(rest, keys).map(lambda pair: {**pair[0], **pair[1]})
+
+    def _object(
+        self, fields: tuple[Field, ...], fixed: dict[str, Any] | None = None
+    ) -> st.SearchStrategy[Any]:
+        required = {f.wire: self.shape(f.shape) for f in fields if f.required}
+        optional = {f.wire: self.shape(f.shape) for f in fields if not f.required}
+        for wire, value in (fixed or {}).items():
+            required[wire] = st.just(value)
+            optional.pop(wire, None)
+        base = st.fixed_dictionaries(required, optional=optional)
+        declared = {f.wire for f in fields} | set(fixed or {})
+        extra = st.dictionaries(UNKNOWN_KEY.filter(lambda k: k not in declared), JSON, max_size=1)
+        return st.tuples(base, extra).map(lambda pair: {**pair[1], **pair[0]})
+
+
+def mutate(value: Any, data: st.DataObject) -> Any:
+    """`value` broken in one place: a key dropped, added or replaced, an item replaced..."""
+    if isinstance(value, dict) and value and data.draw(st.integers(0, 3)):
+        key = data.draw(st.sampled_from(sorted(value)))
+        action = data.draw(st.sampled_from(["replace", "drop", "add", "descend", "descend"]))
+        out = dict(value)
+        if action == "drop":
+            del out[key]
+        elif action == "add":
+            out[data.draw(KEYS)] = data.draw(JSON)
+        elif action == "replace":
+            out[key] = data.draw(JSON)
+        else:
+            out[key] = mutate(out[key], data)
+        return out
+    if isinstance(value, list) and value and data.draw(st.integers(0, 3)):
+        index = data.draw(st.integers(0, len(value) - 1))
+        out_list = list(value)
+        if data.draw(st.booleans()):
+            out_list[index] = mutate(out_list[index], data)
+        else:
+            out_list.append(data.draw(JSON))
+        return out_list
+    return data.draw(JSON)
+
+
+def drawn(
+    strategy: st.SearchStrategy[Any], valid: int, mutated: int, per_example: int = 6
+) -> list[tuple[str, Any]]:
+    """`valid` values of `strategy` and `mutated` mutations of others, as (kind, value) pairs.
+
+    Hypothesis draws them (generate phase only, derandomized: the same values on every run),
+    `per_example` at a time: its cost is mostly per example, not per value.
+    """
+    out: list[tuple[str, Any]] = []
+    counts = {"valid": 0, "mutated": 0}
+
+    @settings(
+        max_examples=-(-max(valid, mutated) // per_example),
+        derandomize=True,
+        database=None,
+        phases=[Phase.generate],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.data())
+    def collect(data: st.DataObject) -> None:
+        for _ in range(per_example):
+            value = data.draw(strategy)
+            if counts["valid"] < valid:
+                out.append(("valid", value))
+                counts["valid"] += 1
+            if counts["mutated"] < mutated:
+                out.append(("mutated", mutate(value, data)))
+                counts["mutated"] += 1
+
+    collect()
+    return out
