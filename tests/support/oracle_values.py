@@ -17,10 +17,13 @@ number of values and mutations, deterministically.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from hypothesis.internal.conjecture import providers
 
 from codegen.ir import Branch, Field, Shape
 from tests.support.strategies import UNKNOWN_KEY, WireStrategies
@@ -134,13 +137,34 @@ def mutate(value: Any, data: st.DataObject) -> Any:
     return data.draw(JSON)
 
 
+@contextmanager
+def without_local_constants() -> Iterator[None]:
+    """Draw without the constants Hypothesis collects from every loaded module's source.
+
+    Hypothesis mixes in literals found in the user modules imported so far, so the same
+    derandomized test draws other values when other test modules happen to be loaded (the
+    whole suite against one file). For a fixed sample, the pool is emptied while drawing,
+    and the cache of permitted constants is cleared around it. Internal API: Hypothesis is
+    pinned (pyproject.toml).
+    """
+    original = providers._get_local_constants
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._get_local_constants = lambda: providers.Constants()  # an empty pool
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
 def drawn(
     strategy: st.SearchStrategy[Any], valid: int, mutated: int, per_example: int = 6
 ) -> list[tuple[str, Any]]:
     """`valid` values of `strategy` and `mutated` mutations of others, as (kind, value) pairs.
 
-    Hypothesis draws them (generate phase only, derandomized: the same values on every run),
-    `per_example` at a time: its cost is mostly per example, not per value.
+    Hypothesis draws them (generate phase only, derandomized, without local constants: the
+    same values on every run, whatever else is loaded), `per_example` at a time: its cost is
+    mostly per example, not per value.
     """
     out: list[tuple[str, Any]] = []
     counts = {"valid": 0, "mutated": 0}
@@ -164,5 +188,6 @@ def drawn(
                 out.append(("mutated", mutate(value, data)))
                 counts["mutated"] += 1
 
-    collect()
+    with without_local_constants():
+        collect()
     return out
