@@ -16,15 +16,15 @@ from codegen.pipeline import Target, generate
 from tests.conftest import REPO
 from tests.support.differential import Lane
 from tests.support.oracle_run import LaneReport, run_lane
-from tests.support.oracle_values import OracleStrategies, drawn
+from tests.support.oracle_values import OracleStrategies, drawn, edges, without_local_constants
 from tests.support.zod_oracle import ZodOracle
 
 REF = "npm-sdk-2.4.0"
 LANES = ("v1", "v2")  # the SDK's stable validators: dist/v1/schema, dist/v2/schema
 PREFIX = "oracle_sdk_"
 # The fixed budget, per `$defs` type: values drawn from the IR and mutations of others.
-VALID = 12
-MUTATED = 12
+VALID = 16
+MUTATED = 16
 
 
 def build_lanes(out: Path) -> dict[str, Lane]:
@@ -53,13 +53,17 @@ def unload_lanes(out: Path) -> None:
 
 
 def samples(lane: Lane) -> list[tuple[str, str, Any]]:
-    """Every `$defs` type's values, in schema order: (type, "valid" | "mutated", value)."""
+    """Every `$defs` type's values, in schema order: (type, "valid" | "mutated" | "edge",
+    value); the edges are those of the type's first valid value."""
     strategies = OracleStrategies(lane.model)
-    return [
-        (t.name, kind, value)
-        for t in lane.model.types
-        for kind, value in drawn(strategies.of(t.name), VALID, MUTATED)
-    ]
+    out: list[tuple[str, str, Any]] = []
+    with without_local_constants():
+        for t in lane.model.types:
+            values = drawn(strategies.of(t.name), VALID, MUTATED)
+            out += [(t.name, kind, value) for kind, value in values]
+            base = next(value for kind, value in values if kind == "valid")
+            out += [(t.name, "edge", value) for value in edges(lane.model, t.name, base)]
+    return out
 
 
 def run_all(lanes: dict[str, Lane], oracle: ZodOracle) -> dict[str, LaneReport]:

@@ -152,6 +152,16 @@ def test_envelope_unions(check: Any) -> None:
     assert sdk == Accepted({"id": 1, "result": {}})
 
 
+def test_tag_fallback(check: Any) -> None:
+    broken = {"type": "terminal", "id": "a", "name": "b", "env": 1}
+    mine, sdk = check("AuthMethod", broken, lane="v1")
+    assert mine.error == "$.env: expected an object, got an integer"
+    assert sdk == Accepted({"id": "a", "name": "b"})  # taken as AuthMethodAgent
+    mine, sdk = check("AuthMethod", {"type": True, "id": "a", "name": "b"}, lane="v1")
+    assert mine.error == "$.type: expected a string tag, got a boolean"
+    assert sdk == Accepted({"id": "a", "name": "b"})
+
+
 # -- pending (issue 12 item 3) -------------------------------------------------------------------
 def test_untagged_catch_all(check: Any, lanes: dict[str, Lane]) -> None:
     mine, sdk = check("ErrorData", {"detail": "x"})
@@ -169,7 +179,7 @@ def test_untagged_catch_all(check: Any, lanes: dict[str, Lane]) -> None:
     assert sdk == Accepted([1, 2])
 
 
-def test_idle_stop_reason_union(check: Any, lanes: dict[str, Lane]) -> None:
+def test_nested_unions(check: Any, lanes: dict[str, Lane]) -> None:
     mine, sdk = check("IdleStateUpdate", {"stopReason": "end_turn", "error": None})
     assert mine.data == {"stopReason": "end_turn", "error": None}
     assert sdk == Accepted({"stopReason": "end_turn"})  # `error` is the error variant's only
@@ -178,3 +188,15 @@ def test_idle_stop_reason_union(check: Any, lanes: dict[str, Lane]) -> None:
     assert round_trip(lanes, "IdleStateUpdate", value) == value  # kept, but as `extra`
     assert mine.data == {"stopReason": "_paused"}
     assert sdk == Accepted(value)  # a custom variant: its payload kept whole
+    running = {"sessionUpdate": "state_update", "state": "running", "stopReason": "x"}
+    mine, sdk = check("SessionUpdate", running)
+    assert mine.data == running  # the flat state_update class has every state's fields
+    assert sdk == Accepted({"sessionUpdate": "state_update", "state": "running"})
+    custom = {
+        "sessionUpdate": "state_update",
+        "state": "_x",
+        "error": {"code": 1, "message": "m", "k": 1},
+    }
+    mine, sdk = check("SessionUpdate", custom)
+    assert mine.data == {**custom, "error": {"code": 1, "message": "m"}}  # decoded as an Error
+    assert sdk == Accepted(custom)  # a custom state: kept raw

@@ -71,11 +71,25 @@ def _fields(lane: Lane) -> Iterator[Field]:
                 yield from t.fallback.fields
 
 
+_CACHE: dict[tuple[int, str], Any] = {}
+
+
+def _per_lane(lane: Lane, what: str, compute: Callable[[], Any]) -> Any:
+    """`compute()` once per lane (the rules run for every disagreement)."""
+    key = (id(lane), what)
+    if key not in _CACHE:
+        _CACHE[key] = compute()
+    return _CACHE[key]
+
+
 def _keys_with_format(lane: Lane, fmt: str) -> frozenset[str]:
     def has(shape: Shape | None) -> bool:
         return shape is not None and (shape.format == fmt or has(shape.item))
 
-    return frozenset(f.wire for f in _fields(lane) if has(f.shape))
+    keys: frozenset[str] = _per_lane(
+        lane, f"format {fmt}", lambda: frozenset(f.wire for f in _fields(lane) if has(f.shape))
+    )
+    return keys
 
 
 def _set_strings(keys: frozenset[str], replacement: str) -> Callable[[dict[str, Any]], Any]:
@@ -118,13 +132,33 @@ def _schema_defaults(lane: Lane) -> dict[str, set[str]]:
 
 def _filled_default(lane: Lane, _: Any, e: Entry) -> bool:
     name = e.path[-1] if e.path else None
-    defaults = _schema_defaults(lane).get(name, set()) if isinstance(name, str) else set()
+    table = _per_lane(lane, "defaults", lambda: _schema_defaults(lane))
+    defaults = table.get(name, set()) if isinstance(name, str) else set()
     return e.ours is ABSENT and json.dumps(e.sdk, sort_keys=True) in defaults
 
 
-def _empty_list_fallback(_: Lane, value: Any, e: Entry) -> bool:
+def _lenient_lists(lane: Lane) -> frozenset[str]:
+    """Properties that are a list (not nullable) with default-on-error, in some `$defs` type."""
+    out = set()
+    for definition in lane.defs.values():
+        props = definition.get("properties") if isinstance(definition, dict) else None
+        for name, prop in (props or {}).items():
+            if isinstance(prop, dict) and prop.get("type") == "array":
+                if prop.get("x-deserialize-default-on-error") is True:
+                    out.add(name)
+    return frozenset(out)
+
+
+def _empty_list_fallback(lane: Lane, value: Any, e: Entry) -> bool:
     given = at(value, e.path)
-    return e.ours is ABSENT and e.sdk == [] and given is not ABSENT and not isinstance(given, list)
+    name = e.path[-1] if e.path else None
+    return (
+        e.ours is ABSENT
+        and e.sdk == []
+        and given is not ABSENT
+        and not isinstance(given, list)
+        and name in _per_lane(lane, "lenient lists", lambda: _lenient_lists(lane))
+    )
 
 
 # -- gaps ----------------------------------------------------------------------------------------
@@ -139,7 +173,7 @@ def _min_lengths(lane: Lane) -> dict[str, int]:
 
 
 def _min_length(lane: Lane, _: str, value: Any) -> Any:
-    minimum = _min_lengths(lane)
+    minimum = _per_lane(lane, "min lengths", lambda: _min_lengths(lane))
 
     def fix(obj: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -202,10 +236,22 @@ def _untagged_catch_all(_: Lane, __: str, value: Any) -> Any:
 
 
 STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
+STATES = ("running", "idle", "requires_action")
 
 
-def _idle_union(_: Lane, type_name: str, value: Any) -> Any:
-    """Keep to what a flat IdleStateUpdate models: a known stop reason, `error` only with it."""
+def _nested_unions(_: Lane, type_name: str, value: Any) -> Any:
+    """Keep to what the flat classes model: a known state and stop reason, and only the
+    fields of the variant those tags select."""
+
+    def fix_state(obj: dict[str, Any]) -> dict[str, Any]:
+        out = dict(obj)
+        if out.get("state") not in STATES:
+            out["state"] = "running"
+        if out["state"] != "idle":
+            out.pop("stopReason", None)
+            out.pop("error", None)
+            return out
+        return fix_idle(out)
 
     def fix_idle(obj: dict[str, Any]) -> dict[str, Any]:
         out = dict(obj)
@@ -216,10 +262,41 @@ def _idle_union(_: Lane, type_name: str, value: Any) -> Any:
             out.pop("error", None)
         return out
 
-    fixed = rewrite(value, lambda o: fix_idle(o) if o.get("state") == "idle" else o)
-    if type_name == "IdleStateUpdate" and isinstance(fixed, dict):
-        fixed = fix_idle(fixed)
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        return fix_state(obj) if obj.get("sessionUpdate") == "state_update" else obj
+
+    fixed = rewrite(value, fix)
+    if isinstance(fixed, dict) and type_name == "StateUpdate":
+        return fix_state(fixed)
+    if isinstance(fixed, dict) and type_name == "IdleStateUpdate":
+        return fix_idle(fixed)
     return fixed
+
+
+def _tag_fallback(lane: Lane, _: str, value: Any) -> Any:
+    """Drop the tag of a member of a union with a tag-less branch when its variant rejects it
+    but that branch takes it (what the SDK and serde's untagged variant do)."""
+    pkg = lane.package
+    unions = [t for t in lane.model.types if isinstance(t, TaggedUnion) and t.fallback]
+
+    def takes(py_name: str, obj: dict[str, Any]) -> bool:
+        try:
+            pkg.decode(getattr(pkg, py_name), obj)
+        except pkg.DecodeError:
+            return False
+        return True
+
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        for u in unions:
+            tag = obj.get(u.tag)
+            if u.tag not in obj or (isinstance(tag, str) and tag not in u.known_tags):
+                continue
+            fallback = lane.names.fallback_variants[u.name]
+            if not takes(lane.names.types[u.name], obj) and takes(fallback, obj):
+                return {k: v for k, v in obj.items() if k != u.tag}
+        return obj
+
+    return rewrite(value, fix)
 
 
 ENVELOPES = frozenset(
@@ -297,6 +374,13 @@ DIFFERENCES: tuple[Difference, ...] = (
         repair=_open_int_enum_bounds,
     ),
     Difference(
+        "tag-fallback",
+        "gap",
+        "a v1 union with a tag-less branch (AuthMethod, McpServer...) takes a value its tagged"
+        " variant rejects, or whose tag is not a string, as that branch; we reject it",
+        repair=_tag_fallback,
+    ),
+    Difference(
         "envelope-unions",
         "gap",
         "the JSON-RPC envelope unions (AgentRequest...) decode their inline object branches as"
@@ -312,11 +396,12 @@ DIFFERENCES: tuple[Difference, ...] = (
         types=frozenset({"ErrorData", "ElicitationContentValue"}),
     ),
     Difference(
-        "idle-stop-reason-union",
+        "nested-unions",
         "pending",
-        "IdleStateUpdate is a union on an optional `stopReason`; we model it flat: `error` kept"
-        " on every variant, a custom stop reason's unknown keys not kept as its payload",
-        repair=_idle_union,
+        "SessionUpdate → StateUpdate (by `state`) → IdleStateUpdate (by `stopReason`): we model"
+        " the levels below the first as flat classes: every variant's fields on each, and a"
+        " custom variant's unknown keys not kept as its payload",
+        repair=_nested_unions,
     ),
 )
 BY_ID = {d.id: d for d in DIFFERENCES}

@@ -14,6 +14,7 @@ import copy
 import dataclasses
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -35,7 +36,7 @@ class Lane:
     def py_type(self, def_name: str) -> Any:
         return getattr(self.package, self.names.types[def_name])
 
-    @property
+    @cached_property
     def keeps_extra(self) -> frozenset[str]:
         """Classes whose undeclared keys are their payload, as the SDK sees it."""
         empty = {

@@ -12,23 +12,38 @@ what would only measure JavaScript or cost time, not the SDK:
   (zod takes any string where the schema says string: the string's value rarely matters).
 
 `mutate()` breaks a value in one place, with palette values, and `drawn()` collects a fixed
-number of values and mutations, deterministically.
+number of values and mutations, deterministically. `edges()` adds, without Hypothesis, the
+boundaries of every field of one drawn value: the field left out, null, and values just past
+what its shape allows (bounds ± 1, an integral float, an empty list or string...).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
+from hypothesis.internal.constants_ast import Constants
 
-from codegen.ir import Branch, Field, Shape
+from codegen.ir import (
+    Alias,
+    Branch,
+    EnumType,
+    Field,
+    Model,
+    ObjectType,
+    Shape,
+    TaggedUnion,
+    UntaggedUnion,
+)
 from tests.support.strategies import UNKNOWN_KEY, WireStrategies
 
 JS_SAFE = 2**53 - 1
+SEED = 20261009  # a fixed seed: the same values on every run (derandomize would hash sources)
 URLS = st.sampled_from(
     [
         "https://example.com/",
@@ -137,6 +152,9 @@ def mutate(value: Any, data: st.DataObject) -> Any:
     return data.draw(JSON)
 
 
+_quiet_depth = 0
+
+
 @contextmanager
 def without_local_constants() -> Iterator[None]:
     """Draw without the constants Hypothesis collects from every loaded module's source.
@@ -144,17 +162,22 @@ def without_local_constants() -> Iterator[None]:
     Hypothesis mixes in literals found in the user modules imported so far, so the same
     derandomized test draws other values when other test modules happen to be loaded (the
     whole suite against one file). For a fixed sample, the pool is emptied while drawing,
-    and the cache of permitted constants is cleared around it. Internal API: Hypothesis is
-    pinned (pyproject.toml).
+    and the cache of permitted constants is cleared around it (once, however deeply this is
+    nested: refilling that cache is slow). Internal API: Hypothesis is pinned (pyproject.toml).
     """
+    global _quiet_depth
     original = providers._get_local_constants
-    providers.CONSTANTS_CACHE.cache.clear()
-    providers._get_local_constants = lambda: providers.Constants()  # an empty pool
+    if _quiet_depth == 0:
+        providers.CONSTANTS_CACHE.cache.clear()
+        providers._get_local_constants = Constants  # an empty pool
+    _quiet_depth += 1
     try:
         yield
     finally:
-        providers._get_local_constants = original
-        providers.CONSTANTS_CACHE.cache.clear()
+        _quiet_depth -= 1
+        if _quiet_depth == 0:
+            providers._get_local_constants = original
+            providers.CONSTANTS_CACHE.cache.clear()
 
 
 def drawn(
@@ -162,16 +185,16 @@ def drawn(
 ) -> list[tuple[str, Any]]:
     """`valid` values of `strategy` and `mutated` mutations of others, as (kind, value) pairs.
 
-    Hypothesis draws them (generate phase only, derandomized, without local constants: the
+    Hypothesis draws them (generate phase only, a fixed seed, without local constants: the
     same values on every run, whatever else is loaded), `per_example` at a time: its cost is
     mostly per example, not per value.
     """
     out: list[tuple[str, Any]] = []
     counts = {"valid": 0, "mutated": 0}
 
+    @seed(SEED)
     @settings(
         max_examples=-(-max(valid, mutated) // per_example),
-        derandomize=True,
         database=None,
         phases=[Phase.generate],
         deadline=None,
@@ -179,15 +202,87 @@ def drawn(
     )
     @given(st.data())
     def collect(data: st.DataObject) -> None:
+        # The same draws whatever was collected: Hypothesis may run an example again and
+        # checks that it draws alike.
         for _ in range(per_example):
             value = data.draw(strategy)
+            broken = mutate(value, data)
             if counts["valid"] < valid:
                 out.append(("valid", value))
                 counts["valid"] += 1
             if counts["mutated"] < mutated:
-                out.append(("mutated", mutate(value, data)))
+                out.append(("mutated", broken))
                 counts["mutated"] += 1
 
     with without_local_constants():
         collect()
     return out
+
+
+# -- edges ---------------------------------------------------------------------------------------
+def edges(model: Model, name: str, base: Any) -> list[Any]:
+    """Variants of `base` (a valid value of `name`) that probe one boundary each."""
+    t = model.get(name)
+    fields = _fields_of(t, base)
+    if not fields:  # not an object, or one without declared fields: the value as a whole
+        shape = t.shape if isinstance(t, Alias) else Shape("ref", ref=name)
+        return _unique(_edge_values(shape, model))
+    out: list[Any] = []
+    for f in fields:
+        if f.wire in base:
+            out.append({k: v for k, v in base.items() if k != f.wire})
+        out.extend({**base, f.wire: v} for v in _edge_values(f.shape, model))
+    return _unique(out)
+
+
+def _fields_of(t: Any, base: Any) -> tuple[Field, ...] | None:
+    """The fields that `base` was drawn with: the object's, or its variant's (tag kept)."""
+    if not isinstance(base, dict):
+        return None
+    if isinstance(t, ObjectType):
+        return t.fields
+    if isinstance(t, TaggedUnion):
+        variant = next((v for v in t.variants if v.tag == base.get(t.tag)), None)
+        return variant.fields if variant is not None else None
+    return None
+
+
+def _edge_values(shape: Shape, model: Model, depth: int = 0) -> list[Any]:
+    out: list[Any] = [None]
+    kind = shape.kind
+    if kind == "ref" and shape.ref is not None and depth < 4:
+        target = model.get(shape.ref)
+        if isinstance(target, Alias):
+            return out + _edge_values(target.shape, model, depth + 1)
+        if isinstance(target, EnumType):
+            if target.value_kind == "int":
+                return out + [2**31, -(2**31) - 1, 1.0, "1"] if target.open else out + [999]
+            return out + ([5, ""] if target.open else [5, "not-a-member"])
+        if isinstance(target, UntaggedUnion):
+            return out + [True, [None], {}]
+        return out + [[], "x", {}]  # objects and tagged unions
+    if kind == "int":
+        lo, hi = shape.minimum, shape.maximum
+        out += [1.0, True, "1"]
+        out += [int(lo) - 1] if lo is not None else []
+        out += [int(hi) + 1] if hi is not None else []
+    elif kind == "float":
+        out += [True, "1"]
+        out += [shape.minimum - 1] if shape.minimum is not None else []
+        out += [shape.maximum + 1] if shape.maximum is not None else []
+    elif kind == "str":
+        out += [5, ""]
+    elif kind == "bool":
+        out += [0, "true"]
+    elif kind == "list":
+        out += [[], [None], {}]
+    elif kind in ("map", "object"):
+        out += [[], {"k": None}]
+    return out
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    seen: dict[str, Any] = {}
+    for v in values:
+        seen.setdefault(json.dumps(v, sort_keys=True), v)
+    return list(seen.values())
