@@ -19,7 +19,19 @@ from tests.oracle.lanes import LANES, MUTATED, VALID
 from tests.support.differences import DIFFERENCES
 from tests.support.differential import Lane
 from tests.support.oracle_run import LaneReport
-from tests.support.zod_oracle import BATCH, Accepted, ZodOracle
+from tests.support.zod_oracle import BATCH, Accepted, Issue, OracleError, Rejected, ZodOracle
+
+
+def test_the_oracle_answers_a_batch_in_order_and_survives_a_bad_request(
+    zod_oracle: ZodOracle,
+) -> None:
+    with pytest.raises(OracleError, match='the oracle could not answer: unknown lane "v9"'):
+        zod_oracle.check("v9", [("SessionId", "s")])
+    assert zod_oracle.check("v2", [("SessionId", "s"), ("SessionId", 5), ("Nope", {})]) == [
+        Accepted("s"),
+        Rejected((Issue((), "invalid_type", "Invalid input: expected string, received number"),)),
+        Rejected((Issue((), "no_type", "Nope"),)),
+    ]
 
 
 @pytest.mark.parametrize("lane", LANES)

@@ -1,10 +1,11 @@
 """Run a lane's values through both decoders and explain every disagreement, in three batches.
 
 Batch one sends every value to the SDK. Each disagreement is then explained by the known
-differences (tests/support/differences.py): by its type, by its differing places, or by a
-repair. The repaired values go to the SDK in batch two (each repair alone, then all of a
-case's repairs in turn); batch three drops each repair of an explanation that took several, to
-keep only the causes that matter. What no rule explains stays `unexplained`.
+differences (tests/support/differences.py): by its differing places, or by a repair. The
+repaired values go to the SDK in batch two (each repair alone, then all of a case's repairs in
+turn); batch three drops each repair of an explanation that took several, to keep only the
+causes that matter. Last, a disagreement nothing else explains may be explained by its type
+(a rule about that type as a whole). What no rule explains stays `unexplained`.
 """
 
 from __future__ import annotations
@@ -67,10 +68,6 @@ def run_lane(lane: Lane, oracle: ZodOracle, samples: list[tuple[str, str, Any]])
     for case in cases:
         if case.agreed:
             continue
-        by_type = tuple(d.id for d in DIFFERENCES if case.type_name in d.types)
-        if by_type:
-            case.because = by_type
-            continue
         found = _entry_rules(lane, case.value, case.mine, case.sdk)
         if found:
             case.because = found
@@ -85,6 +82,9 @@ def run_lane(lane: Lane, oracle: ZodOracle, samples: list[tuple[str, str, Any]])
         for drop in case.because
     ]
     _settle(lane, oracle, narrower, narrowing=True)
+    for case in cases:  # last: what a rule is about by its type alone
+        if not case.agreed and not case.because:
+            case.because = tuple(d.id for d in DIFFERENCES if case.type_name in d.types)
     report = LaneReport(lane.name, cases, oracle.round_trips - before)
     for case in cases:
         case.unexplained = not case.agreed and not case.because
