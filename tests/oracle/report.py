@@ -30,11 +30,11 @@ def main() -> int:
         row = (len(r.cases), len(r.agreed), len(r.explained), len(r.unexplained), r.round_trips)
         print(f"| {name} | " + " | ".join(map(str, row)) + " |")
     print()
-    print("| difference | kind | " + " | ".join(reports) + " |")
-    print("| --- | --- | " + " | ".join("---" for _ in reports) + " |")
+    print("| difference | kind | " + " | ".join(reports) + " | what |")
+    print("| --- | --- | " + " | ".join("---" for _ in reports) + " | --- |")
     for d in DIFFERENCES:
         counts = " | ".join(str(r.by_difference[d.id]) for r in reports.values())
-        print(f"| `{d.id}` | {d.kind} | {counts} |")
+        print(f"| `{d.id}` | {d.kind} | {counts} | {d.summary} |")
     return 0
 
 

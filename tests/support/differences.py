@@ -11,8 +11,8 @@ three ways:
   the repaired value, the cause was this rule's and nothing else.
 - `entry`: both sides accepted and one differing place is this rule's normalization (the SDK
   fills in a schema `default`...).
-- `types`: every disagreement of a value of these `$defs` types (the top-level checks of a
-  type the rule is about).
+- `types`: a disagreement on a value of one of these `$defs` types that neither of the other
+  two explains (the top-level checks of a type the rule is about as a whole).
 """
 
 from __future__ import annotations
