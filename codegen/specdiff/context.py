@@ -62,6 +62,20 @@ class Context:
         return side.names.types.get(key, key)
 
     # Implemented by `compare.Comparer`; declared here for the union comparisons.
+    def shape(
+        self,
+        o: Shape,
+        n: Shape,
+        path: str,
+        owners: Owners,
+        what: str,
+        lenient: bool = False,
+        skip_invalid: bool = False,
+        attr: str = "",
+        lenient_new: bool = False,
+    ) -> None:
+        raise NotImplementedError
+
     def fields(
         self,
         old: tuple[Field, ...],

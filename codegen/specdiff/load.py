@@ -34,6 +34,7 @@ class Input:
     model: Model
     names: Names
     reach: dict[str, Direction]
+    batches: tuple[str, ...] = ()  # the root's JSON-RPC batch messages, by title
 
 
 def load_input(spec: str, unstable: bool = False) -> Input:
@@ -41,7 +42,19 @@ def load_input(spec: str, unstable: bool = False) -> Input:
     diags = Diagnostics()
     source, model, names = analyse(path, diags)
     defs: dict[str, Any] = source.schema["$defs"]
-    return Input(label, path, model, names, directions(defs, model))
+    return Input(label, path, model, names, directions(defs, model), batches(source.schema))
+
+
+def batches(schema: dict[str, Any]) -> tuple[str, ...]:
+    """The titles of the root's array alternatives: the JSON-RPC batches a peer may send
+    (alpha.3 has `AgentBatchCall`, `AgentBatchResponse`, ...; npm 2.2+ has none). The IR
+    models `$defs` only, and a batch is not one."""
+    branches = schema.get("anyOf") or schema.get("oneOf") or []
+    return tuple(
+        str(b.get("title") or f"batch #{i}")
+        for i, b in enumerate(branches if isinstance(branches, list) else [])
+        if isinstance(b, dict) and b.get("type") == "array"
+    )
 
 
 def resolve(spec: str, unstable: bool) -> tuple[Path, str]:

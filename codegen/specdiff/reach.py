@@ -45,6 +45,15 @@ def method_direction(method: Method) -> Direction:
     return "both"
 
 
+def sender_direction(name: str) -> Direction:
+    """The direction of a root message named after its sender (`AgentBatchCall`)."""
+    if name.startswith("Agent"):
+        return "agent->client"
+    if name.startswith("Client"):
+        return "client->agent"
+    return "both"
+
+
 def as_direction(flows: set[str]) -> Direction:
     if len(flows) == 2:
         return "both"

@@ -1,7 +1,8 @@
 """Wire shapes: what JSON a shape accepts, seen through aliases, and how two of them relate.
 
-A `$ref` to an alias is the alias's shape on the wire (`SessionId` is a string), and a `$ref`
-to an open enum accepts any value of its JSON type; so both are replaced by what they accept
+A `$ref` to an alias is the alias's shape on the wire (`SessionId` is a string), a `$ref`
+to an open enum accepts any value of its JSON type, and one to an untagged union that ends in
+an `any` catch-all (`ErrorData`) accepts any JSON; so all three are replaced by what they accept
 before two shapes are compared. References to other types (objects, unions, closed enums)
 stay names: what changed inside those types is reported on the types themselves.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from ..ir import Alias, EnumType, Model, Shape
+from ..ir import Alias, EnumType, Model, Shape, UntaggedUnion
 from ..parse.resolve import INT_FORMAT_BOUNDS
 
 Relation = Literal["same", "wider", "narrower", "different"]
@@ -82,7 +83,7 @@ class Relater:
 
 
 def _expand(shape: Shape, model: Model) -> Shape | None:
-    """One level of an alias (or open enum) reference, or None."""
+    """One level of an alias, open enum or catch-all union reference, or None."""
     if shape.kind != "ref" or shape.ref is None:
         return None
     target = model.index.get(shape.ref)
@@ -90,6 +91,28 @@ def _expand(shape: Shape, model: Model) -> Shape | None:
         return target.shape
     if isinstance(target, EnumType) and target.open:
         return Shape(target.value_kind)
+    if catch_all_union(shape, model):
+        return Shape("any")
+    return None
+
+
+def open_enum(shape: Shape, model: Model) -> str | None:
+    """The name of the open enum a shape refers to (through aliases), or None."""
+    for _ in range(_MAX_ALIAS_DEPTH):
+        target = model.index.get(shape.ref or "") if shape.kind == "ref" else None
+        if isinstance(target, EnumType) and target.open:
+            return target.name
+        if not isinstance(target, Alias):
+            return None
+        shape = target.shape
+    return None
+
+
+def catch_all_union(shape: Shape, model: Model) -> str | None:
+    """The name of the untagged union a shape refers to, when one alternative takes any JSON."""
+    target = model.index.get(shape.ref or "") if shape.kind == "ref" else None
+    if isinstance(target, UntaggedUnion) and any(b.shape.kind == "any" for b in target.branches):
+        return target.name
     return None
 
 
