@@ -13,7 +13,8 @@ from ..config import Config, default_templates, load_config
 from ..diagnostics import Diagnostics, InputError, print_diagnostics
 from ..emit import diff as diff_files
 from ..emit import write
-from ..pins import Lock, ensure, read_lock
+from ..parse.load import ensure_meta_beside
+from ..pins import ensure, read_lock
 from ..pipeline import Target, generate
 
 
@@ -88,19 +89,9 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path]:
         for package, path in lanes:
             ref = args.ref or pkg.ref or lock.default_ref
             pin = lock.find(ref, path)
-            _meta_beside(lock, ref, path)
+            ensure_meta_beside(lock, ref, path)
             targets.append(Target(package, ensure(lock, pin), ref, path, pin.sha256, overrides))
     return targets, config.out, config.templates
-
-
-def _meta_beside(lock: Lock, ref: str, path: str) -> None:
-    """Make sure the meta file(s) next to a pinned schema are in the cache too."""
-    folder, _, name = path.rpartition("/")
-    prefix = f"{folder}/" if folder else ""
-    for meta in {name.replace("schema", "meta", 1), "meta.json"}:
-        for pin in lock.pins:
-            if pin.ref == ref and pin.path == prefix + meta:
-                ensure(lock, pin)
 
 
 def _read_overrides(path: Path) -> dict[str, Any]:

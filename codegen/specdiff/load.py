@@ -17,7 +17,8 @@ from ..config import load_config
 from ..diagnostics import Diagnostics, InputError
 from ..ir import Model
 from ..naming import Names
-from ..pins import Lock, ensure, read_lock
+from ..parse.load import ensure_meta_beside
+from ..pins import ensure, read_lock
 from ..pipeline import analyse
 from .reach import directions
 from .rules import Direction
@@ -78,16 +79,6 @@ def _pinned(spec: str, schema_name: str) -> tuple[Path, str]:
         raise InputError(f"{ref} has no lane {lane!r} (lanes: {known})")
     pin = lock.find(ref, path)
     file = ensure(lock, pin)
-    _ensure_meta(lock, ref, path)
+    ensure_meta_beside(lock, ref, path)
     suffix = " (unstable)" if "unstable" in schema_name else ""
     return file, f"{ref}:{lane or 'v1'}{suffix}"
-
-
-def _ensure_meta(lock: Lock, ref: str, path: str) -> None:
-    """Bring the meta files beside a pinned schema into the cache (methods come from them)."""
-    folder, _, name = path.rpartition("/")
-    prefix = f"{folder}/" if folder else ""
-    wanted = {prefix + name.replace("schema", "meta", 1), prefix + "meta.json"}
-    for pin in lock.pins:
-        if pin.ref == ref and pin.path in wanted:
-            ensure(lock, pin)

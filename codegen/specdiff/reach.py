@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Method, Model
-from ..parse.methods import refs_in
+from ..parse.walk import refs_in
 from .rules import Direction
 
 CLIENT_TO_AGENT = "client->agent"

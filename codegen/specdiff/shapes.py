@@ -9,9 +9,10 @@ stay names: what changed inside those types is reported on the types themselves.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Literal
 
-from ..ir import Alias, EnumType, Model, Shape
+from ..ir import EnumType, Model, Shape
 from ..parse.resolve import INT_FORMAT_BOUNDS
 
 Relation = Literal["same", "wider", "narrower", "different"]
@@ -19,20 +20,10 @@ _MAX_ALIAS_DEPTH = 16
 
 
 def wire(shape: Shape, model: Model) -> Shape:
-    """The shape with aliases (and open enums) replaced by what they accept."""
-    for _ in range(_MAX_ALIAS_DEPTH):
-        if shape.kind != "ref" or shape.ref is None or shape.ref not in model.index:
-            break
-        target = model.index[shape.ref]
-        if isinstance(target, Alias):
-            inner = target.shape
-        elif isinstance(target, EnumType) and target.open:
-            inner = Shape(target.value_kind)
-        else:
-            break
-        shape = inner._replace(nullable=inner.nullable or shape.nullable)
+    """The shape with aliases (and open enums) replaced by what they accept, items too."""
+    shape = model.look_through(shape, open_enums=True)
     if shape.item is not None:
-        shape = shape._replace(item=wire(shape.item, model))
+        shape = replace(shape, item=wire(shape.item, model))
     return shape
 
 
@@ -59,10 +50,10 @@ class Relater:
         if old.kind == new.kind == "ref" and old.ref and self.rename(old.ref) == new.ref:
             return "same"
         if depth < _MAX_ALIAS_DEPTH:
-            inner = _expand(old, self.old)
+            inner = self.old.step_through(old, open_enums=True)
             if inner is not None:
                 return self.relate_non_null(inner, new, depth + 1)
-            inner = _expand(new, self.new)
+            inner = self.new.step_through(new, open_enums=True)
             if inner is not None:
                 return self.relate_non_null(old, inner, depth + 1)
         closed = _closed_enum_relation(old, new, self.old, self.new)
@@ -79,18 +70,6 @@ class Relater:
         if old.kind == "ref":
             return "different"  # two unrelated named types
         return "same"  # str (formats are not checked by decoders), bool, null, object, any
-
-
-def _expand(shape: Shape, model: Model) -> Shape | None:
-    """One level of an alias (or open enum) reference, or None."""
-    if shape.kind != "ref" or shape.ref is None:
-        return None
-    target = model.index.get(shape.ref)
-    if isinstance(target, Alias):
-        return target.shape
-    if isinstance(target, EnumType) and target.open:
-        return Shape(target.value_kind)
-    return None
 
 
 def _closed_enum_relation(old: Shape, new: Shape, om: Model, nm: Model) -> Relation | None:
