@@ -5,6 +5,7 @@ Only local `#/$defs/...` references exist in ACP schemas; anything else is repor
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -234,12 +235,11 @@ def _is_null(node: Any) -> bool:
 
 
 def _with_null(shape: Shape, nullable: bool) -> Shape:
-    if not nullable or shape.nullable:
-        return shape
-    return replace(shape, nullable=True)
+    return shape.with_nullable(True) if nullable else shape
 
 
 def _number(value: Any, default: int | None) -> int | float | None:
-    if type(value) in (int, float):
-        return value  # type: ignore[no-any-return]
+    """A bound: an integer or a finite number (JSON's `Infinity` and `NaN` bound nothing)."""
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        return value
     return default

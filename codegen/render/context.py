@@ -1,11 +1,13 @@
 """The typed contexts the templates render: one per generated module, made by `lower`.
 
-All of it is plain, frozen data. Schema text (wire names, tags, descriptions, enum values) is
-kept as data and reaches the output only through the `pylit` and `docstring` filters. A few
-fields hold Python source built by `lower` from decided names, builtins and runtime helpers
-only, never from schema text: `annotation`s (type expressions), `Check.call` (a decoder
-function, or an expression that makes one), `Group.condition` (a JSON type test of `v`) and
-`MethodContext`'s `*_type` and `*_annotation` values.
+All of it is plain data, made once by `lower` and only read by the templates (so no equality,
+hashing or repr: each would cost the CLI's start-up a compiled function a class). Schema text
+(wire names, tags, descriptions, enum values) is kept as data and reaches the output only
+through the `pylit` and `docstring` filters. A few fields hold Python source that `lower`
+builds from decided names, builtins and runtime helpers only, never from schema text:
+`annotation`s (type expressions), `Check.call` (a decoder function, or an expression that
+makes one), `Group.condition` (a JSON type test of `v`), and `MethodContext`'s `*_type` and
+`*_annotation` values.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ CheckKind = Literal["any", "type", "int", "float", "bounds", "null", "call", "en
 Encode = Literal["plain", "model", "list_model", "map_model", "enum", "generic"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Check:
     """How a decoder validates (and converts) the value held in its local `v`.
 
@@ -38,7 +40,7 @@ class Check:
     type_known: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class FieldContext:
     """A field of a generated class: names, annotation, how it is decoded and encoded."""
 
@@ -58,7 +60,7 @@ class FieldContext:
     enum_type: str  # encode `enum`: the plain type its members encode as (`str`, `int`)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class ClassContext:
     """A generated class: an object type, or a tagged union's variant, open or fallback one."""
 
@@ -77,7 +79,7 @@ class ClassContext:
     min_keys: int = 0  # keys a decoded object always has: the required fields and the tag
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class UnionContext:
     """A tagged union's base class and its tag table."""
 
@@ -91,14 +93,14 @@ class UnionContext:
     fallback_class: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class MemberContext:
     py: str
     value: str | int
     doc: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class EnumContext:
     """An enum class; `check` decodes one value of it."""
 
@@ -111,7 +113,7 @@ class EnumContext:
     check: Check
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Option:
     """One alternative of an untagged union, among those of its JSON type."""
 
@@ -121,7 +123,7 @@ class Option:
     takes_empty: bool = False  # lists: the alternative an empty list decodes as
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Group:
     """The alternatives of an untagged union that share one JSON type, in schema order."""
 
@@ -131,7 +133,7 @@ class Group:
     missing: str  # objects: what the DecodeError says when no alternative's keys are there
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class AliasContext:
     """A named alias: of a class or enum (`name`), of a plain shape, or an untagged union."""
 
@@ -147,7 +149,7 @@ class AliasContext:
     expected: str = ""  # untagged: the JSON types the error names
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class ModuleContext:
     """What every generated module's template sees: the banner, and its own fields."""
 
@@ -158,7 +160,7 @@ class ModuleContext:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class ModelsContext(ModuleContext):
     """`models.py`: everything it declares, in the order it declares it."""
 
@@ -172,7 +174,7 @@ class ModelsContext(ModuleContext):
     needs_unset_type: bool  # some field may be omitted
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class MethodContext:
     """One JSON-RPC method as the method table and the dispatchers see it."""
 
@@ -190,14 +192,14 @@ class MethodContext:
     result_annotation: str  # `_m.X`, `Any`, or `None` for a notification
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class MethodsContext(ModuleContext):
     """`methods.py`: every method of the schema."""
 
     methods: tuple[MethodContext, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class RpcContext(ModuleContext):
     """`rpc.py`: the methods each role handles, and the protocol-level cancel method."""
 
@@ -209,7 +211,7 @@ class RpcContext(ModuleContext):
     has_requests: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class SessionStateContext(ModuleContext):
     """`session_state.py`: which `SessionUpdate` kinds follow which rule."""
 
@@ -221,7 +223,7 @@ class SessionStateContext(ModuleContext):
     usage_fields: tuple[str, ...]  # the usage fields kept (not `_meta`)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class InitContext(ModuleContext):
     """`__init__.py`: what the package exports, eagerly and on first use."""
 

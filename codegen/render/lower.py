@@ -13,7 +13,6 @@ templates only loop over it and look things up. `lower` makes the contexts of a 
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
@@ -689,5 +688,14 @@ def _untagged_rule(groups: list[Group]) -> str:
 
 
 def _wrap(text: str) -> str:
-    """One of our own paragraphs, wrapped (backtick spans and words are never split)."""
-    return textwrap.fill(text, NOTE_WIDTH, break_long_words=False, break_on_hyphens=False)
+    """One of our own paragraphs, wrapped at spaces to lines of at most `NOTE_WIDTH`
+    characters (a longer word keeps its own line)."""
+    if len(text) <= NOTE_WIDTH:
+        return text
+    lines = [""]
+    for word in text.split(" "):
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > NOTE_WIDTH:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}" if lines[-1] else word
+    return "\n".join(lines)
