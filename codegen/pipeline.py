@@ -47,7 +47,7 @@ class Generated:
 def analyse(
     path: Path, diags: Diagnostics, overrides: dict[str, Any] | None = None
 ) -> tuple[Source, Model, Names]:
-    """Load, build and name one schema; stops with InputError when the input has errors."""
+    """Load, classify and name one schema; stops with InputError when the input has errors."""
     source = load(path)
     model = build_model(source, diags)
     diags.raise_if_errors()

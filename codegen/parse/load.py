@@ -20,7 +20,7 @@ MAX_SCHEMA_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """A loaded schema with the meta.json beside it and its sha256."""
+    """A loaded schema, the meta files beside it (see `meta_names`) and its sha256."""
 
     path: Path
     schema: dict[str, Any]

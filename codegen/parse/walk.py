@@ -1,7 +1,7 @@
 """The one walk over raw schema JSON: every key of every object, with where it stands.
 
-The whole-schema checks and the `$ref` scans (methods' envelopes, who sends which type) all
-read the schema through `iter_keys`.
+The whole-schema checks and the `$ref` scans (methods' envelopes, and `ref_graph`, from which
+`specdiff` finds who sends which type) all read the schema through `iter_keys`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,12 @@ def refs_in(node: Any) -> list[str]:
         for _, key, value in iter_keys(node)
         if key == "$ref" and isinstance(value, str) and value.startswith(DEFS_PREFIX)
     ]
+
+
+def ref_graph(schema: dict[str, Any]) -> dict[str, list[str]]:
+    """Every `$defs` name → the names its definition references, anywhere inside it."""
+    defs = schema.get("$defs")
+    return {name: refs_in(node) for name, node in defs.items()} if isinstance(defs, dict) else {}
 
 
 def defs_name(ref: str) -> str:

@@ -1,5 +1,6 @@
-"""Render templates with Jinja2 (StrictUndefined). Schema text reaches the output only through
-the `pylit` and `docstring` filters, which always produce valid, inert Python literals."""
+"""The Jinja2 environment (StrictUndefined) and its filters. Schema text reaches the output only
+as identifiers decided by `naming`, or through `pylit` and `docstring`, which always make
+valid, inert Python literals (`lower` calls `pylit` too, for the numbers it writes)."""
 
 from __future__ import annotations
 

@@ -52,6 +52,7 @@ from .context import (
     SessionStateContext,
     UnionContext,
 )
+from .env import pylit
 
 NOTE_WIDTH = 88  # our own docstring paragraphs are wrapped; the schema's text is kept as is
 _EXPECTED = {
@@ -435,7 +436,7 @@ class Lowering:
         if shape.kind in ("int", "float"):
             if shape.minimum is None and shape.maximum is None:
                 return f"_rt.d_{shape.kind}"
-            return f"_rt.{shape.kind}_range({shape.minimum!r}, {shape.maximum!r})"
+            return f"_rt.{shape.kind}_range({pylit(shape.minimum)}, {pylit(shape.maximum)})"
         if shape.kind in ("list", "map"):
             item = self.item_decoder(shape.item or Shape("any"))
             return f"_rt.{shape.kind}_decoder({item})"

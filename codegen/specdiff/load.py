@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..config import load_config
 from ..diagnostics import Diagnostics, InputError
 from ..ir import Model
 from ..naming import Names
 from ..parse.load import ensure_meta_beside
+from ..parse.walk import ref_graph
 from ..pins import ensure, read_lock
 from ..pipeline import analyse
 from .reach import directions
@@ -39,8 +39,7 @@ def load_input(spec: str, unstable: bool = False) -> Input:
     path, label = resolve(spec, unstable)
     diags = Diagnostics()
     source, model, names = analyse(path, diags)
-    defs: dict[str, Any] = source.schema["$defs"]
-    return Input(label, path, model, names, directions(defs, model))
+    return Input(label, path, model, names, directions(ref_graph(source.schema), model))
 
 
 def resolve(spec: str, unstable: bool) -> tuple[Path, str]:
