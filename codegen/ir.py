@@ -215,6 +215,21 @@ class Alias(Node):
 TypeDef = ObjectType | EnumType | TaggedUnion | UntaggedUnion | Alias
 
 
+def alias_refs(t: TypeDef) -> list[str]:
+    """The `$defs` names that an alias or an untagged union refers to in its shapes, items of
+    lists and maps included: what its module-level expression in `models.py` names."""
+    shapes = [t.shape] if isinstance(t, Alias) else []
+    shapes += [b.shape for b in t.branches] if isinstance(t, UntaggedUnion) else []
+    found = []
+    while shapes:
+        shape = shapes.pop()
+        if shape.ref is not None:
+            found.append(shape.ref)
+        if shape.item is not None:
+            shapes.append(shape.item)
+    return found
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Method(Node):
     """A JSON-RPC method: who handles it, whether it is answered, and its payload types."""

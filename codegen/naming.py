@@ -1,6 +1,6 @@
 """Every public Python name of a generated package is decided here: types, variants, fields,
 enum members and methods. (The private helpers of `models.py`, `_d_X`, `_K_X`, `_T_X`, `_E_X`,
-are spelled by its template from the class name `X`.)
+are spelled from the class name `X` by the lowering and the template.)
 
 Rules:
 - A `$defs` name is kept when it is a valid, non-reserved identifier; otherwise it is made one

@@ -33,6 +33,7 @@ from ..ir import (
     TypeDef,
     UntaggedUnion,
     Variant,
+    alias_refs,
 )
 from .load import Source, meta_names
 from .methods import find_methods
@@ -65,27 +66,18 @@ def _break_alias_cycles(types: tuple[TypeDef, ...], diags: Diagnostics) -> tuple
     (`A = list[A]`) cannot be written out, so it is kept as raw JSON, with a warning."""
     index = {t.name: t for t in types}
 
-    def alias_refs(t: TypeDef) -> list[str]:
-        shapes = [t.shape] if isinstance(t, Alias) else []
-        shapes += [b.shape for b in t.branches] if isinstance(t, UntaggedUnion) else []
-        found = []
-        while shapes:
-            shape = shapes.pop()
-            if shape.ref is not None and isinstance(index.get(shape.ref), Alias | UntaggedUnion):
-                found.append(shape.ref)
-            if shape.item is not None:
-                shapes.append(shape.item)
-        return found
+    def aliases_named(t: TypeDef) -> list[str]:
+        return [r for r in alias_refs(t) if isinstance(index.get(r), Alias | UntaggedUnion)]
 
     def reaches_itself(t: TypeDef) -> bool:
-        stack, seen = alias_refs(t), set()
+        stack, seen = aliases_named(t), set()
         while stack:
             name = stack.pop()
             if name == t.name:
                 return True
             if name not in seen:
                 seen.add(name)
-                stack.extend(alias_refs(index[name]))
+                stack.extend(aliases_named(index[name]))
         return False
 
     out = list(types)

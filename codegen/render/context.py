@@ -4,10 +4,10 @@ All of it is plain data, made once by `lower` and only read by the templates (so
 hashing or repr: each would cost the CLI's start-up a compiled function a class). Schema text
 (wire names, tags, descriptions, enum values) is kept as data and reaches the output only
 through the `pylit` and `docstring` filters. A few fields hold Python source that `lower`
-builds from decided names, builtins and runtime helpers only, never from schema text:
-`annotation`s (type expressions), `Check.call` (a decoder function, or an expression that
-makes one), `Group.condition` (a JSON type test of `v`), and `MethodContext`'s `*_type` and
-`*_annotation` values.
+builds from decided names, builtins, runtime helpers and `pylit` numbers, never from raw text:
+`annotation`s (type expressions), `Check.call` and `Check.table` (a decoder function or an
+expression that makes one, a lookup table), `Group.condition` (a JSON type test of `v`),
+`FieldContext.empty` (`[]` or `{}`), and `MethodContext`'s `*_type` and `*_annotation`.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from ..ir import (
     TaggedUnion,
     UntaggedUnion,
     Variant,
+    alias_refs,
 )
 from ..modules import META_NAMES, ModuleSpec
 from ..naming import Names
@@ -347,13 +348,11 @@ class Lowering:
     def _alias_order(self, aliases: list[AliasContext]) -> tuple[AliasContext, ...]:
         """Aliases are module-level expressions: one naming another must come after it."""
         by_py = {a.py: a for a in aliases}
-        deps: dict[str, list[str]] = {}
-        for t in self.model.types:
-            py = self.names.types[t.name]
-            if py in by_py:
-                shapes = [t.shape] if isinstance(t, Alias) else []
-                shapes += [b.shape for b in t.branches] if isinstance(t, UntaggedUnion) else []
-                deps[py] = [self.names.types[r] for r in _refs(shapes)]
+        deps = {
+            self.names.types[t.name]: [self.names.types[r] for r in alias_refs(t)]
+            for t in self.model.types
+            if isinstance(t, Alias | UntaggedUnion)
+        }
         done: dict[str, AliasContext] = {}
 
         def visit(a: AliasContext, stack: set[str]) -> None:
@@ -636,17 +635,6 @@ def _sorted_imports(
     return tuple(
         (module, tuple(sorted(names, key=isort_key))) for module, names in sorted(modules.items())
     )
-
-
-def _refs(shapes: list[Shape]) -> list[str]:
-    found = []
-    while shapes:
-        shape = shapes.pop()
-        if shape.ref is not None:
-            found.append(shape.ref)
-        if shape.item is not None:
-            shapes.append(shape.item)
-    return found
 
 
 def _number_expected(what: str, shape: Shape) -> str:
