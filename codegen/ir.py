@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 # A JSON-level shape. `ref` points at a named definition; `list` and `map` carry `item`.
@@ -263,7 +264,7 @@ class Model(Node):
     index: Mapping[str, TypeDef] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "index", {t.name: t for t in self.types})
+        object.__setattr__(self, "index", MappingProxyType({t.name: t for t in self.types}))
 
     def get(self, name: str) -> TypeDef:
         return self.index[name]
