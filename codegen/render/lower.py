@@ -527,15 +527,14 @@ class Lowering:
             ),
             rules=rules,
             tool_call_collections=tuple(
-                f.wire for f in (tool_call.fields if tool_call else ()) if self._is_list(f.shape)
+                f.wire
+                for f in (tool_call.fields if tool_call else ())
+                if self._wire(f.shape).kind == "list"
             ),
             usage_fields=tuple(
                 f.wire for f in (usage.fields if usage else ()) if f.wire != "_meta"
             ),
         )
-
-    def _is_list(self, shape: Shape) -> bool:
-        return self._wire(shape).kind == "list"
 
 
 # The session model (`session_state.py`): the rule each `session/update` kind follows is
