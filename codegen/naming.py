@@ -261,14 +261,16 @@ def _method_names(methods: tuple[Method, ...], names: Names, diags: Diagnostics)
     for method in methods:
         if not method.roles:
             continue
-        py = names.methods[method.name] = method_name(method)
+        py = method_name(method)
+        names.methods[method.name] = py
         for role in method.roles:
             other = seen.setdefault((role, py), method)
             if other is not method:
+                where = f" at {other.pointer}" if other.pointer else ""
                 diags.error(
                     method.pointer,
                     f"method {method.name!r} maps to Python name {py!r} ({role} side), "
-                    f"as does {other.name!r} at {other.pointer or 'meta.json'}",
+                    f"as does {other.name!r}{where}",
                 )
                 break
 

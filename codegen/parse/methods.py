@@ -15,6 +15,8 @@ from ..ir import Method, Side
 from .resolve import def_pointer
 from .walk import refs_in
 
+# The part a definition plays in its method: the params of a request or a notification, or
+# the result (a response's).
 Part = Literal["request", "notification", "response"]
 META_SIDES: dict[str, Side] = {
     "agentMethods": "agent",
