@@ -3,7 +3,7 @@
 // (@agentclientprotocol/sdk 2.4.0, entry point "experimental/v2").
 //
 // usage: node ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS]
-//                           [--lenient] [--] AGENT_CMD [ARGS...]
+//                           [--] AGENT_CMD [ARGS...]
 //
 // Spawns AGENT_CMD (stdin/stdout carry ACP, its stderr is passed through),
 // runs initialize -> session/new -> session/prompt (text "hello" unless
@@ -18,21 +18,41 @@
 //                (permission requests are then answered `cancelled`), then
 //                still wait for idle; the stop reason should be "cancelled".
 // --timeout S    overall deadline in seconds (default 20).
-// --lenient      do not fail when the SDK rejects what the agent sent (a
-//                session/prompt result without `messageId`, or session/update
-//                notifications its validators refuse); warn on stderr instead.
-//                Rejected updates are never listed in "updates".
+//
+// Strict, with no way to relax it: the run fails when the SDK refuses the
+// session/prompt result (e.g. no `messageId`), when it drops a session/update
+// its validators refuse (found by comparing the raw incoming stream with what
+// it delivered), and when the SDK prints anything on the console before the
+// result is decided ("Error handling notification", "Got response to unknown
+// request", ...: the SDK reports what it ignores only there). Each console
+// line is also copied to stderr as `ts_client: SDK console.<level>: ...`.
 //
 // Exit status 0 on success; otherwise 1 (2 for bad usage) with a one-line
 // error on stderr.
 
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
+import { format } from "node:util";
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
 const USAGE =
-  "usage: ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS] [--lenient] [--] AGENT_CMD [ARGS...]";
+  "usage: ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS] [--] AGENT_CMD [ARGS...]";
+
+/**
+ * Everything the SDK prints through `console` (it has no other channel for
+ * the messages it refuses or ignores). This script itself never uses
+ * `console`: it writes to process.stderr directly.
+ * @type {string[]}
+ */
+const sdkConsole = [];
+for (const level of ["error", "warn", "log", "info", "debug"]) {
+  console[level] = (...args) => {
+    const text = format(...args).replace(/\s+/g, " ").trim();
+    sdkConsole.push(`console.${level}: ${text}`);
+    process.stderr.write(`ts_client: SDK console.${level}: ${text}\n`);
+  };
+}
 
 /** One-line, bounded text for error reports. */
 function oneLine(text, max = 600) {
@@ -75,7 +95,7 @@ function safeJson(value) {
 }
 
 function parseArgs(argv) {
-  const options = { prompt: "hello", cancel: false, timeoutSeconds: 20, lenient: false };
+  const options = { prompt: "hello", cancel: false, timeoutSeconds: 20 };
   let i = 0;
   for (; i < argv.length; i++) {
     const arg = argv[i];
@@ -87,8 +107,6 @@ function parseArgs(argv) {
       options.prompt = argv[++i];
     } else if (arg === "--cancel") {
       options.cancel = true;
-    } else if (arg === "--lenient") {
-      options.lenient = true;
     } else if (arg === "--timeout") {
       const value = Number(argv[++i]);
       if (!(value > 0)) throw new UsageError("--timeout needs a positive number of seconds");
@@ -241,12 +259,9 @@ async function main() {
       });
     } catch (error) {
       // A ZodError means the agent answered with a result the SDK refused
-      // (e.g. an alpha.3 `{}` without `messageId`); a RequestError means the
-      // agent answered with an error.
-      if (!(options.lenient && isZodError(error))) {
-        throw new Error(`session/prompt: ${describeError(error)}`);
-      }
-      process.stderr.write(`ts_client: warning: session/prompt result rejected by the SDK (${oneLine(describeError(error))}); continuing (--lenient)\n`);
+      // (e.g. `{}` without `messageId`); a RequestError means the agent
+      // answered with an error.
+      throw new Error(`session/prompt: ${describeError(error)}`);
     }
     state.promptAccepted = true;
     maybeFinish();
@@ -260,9 +275,10 @@ async function main() {
     await new Promise((resolve) => setImmediate(resolve));
     const rejected = notDelivered(state.rawUpdates, state.updates);
     if (rejected.length > 0) {
-      const message = `the SDK rejected ${rejected.length} session/update notification(s) of kind ${safeJson(rejected)}`;
-      if (!options.lenient) throw new Error(message);
-      process.stderr.write(`ts_client: warning: ${message} (--lenient)\n`);
+      throw new Error(`the SDK rejected ${rejected.length} session/update notification(s) of kind ${safeJson(rejected)}`);
+    }
+    if (sdkConsole.length > 0) {
+      throw new Error(`the SDK printed ${sdkConsole.length} message(s) about the agent's messages, first: ${sdkConsole[0]}`);
     }
     const line = JSON.stringify({ stopReason: state.stopReason, updates: state.updates });
     await new Promise((resolve) => process.stdout.write(`${line}\n`, resolve));
