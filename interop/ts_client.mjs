@@ -2,8 +2,8 @@
 // ACP v2 test client built on the official TypeScript SDK
 // (@agentclientprotocol/sdk 2.4.0, entry point "experimental/v2").
 //
-// usage: node ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS]
-//                           [--] AGENT_CMD [ARGS...]
+// usage: node ts_client.mjs [--prompt TEXT] [--cancel] [--sessions]
+//                           [--timeout SECONDS] [--] AGENT_CMD [ARGS...]
 //
 // Spawns AGENT_CMD (stdin/stdout carry ACP, its stderr is passed through),
 // runs initialize -> session/new -> session/prompt (text "hello" unless
@@ -17,6 +17,13 @@
 // --cancel       send session/cancel right after the first agent_message_chunk
 //                (permission requests are then answered `cancelled`), then
 //                still wait for idle; the stop reason should be "cancelled".
+// --sessions     after the turn, exercise the other baseline session methods
+//                that `capabilities.session: {}` promises: session/list,
+//                session/resume with `replayFrom: {"type": "start"}` (waiting
+//                for the replay's state_update), session/close, session/list
+//                again; adds to the line
+//                "sessions": {"listed": [...], "replayed": [...], "afterClose": [...]}
+//                (each listed session as "this" or "other", the replayed kinds).
 // --timeout S    overall deadline in seconds (default 20).
 //
 // Strict, with no way to relax it: the run fails when the SDK refuses the
@@ -37,7 +44,7 @@ import { format } from "node:util";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
 const USAGE =
-  "usage: ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS] [--] AGENT_CMD [ARGS...]";
+  "usage: ts_client.mjs [--prompt TEXT] [--cancel] [--sessions] [--timeout SECONDS] [--] AGENT_CMD [ARGS...]";
 
 /**
  * Everything the SDK prints through `console` (it has no other channel for
@@ -95,7 +102,7 @@ function safeJson(value) {
 }
 
 function parseArgs(argv) {
-  const options = { prompt: "hello", cancel: false, timeoutSeconds: 20 };
+  const options = { prompt: "hello", cancel: false, sessions: false, timeoutSeconds: 20 };
   let i = 0;
   for (; i < argv.length; i++) {
     const arg = argv[i];
@@ -107,6 +114,8 @@ function parseArgs(argv) {
       options.prompt = argv[++i];
     } else if (arg === "--cancel") {
       options.cancel = true;
+    } else if (arg === "--sessions") {
+      options.sessions = true;
     } else if (arg === "--timeout") {
       const value = Number(argv[++i]);
       if (!(value > 0)) throw new UsageError("--timeout needs a positive number of seconds");
@@ -169,8 +178,11 @@ async function main() {
     idleAfterPrompt: false,
     stopReason: /** @type {unknown} */ (null),
     cancelSent: false,
-    /** set once the result is decided; later notifications are ignored */
+    /** set once the turn is decided; later notifications are not part of it */
     finished: false,
+    /** kinds of the updates a `--sessions` resume replays, once it was sent */
+    replay: /** @type {string[] | null} */ (null),
+    replayDone: deferred(),
     /** @type {acp.ClientContext | undefined} */
     agent: undefined,
   };
@@ -229,9 +241,15 @@ async function main() {
       return { outcome: { outcome: "selected", optionId: option.optionId } };
     })
     .onNotification("session/update", ({ params }) => {
-      if (state.finished) return;
       const update = /** @type {any} */ (params.update);
       const kind = update.sessionUpdate;
+      if (state.finished) {
+        if (state.replay) {
+          state.replay.push(kind);
+          if (kind === "state_update") state.replayDone.resolve();
+        }
+        return;
+      }
       state.updates.push(kind);
       if (options.cancel && kind === "agent_message_chunk") sendCancel();
       if (kind === "state_update" && update.state === "idle" && state.promptSent && !state.idleAfterPrompt) {
@@ -266,11 +284,21 @@ async function main() {
     state.promptAccepted = true;
     maybeFinish();
     await done.promise;
+    if (options.sessions) {
+      try {
+        sessions.resolve(await exerciseSessions(agent, session.sessionId, state));
+      } catch (error) {
+        sessions.reject(new Error(`sessions: ${describeError(error)}`));
+      }
+    }
   });
   run.catch((error) => done.reject(error));
+  /** The `--sessions` result, settled after the turn. */
+  const sessions = deferred();
 
   try {
     await done.promise;
+    const extra = options.sessions ? { sessions: await sessions.promise } : {};
     // Let notifications already read finish their trip through the SDK.
     await new Promise((resolve) => setImmediate(resolve));
     const rejected = notDelivered(state.rawUpdates, state.updates);
@@ -280,7 +308,7 @@ async function main() {
     if (sdkConsole.length > 0) {
       throw new Error(`the SDK printed ${sdkConsole.length} message(s) about the agent's messages, first: ${sdkConsole[0]}`);
     }
-    const line = JSON.stringify({ stopReason: state.stopReason, updates: state.updates });
+    const line = JSON.stringify({ stopReason: state.stopReason, updates: state.updates, ...extra });
     await new Promise((resolve) => process.stdout.write(`${line}\n`, resolve));
     await shutdown(child, childExited, timer);
     process.exit(0);
@@ -296,6 +324,23 @@ async function main() {
     await shutdown(child, childExited, timer);
     process.exit(1);
   }
+}
+
+/**
+ * list, resume (replay from the start, up to its state_update), close, list.
+ * @param {acp.ClientContext} agent
+ * @param {string} sessionId
+ * @param {{replay: string[] | null, replayDone: {promise: Promise<unknown>}}} state
+ */
+async function exerciseSessions(agent, sessionId, state) {
+  const which = (list) => list.sessions.map((s) => (s.sessionId === sessionId ? "this" : "other"));
+  const listed = which(await agent.request("session/list", {}));
+  state.replay = [];
+  await agent.request("session/resume", { sessionId, cwd: process.cwd(), replayFrom: { type: "start" } });
+  await state.replayDone.promise; // the SDK delivers the replay after resolving the request
+  await agent.request("session/close", { sessionId });
+  const afterClose = which(await agent.request("session/list", {}));
+  return { listed, replayed: state.replay, afterClose };
 }
 
 /**

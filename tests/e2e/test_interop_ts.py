@@ -81,6 +81,19 @@ def test_sdk_client_runs_a_full_turn_with_our_agent() -> None:
     assert result_of([*SDK_CLIENT, *OUR_AGENT]) == {"stopReason": "end_turn", "updates": FULL_TURN}
 
 
+def test_sdk_client_lists_resumes_and_closes_our_session() -> None:
+    """What `capabilities.session: {}` promises the SDK client, beyond the prompt turn."""
+    assert result_of([*SDK_CLIENT, "--sessions", *OUR_AGENT]) == {
+        "stopReason": "end_turn",
+        "updates": FULL_TURN,
+        "sessions": {
+            "listed": ["this"],
+            "replayed": ["user_message", "agent_message", "state_update"],
+            "afterClose": [],
+        },
+    }
+
+
 def test_sdk_client_cancels_a_turn_of_our_agent() -> None:
     assert_cancelled_turn(
         result_of([*SDK_CLIENT, "--cancel", "--prompt", "slow hello", *OUR_AGENT])
