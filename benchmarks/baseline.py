@@ -101,7 +101,7 @@ def check_accepts(messages: Iterable[dict[str, Any]], schema: str | Path = V2_SC
     datamodel-codegen's, not the stream's, and is counted instead of refused (the count is
     returned): it flattens the idle state union of later drafts (`IdleStateUpdate`, tagged on
     an optional `stopReason`) into branches that smart mode ranks below the `other` state
-    catch-all, so some idle `state_update`s land there with `stopReason` as an extra key.
+    catch-all, so idle `state_update`s with a stop reason land there, `stopReason` an extra key.
     """
     decode = params_decoder(schema)
     misread_idle = 0
