@@ -35,6 +35,7 @@ import acp_v2 as acp  # noqa: E402
 # The protocol version this lane speaks. Not `acp.PROTOCOL_VERSION`: the generator takes that
 # from meta.json, which npm-sdk-2.4.0 does not ship, so it is None in this package.
 PROTOCOL_VERSION = 2
+
 USAGE = "usage: client.py [--prompt TEXT] [--cancel] [--timeout SECONDS] [--] AGENT_CMD [ARGS...]"
 
 

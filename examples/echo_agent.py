@@ -39,6 +39,7 @@ import acp_v2 as acp  # noqa: E402
 # The protocol version this lane speaks. Not `acp.PROTOCOL_VERSION`: the generator takes that
 # from meta.json, which npm-sdk-2.4.0 does not ship, so it is None in this package.
 PROTOCOL_VERSION = 2
+
 log = logging.getLogger("echo_agent")
 TOOL_CALL_ID = "call_001"
 SLOW_CHUNK_DELAY = 0.2
