@@ -67,7 +67,7 @@ class ClassContext:
     py: str
     doc: str
     note: str  # a paragraph the docstring adds about the wire, or ""
-    union: str  # the union a variant belongs to (its base class), "" for an object type
+    union: str  # a variant's private base class (its union's), "" for an object type
     fields: tuple[FieldContext, ...]
     required: tuple[FieldContext, ...]
     optional: tuple[FieldContext, ...]
@@ -81,7 +81,7 @@ class ClassContext:
 
 @dataclass(slots=True, eq=False, repr=False)
 class UnionContext:
-    """A tagged union's base class and its tag table."""
+    """A tagged union: its private base class, its tag table and its alias of all classes."""
 
     py: str
     doc: str
@@ -91,6 +91,8 @@ class UnionContext:
     tags: tuple[str, ...]
     open_class: str
     fallback_class: str
+    base: str = ""  # the private base class of the variants
+    members: tuple[str, ...] = ()  # every class of the union: variants, then open or fallback
 
 
 @dataclass(slots=True, eq=False, repr=False)

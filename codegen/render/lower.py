@@ -183,6 +183,9 @@ class Lowering:
         return Check("enum", expected, pytype=t.value_kind, table="_E_" + py, open=t.open)
 
     def _union(self, t: TaggedUnion, py: str) -> UnionContext:
+        # The union's public name is a `typing.Union` alias of its classes (its `__doc__` is
+        # writable, unlike that of a PEP 604 `X | Y`, so help() shows the tag table); their
+        # shared behaviour lives in the private base `union_base(py)`.
         variants = tuple((v.tag, self.names.variants[(t.name, v.tag)]) for v in t.variants)
         open_cls = self.names.open_variants[t.name] if t.open is not None else ""
         fallback_cls = self.names.fallback_variants[t.name] if t.fallback is not None else ""
@@ -201,8 +204,26 @@ class Lowering:
             f" Each tag's class is `{py}` followed by the tag in PascalCase, unless a names file"
             " pins another name."
         )
+        members = tuple(cls for _, cls in variants) + tuple(
+            c for c in (open_cls, fallback_cls) if c
+        )
+        table = [f"- `{tag}`: `{cls}`" for tag, cls in variants]
+        if open_cls:
+            table.append(f"- any other tag: `{open_cls}` (open)")
+        if fallback_cls:
+            table.append(f"- no tag, or any other: `{fallback_cls}` (fallback)")
+        note = _wrap(note) + f"\n\nTag `{t.tag}` to class:\n\n" + "\n".join(table)
         return UnionContext(
-            py, t.doc, _wrap(note), t.tag, variants, t.known_tags, open_cls, fallback_cls
+            py,
+            t.doc,
+            note,
+            t.tag,
+            variants,
+            t.known_tags,
+            open_cls,
+            fallback_cls,
+            base=union_base(py),
+            members=members,
         )
 
     def _variants(self, t: TaggedUnion, union: str) -> Iterable[tuple[str, ClassContext]]:
@@ -213,14 +234,16 @@ class Lowering:
             )
             yield (
                 cls,
-                self._class(cls, v.doc, union, v.fields, tag_wire=t.tag, tag=v.tag, note=note),
+                self._class(
+                    cls, v.doc, union_base(union), v.fields, tag_wire=t.tag, tag=v.tag, note=note
+                ),
             )
         if t.open is not None:
             cls = self.names.open_variants[t.name]
-            yield cls, self._open_variant(t.open, t.tag, cls, union)
+            yield cls, self._open_variant(t.open, t.tag, cls, union_base(union))
         if t.fallback is not None:
             cls = self.names.fallback_variants[t.name]
-            yield cls, self._fallback(t.fallback, cls, union)
+            yield cls, self._fallback(t.fallback, cls, union_base(union))
 
     def _open_variant(self, v: OpenVariant, tag: str, cls: str, union: str) -> ClassContext:
         note = (
@@ -678,6 +701,11 @@ def _untagged_rule(groups: list[Group]) -> str:
             " that accepts the value."
         )
     return _wrap(text)
+
+
+def union_base(union: str) -> str:
+    """The private base class of a tagged union's variants."""
+    return f"_{union}Base"
 
 
 def _wrap(text: str) -> str:

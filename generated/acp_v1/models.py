@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses as _dc
 import enum as _enum
+import typing as _typing
 from typing import Annotated as _Annotated
 from typing import Any as _Any
 from typing import ClassVar as _ClassVar
@@ -546,26 +547,11 @@ def _d_CompactionStatus(v: _Any) -> _Any:
 # -- tagged unions ------------------------------------------------------------------------------
 
 
-class ToolCallContent(_rt.Model):
-    """Content produced by a tool call.
-
-    Tool calls can produce different types of content including
-    standard content blocks (text, images) or file diffs.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
-
-    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant.
-    Closed: any other tag is a DecodeError. Each tag's class is `ToolCallContent` followed
-    by the tag in PascalCase, unless a names file pins another name.
-    """
+class _ToolCallContentBase(_rt.Model):
+    """What every class of `ToolCallContent` shares (`ToolCallContent` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ToolCallContent:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ToolCallContent, data)  # type: ignore[no-any-return]
 
 
 def _d_ToolCallContent(data: _Any) -> ToolCallContent:
@@ -578,31 +564,11 @@ def _d_ToolCallContent(data: _Any) -> ToolCallContent:
     raise _rt.bad_tag("type", tag, ["content", "diff", "terminal"])
 
 
-class ContentBlock(_rt.Model):
-    """Content blocks represent displayable information in the Agent Client Protocol.
-
-    Content blocks appear in:
-    - User prompts sent via `session/prompt`
-    - Language model output streamed through `session/update` notifications
-    - Progress updates and results from tool calls
-
-    This structure is compatible with the Model Context Protocol (MCP), so agents can
-    forward content from MCP tool outputs without transformation.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
-
-    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup
-    picks the variant. Closed: any other tag is a DecodeError. Each tag's class is
-    `ContentBlock` followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _ContentBlockBase(_rt.Model):
+    """What every class of `ContentBlock` shares (`ContentBlock` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ContentBlock:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ContentBlock, data)  # type: ignore[no-any-return]
 
 
 def _d_ContentBlock(data: _Any) -> ContentBlock:
@@ -615,27 +581,11 @@ def _d_ContentBlock(data: _Any) -> ContentBlock:
     raise _rt.bad_tag("type", tag, ["text", "image", "audio", "resource_link", "resource"])
 
 
-class CreateElicitationRequest(_rt.Model):
-    """Request from the agent to elicit structured user input.
-
-    The agent sends this to the client to request information from the user,
-    either via a form or by directing them to a URL.
-    Elicitations are tied to a session (optionally a tool call) or a request.
-
-    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag
-    decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or
-    reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins
-    another name.
-    """
+class _CreateElicitationRequestBase(_rt.Model):
+    """What every class of `CreateElicitationRequest` shares (`CreateElicitationRequest` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "mode"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationRequest:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationRequest, data)  # type: ignore[no-any-return]
 
 
 def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
@@ -650,27 +600,11 @@ def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
     raise _rt.bad_tag("mode", tag, ["form", "url"])
 
 
-class ElicitationPropertySchema(_rt.Model):
-    """Property schema for elicitation form fields.
-
-    Each variant corresponds to a JSON Schema `"type"` value.
-    Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-    Multi-select enums use `type: "array"`.
-
-    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks
-    the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the
-    whole payload; a known or reserved tag with a broken payload is a DecodeError. Each
-    tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a
-    names file pins another name.
-    """
+class _ElicitationPropertySchemaBase(_rt.Model):
+    """What every class of `ElicitationPropertySchema` shares (`ElicitationPropertySchema` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationPropertySchema:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationPropertySchema, data)  # type: ignore[no-any-return]
 
 
 def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
@@ -685,24 +619,11 @@ def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
     raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
 
 
-class AuthMethod(_rt.Model):
-    """Describes an available authentication method.
-
-    The `type` field acts as the discriminator in the serialized JSON form.
-    When no `type` is present, the method is treated as `agent`.
-
-    Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `AuthMethodAgent`. Each tag's class is
-    `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _AuthMethodBase(_rt.Model):
+    """What every class of `AuthMethod` shares (`AuthMethod` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethod:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethod, data)  # type: ignore[no-any-return]
 
 
 def _d_AuthMethod(data: _Any) -> AuthMethod:
@@ -717,21 +638,11 @@ def _d_AuthMethod(data: _Any) -> AuthMethod:
     raise _rt.bad_tag("type", tag, ["terminal"])
 
 
-class SessionConfigOption(_rt.Model):
-    """A session configuration option selector and its current state.
-
-    Tagged union on `type` (select, boolean): one table lookup picks the variant. Closed:
-    any other tag is a DecodeError. Each tag's class is `SessionConfigOption` followed by
-    the tag in PascalCase, unless a names file pins another name.
-    """
+class _SessionConfigOptionBase(_rt.Model):
+    """What every class of `SessionConfigOption` shares (`SessionConfigOption` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOption:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigOption, data)  # type: ignore[no-any-return]
 
 
 def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
@@ -744,28 +655,11 @@ def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
     raise _rt.bad_tag("type", tag, ["select", "boolean"])
 
 
-class SessionUpdate(_rt.Model):
-    """Different types of updates that can be sent during session processing.
-
-    These updates provide real-time feedback about the agent's progress.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
-
-    Tagged union on `sessionUpdate` (user_message_chunk, agent_message_chunk,
-    agent_thought_chunk, tool_call, tool_call_update, plan, available_commands_update,
-    current_mode_update, config_option_update, session_info_update, usage_update, notice,
-    compaction_update, compaction_summary_chunk): one table lookup picks the variant.
-    Closed: any other tag is a DecodeError. Each tag's class is `SessionUpdate` followed by
-    the tag in PascalCase, unless a names file pins another name.
-    """
+class _SessionUpdateBase(_rt.Model):
+    """What every class of `SessionUpdate` shares (`SessionUpdate` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "sessionUpdate"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdate:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdate, data)  # type: ignore[no-any-return]
 
 
 def _d_SessionUpdate(data: _Any) -> SessionUpdate:
@@ -797,26 +691,11 @@ def _d_SessionUpdate(data: _Any) -> SessionUpdate:
     )
 
 
-class McpServer(_rt.Model):
-    """Configuration for connecting to an MCP (Model Context Protocol) server.
-
-    MCP servers provide tools and context that the agent can use when
-    processing prompts.
-
-    See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
-
-    Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `McpServerStdio`. Each tag's class is `McpServer`
-    followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _McpServerBase(_rt.Model):
+    """What every class of `McpServer` shares (`McpServer` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServer:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServer, data)  # type: ignore[no-any-return]
 
 
 def _d_McpServer(data: _Any) -> McpServer:
@@ -831,22 +710,11 @@ def _d_McpServer(data: _Any) -> McpServer:
     raise _rt.bad_tag("type", tag, ["http", "sse"])
 
 
-class SetSessionConfigOptionRequest(_rt.Model):
-    """Request parameters for setting a session configuration option.
-
-    Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`. Each tag's
-    class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a
-    names file pins another name.
-    """
+class _SetSessionConfigOptionRequestBase(_rt.Model):
+    """What every class of `SetSessionConfigOptionRequest` shares (`SetSessionConfigOptionRequest` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequest:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionRequest, data)  # type: ignore[no-any-return]
 
 
 def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionRequest:
@@ -861,21 +729,11 @@ def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionReques
     raise _rt.bad_tag("type", tag, ["boolean"])
 
 
-class RequestPermissionOutcome(_rt.Model):
-    """The outcome of a permission request.
-
-    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant.
-    Closed: any other tag is a DecodeError. Each tag's class is `RequestPermissionOutcome`
-    followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _RequestPermissionOutcomeBase(_rt.Model):
+    """What every class of `RequestPermissionOutcome` shares (`RequestPermissionOutcome` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "outcome"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionOutcome:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionOutcome, data)  # type: ignore[no-any-return]
 
 
 def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
@@ -888,23 +746,11 @@ def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
     raise _rt.bad_tag("outcome", tag, ["cancelled", "selected"])
 
 
-class CreateElicitationResponse(_rt.Model):
-    """Response from the client to an elicitation request.
-
-    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant.
-    Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole
-    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
-    class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names
-    file pins another name.
-    """
+class _CreateElicitationResponseBase(_rt.Model):
+    """What every class of `CreateElicitationResponse` shares (`CreateElicitationResponse` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "action"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponse:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponse, data)  # type: ignore[no-any-return]
 
 
 def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
@@ -1581,7 +1427,7 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCallContentContent(ToolCallContent):
+class ToolCallContentContent(_ToolCallContentBase):
     """Standard content block (text, images, resources).
 
     Wire tag: `type: content`. Payload: `Content`.
@@ -1669,7 +1515,7 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCallContentDiff(ToolCallContent):
+class ToolCallContentDiff(_ToolCallContentBase):
     """File modification shown as a diff.
 
     Wire tag: `type: diff`. Payload: `Diff`.
@@ -1787,7 +1633,7 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCallContentTerminal(ToolCallContent):
+class ToolCallContentTerminal(_ToolCallContentBase):
     """Embed a terminal created with `terminal/create` by its id.
 
     The terminal must be added before calling `terminal/release`.
@@ -1880,7 +1726,7 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockText(ContentBlock):
+class ContentBlockText(_ContentBlockBase):
     """Text content. May be plain text or formatted with Markdown.
 
     All agents MUST support text content blocks in prompts.
@@ -1990,7 +1836,7 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockImage(ContentBlock):
+class ContentBlockImage(_ContentBlockBase):
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts.
@@ -2130,7 +1976,7 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockAudio(ContentBlock):
+class ContentBlockAudio(_ContentBlockBase):
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts.
@@ -2253,7 +2099,7 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockResourceLink(ContentBlock):
+class ContentBlockResourceLink(_ContentBlockBase):
     """References to resources that the agent can access.
 
     All agents MUST support resource links in prompts.
@@ -2448,7 +2294,7 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockResource(ContentBlock):
+class ContentBlockResource(_ContentBlockBase):
     """Complete resource contents embedded directly in the message.
 
     Preferred for including context as it avoids extra round-trips.
@@ -4604,7 +4450,7 @@ def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationRequestForm(CreateElicitationRequest):
+class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
@@ -4758,7 +4604,7 @@ def _d_CreateElicitationRequestForm(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationRequestUrl(CreateElicitationRequest):
+class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """URL-based elicitation where the client directs the user to a URL.
 
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
@@ -4923,7 +4769,7 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationRequestOther(CreateElicitationRequest):
+class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5390,7 +5236,7 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaString(ElicitationPropertySchema):
+class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     Wire tag: `type: string`. Payload: `StringPropertySchema`.
@@ -5652,7 +5498,7 @@ def _d_ElicitationPropertySchemaString(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaNumber(ElicitationPropertySchema):
+class ElicitationPropertySchemaNumber(_ElicitationPropertySchemaBase):
     """Number (floating-point) property.
 
     Wire tag: `type: number`. Payload: `NumberPropertySchema`.
@@ -5831,7 +5677,7 @@ def _d_ElicitationPropertySchemaNumber(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaInteger(ElicitationPropertySchema):
+class ElicitationPropertySchemaInteger(_ElicitationPropertySchemaBase):
     """Integer property.
 
     Wire tag: `type: integer`. Payload: `IntegerPropertySchema`.
@@ -6016,7 +5862,7 @@ def _d_ElicitationPropertySchemaInteger(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaBoolean(ElicitationPropertySchema):
+class ElicitationPropertySchemaBoolean(_ElicitationPropertySchemaBase):
     """Boolean property.
 
     Wire tag: `type: boolean`. Payload: `BooleanPropertySchema`.
@@ -6161,7 +6007,7 @@ def _d_ElicitationPropertySchemaBoolean(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaArray(ElicitationPropertySchema):
+class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
     """Multi-select array property.
 
     Wire tag: `type: array`. Payload: `MultiSelectPropertySchema`.
@@ -6352,7 +6198,7 @@ def _d_ElicitationPropertySchemaArray(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaOther(ElicitationPropertySchema):
+class ElicitationPropertySchemaOther(_ElicitationPropertySchemaBase):
     """Custom or future elicitation property schema.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -9044,7 +8890,7 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodTerminal(AuthMethod):
+class AuthMethodTerminal(_AuthMethodBase):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`.
 
@@ -9201,7 +9047,7 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodAgent(AuthMethod):
+class AuthMethodAgent(_AuthMethodBase):
     """Agent handles authentication itself through `authenticate`.
 
     This is the default when no `type` is specified.
@@ -10163,7 +10009,7 @@ def _d_SessionMode(data: _Any) -> SessionMode:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionSelect(SessionConfigOption):
+class SessionConfigOptionSelect(_SessionConfigOptionBase):
     """Single-value selector (dropdown).
 
     Wire tag: `type: select`. Payload: `SessionConfigSelect`.
@@ -10326,7 +10172,7 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionBoolean(SessionConfigOption):
+class SessionConfigOptionBoolean(_SessionConfigOptionBase):
     """Boolean on/off toggle.
 
     Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
@@ -11911,7 +11757,7 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUserMessageChunk(SessionUpdate):
+class SessionUpdateUserMessageChunk(_SessionUpdateBase):
     """A chunk of the user's message being streamed.
 
     Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
@@ -12026,7 +11872,7 @@ def _d_SessionUpdateUserMessageChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentMessageChunk(SessionUpdate):
+class SessionUpdateAgentMessageChunk(_SessionUpdateBase):
     """A chunk of the agent's response being streamed.
 
     Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
@@ -12141,7 +11987,7 @@ def _d_SessionUpdateAgentMessageChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentThoughtChunk(SessionUpdate):
+class SessionUpdateAgentThoughtChunk(_SessionUpdateBase):
     """A chunk of the agent's internal reasoning being streamed.
 
     Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
@@ -12256,7 +12102,7 @@ def _d_SessionUpdateAgentThoughtChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateToolCall(SessionUpdate):
+class SessionUpdateToolCall(_SessionUpdateBase):
     """Notification that a new tool call has been initiated.
 
     Wire tag: `sessionUpdate: tool_call`. Payload: `ToolCall`.
@@ -12489,7 +12335,7 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateToolCallUpdate(SessionUpdate):
+class SessionUpdateToolCallUpdate(_SessionUpdateBase):
     """Update on the status or results of a tool call.
 
     Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
@@ -12735,7 +12581,7 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdatePlan(SessionUpdate):
+class SessionUpdatePlan(_SessionUpdateBase):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
 
@@ -12833,7 +12679,7 @@ def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAvailableCommandsUpdate(SessionUpdate):
+class SessionUpdateAvailableCommandsUpdate(_SessionUpdateBase):
     """Available commands are ready or have changed
 
     Wire tag: `sessionUpdate: available_commands_update`. Payload:
@@ -12935,7 +12781,7 @@ def _d_SessionUpdateAvailableCommandsUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateCurrentModeUpdate(SessionUpdate):
+class SessionUpdateCurrentModeUpdate(_SessionUpdateBase):
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
@@ -13032,7 +12878,7 @@ def _d_SessionUpdateCurrentModeUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateConfigOptionUpdate(SessionUpdate):
+class SessionUpdateConfigOptionUpdate(_SessionUpdateBase):
     """Session configuration options have been updated.
 
     Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
@@ -13131,7 +12977,7 @@ def _d_SessionUpdateConfigOptionUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateSessionInfoUpdate(SessionUpdate):
+class SessionUpdateSessionInfoUpdate(_SessionUpdateBase):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
     Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
@@ -13248,7 +13094,7 @@ def _d_SessionUpdateSessionInfoUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUsageUpdate(SessionUpdate):
+class SessionUpdateUsageUpdate(_SessionUpdateBase):
     """Context window and cost update for the session.
 
     Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
@@ -13369,7 +13215,7 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateNotice(SessionUpdate):
+class SessionUpdateNotice(_SessionUpdateBase):
     """Information for the user that is not part of session history.
 
     Agents MUST only send this update when the Client advertised
@@ -13494,7 +13340,7 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateCompactionUpdate(SessionUpdate):
+class SessionUpdateCompactionUpdate(_SessionUpdateBase):
     """A context compaction has been created or updated.
 
     Agents MUST only send this update when the Client advertised
@@ -13637,7 +13483,7 @@ def _d_SessionUpdateCompactionUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateCompactionSummaryChunk(SessionUpdate):
+class SessionUpdateCompactionSummaryChunk(_SessionUpdateBase):
     """A content block appended to a context compaction's retained summary.
 
     Agents MUST only send this update when the Client advertised
@@ -16909,7 +16755,7 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerHttp(McpServer):
+class McpServerHttp(_McpServerBase):
     """HTTP transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
@@ -17028,7 +16874,7 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerSse(McpServer):
+class McpServerSse(_McpServerBase):
     """SSE transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
@@ -17147,7 +16993,7 @@ def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerStdio(McpServer):
+class McpServerStdio(_McpServerBase):
     """Stdio transport configuration
 
     All Agents MUST support this transport.
@@ -18335,7 +18181,7 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequest):
+class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestBase):
     """A boolean value (`type: "boolean"`).
 
     Wire tag: `type: boolean`.
@@ -18456,7 +18302,7 @@ def _d_SetSessionConfigOptionRequestBoolean(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestValueId(SetSessionConfigOptionRequest):
+class SetSessionConfigOptionRequestValueId(_SetSessionConfigOptionRequestBase):
     """A `SessionConfigValueId` string value.
 
     This is the default when `type` is absent on the wire. Unknown `type`
@@ -18905,7 +18751,7 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeCancelled(RequestPermissionOutcome):
+class RequestPermissionOutcomeCancelled(_RequestPermissionOutcomeBase):
     """The prompt turn was cancelled before the user responded.
 
     When a client sends a `session/cancel` notification to cancel an ongoing
@@ -18972,7 +18818,7 @@ def _d_RequestPermissionOutcomeCancelled(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeSelected(RequestPermissionOutcome):
+class RequestPermissionOutcomeSelected(_RequestPermissionOutcomeBase):
     """The user selected one of the provided options.
 
     Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
@@ -19668,7 +19514,7 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseAccept(CreateElicitationResponse):
+class CreateElicitationResponseAccept(_CreateElicitationResponseBase):
     """The user accepted and provided content.
 
     Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
@@ -19766,7 +19612,7 @@ def _d_CreateElicitationResponseAccept(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseDecline(CreateElicitationResponse):
+class CreateElicitationResponseDecline(_CreateElicitationResponseBase):
     """The user declined the elicitation.
 
     Wire tag: `action: decline`.
@@ -19849,7 +19695,7 @@ def _d_CreateElicitationResponseDecline(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseCancel(CreateElicitationResponse):
+class CreateElicitationResponseCancel(_CreateElicitationResponseBase):
     """The elicitation was cancelled.
 
     Wire tag: `action: cancel`.
@@ -19932,7 +19778,7 @@ def _d_CreateElicitationResponseCancel(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseOther(CreateElicitationResponse):
+class CreateElicitationResponseOther(_CreateElicitationResponseBase):
     """Custom or future elicitation action.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -20325,6 +20171,314 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
         raise exc.at(key) from None
     return self
 
+
+# -- tagged unions: each the union of its classes, documented with its tag table --------------
+
+ToolCallContent: _TypeAlias = ToolCallContentContent | ToolCallContentDiff | ToolCallContentTerminal
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    ToolCallContent = _rt.documented(
+        ToolCallContent,
+        "ToolCallContent",
+        """Content produced by a tool call.
+
+    Tool calls can produce different types of content including
+    standard content blocks (text, images) or file diffs.
+
+    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
+
+    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant.
+    Closed: any other tag is a DecodeError. Each tag's class is `ToolCallContent` followed
+    by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `content`: `ToolCallContentContent`
+    - `diff`: `ToolCallContentDiff`
+    - `terminal`: `ToolCallContentTerminal`
+    """,
+    )
+
+ContentBlock: _TypeAlias = (
+    ContentBlockText
+    | ContentBlockImage
+    | ContentBlockAudio
+    | ContentBlockResourceLink
+    | ContentBlockResource
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    ContentBlock = _rt.documented(
+        ContentBlock,
+        "ContentBlock",
+        """Content blocks represent displayable information in the Agent Client Protocol.
+
+    Content blocks appear in:
+    - User prompts sent via `session/prompt`
+    - Language model output streamed through `session/update` notifications
+    - Progress updates and results from tool calls
+
+    This structure is compatible with the Model Context Protocol (MCP), so agents can
+    forward content from MCP tool outputs without transformation.
+
+    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
+
+    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup
+    picks the variant. Closed: any other tag is a DecodeError. Each tag's class is
+    `ContentBlock` followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `text`: `ContentBlockText`
+    - `image`: `ContentBlockImage`
+    - `audio`: `ContentBlockAudio`
+    - `resource_link`: `ContentBlockResourceLink`
+    - `resource`: `ContentBlockResource`
+    """,
+    )
+
+CreateElicitationRequest: _TypeAlias = (
+    CreateElicitationRequestForm | CreateElicitationRequestUrl | CreateElicitationRequestOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    CreateElicitationRequest = _rt.documented(
+        CreateElicitationRequest,
+        "CreateElicitationRequest",
+        """Request from the agent to elicit structured user input.
+
+    The agent sends this to the client to request information from the user,
+    either via a form or by directing them to a URL.
+    Elicitations are tied to a session (optionally a tool call) or a request.
+
+    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag
+    decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or
+    reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins
+    another name.
+
+    Tag `mode` to class:
+
+    - `form`: `CreateElicitationRequestForm`
+    - `url`: `CreateElicitationRequestUrl`
+    - any other tag: `CreateElicitationRequestOther` (open)
+    """,
+    )
+
+ElicitationPropertySchema: _TypeAlias = (
+    ElicitationPropertySchemaString
+    | ElicitationPropertySchemaNumber
+    | ElicitationPropertySchemaInteger
+    | ElicitationPropertySchemaBoolean
+    | ElicitationPropertySchemaArray
+    | ElicitationPropertySchemaOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    ElicitationPropertySchema = _rt.documented(
+        ElicitationPropertySchema,
+        "ElicitationPropertySchema",
+        """Property schema for elicitation form fields.
+
+    Each variant corresponds to a JSON Schema `"type"` value.
+    Single-select enums use `type: "string"` with `enum` or `oneOf` set.
+    Multi-select enums use `type: "array"`.
+
+    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks
+    the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the
+    whole payload; a known or reserved tag with a broken payload is a DecodeError. Each
+    tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a
+    names file pins another name.
+
+    Tag `type` to class:
+
+    - `string`: `ElicitationPropertySchemaString`
+    - `number`: `ElicitationPropertySchemaNumber`
+    - `integer`: `ElicitationPropertySchemaInteger`
+    - `boolean`: `ElicitationPropertySchemaBoolean`
+    - `array`: `ElicitationPropertySchemaArray`
+    - any other tag: `ElicitationPropertySchemaOther` (open)
+    """,
+    )
+
+AuthMethod: _TypeAlias = AuthMethodTerminal | AuthMethodAgent
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    AuthMethod = _rt.documented(
+        AuthMethod,
+        "AuthMethod",
+        """Describes an available authentication method.
+
+    The `type` field acts as the discriminator in the serialized JSON form.
+    When no `type` is present, the method is treated as `agent`.
+
+    Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag,
+    or with an unknown one, it decodes as `AuthMethodAgent`. Each tag's class is
+    `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `terminal`: `AuthMethodTerminal`
+    - no tag, or any other: `AuthMethodAgent` (fallback)
+    """,
+    )
+
+SessionConfigOption: _TypeAlias = SessionConfigOptionSelect | SessionConfigOptionBoolean
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    SessionConfigOption = _rt.documented(
+        SessionConfigOption,
+        "SessionConfigOption",
+        """A session configuration option selector and its current state.
+
+    Tagged union on `type` (select, boolean): one table lookup picks the variant. Closed:
+    any other tag is a DecodeError. Each tag's class is `SessionConfigOption` followed by
+    the tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `select`: `SessionConfigOptionSelect`
+    - `boolean`: `SessionConfigOptionBoolean`
+    """,
+    )
+
+SessionUpdate: _TypeAlias = (
+    SessionUpdateUserMessageChunk
+    | SessionUpdateAgentMessageChunk
+    | SessionUpdateAgentThoughtChunk
+    | SessionUpdateToolCall
+    | SessionUpdateToolCallUpdate
+    | SessionUpdatePlan
+    | SessionUpdateAvailableCommandsUpdate
+    | SessionUpdateCurrentModeUpdate
+    | SessionUpdateConfigOptionUpdate
+    | SessionUpdateSessionInfoUpdate
+    | SessionUpdateUsageUpdate
+    | SessionUpdateNotice
+    | SessionUpdateCompactionUpdate
+    | SessionUpdateCompactionSummaryChunk
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    SessionUpdate = _rt.documented(
+        SessionUpdate,
+        "SessionUpdate",
+        """Different types of updates that can be sent during session processing.
+
+    These updates provide real-time feedback about the agent's progress.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
+
+    Tagged union on `sessionUpdate` (user_message_chunk, agent_message_chunk,
+    agent_thought_chunk, tool_call, tool_call_update, plan, available_commands_update,
+    current_mode_update, config_option_update, session_info_update, usage_update, notice,
+    compaction_update, compaction_summary_chunk): one table lookup picks the variant.
+    Closed: any other tag is a DecodeError. Each tag's class is `SessionUpdate` followed by
+    the tag in PascalCase, unless a names file pins another name.
+
+    Tag `sessionUpdate` to class:
+
+    - `user_message_chunk`: `SessionUpdateUserMessageChunk`
+    - `agent_message_chunk`: `SessionUpdateAgentMessageChunk`
+    - `agent_thought_chunk`: `SessionUpdateAgentThoughtChunk`
+    - `tool_call`: `SessionUpdateToolCall`
+    - `tool_call_update`: `SessionUpdateToolCallUpdate`
+    - `plan`: `SessionUpdatePlan`
+    - `available_commands_update`: `SessionUpdateAvailableCommandsUpdate`
+    - `current_mode_update`: `SessionUpdateCurrentModeUpdate`
+    - `config_option_update`: `SessionUpdateConfigOptionUpdate`
+    - `session_info_update`: `SessionUpdateSessionInfoUpdate`
+    - `usage_update`: `SessionUpdateUsageUpdate`
+    - `notice`: `SessionUpdateNotice`
+    - `compaction_update`: `SessionUpdateCompactionUpdate`
+    - `compaction_summary_chunk`: `SessionUpdateCompactionSummaryChunk`
+    """,
+    )
+
+McpServer: _TypeAlias = McpServerHttp | McpServerSse | McpServerStdio
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    McpServer = _rt.documented(
+        McpServer,
+        "McpServer",
+        """Configuration for connecting to an MCP (Model Context Protocol) server.
+
+    MCP servers provide tools and context that the agent can use when
+    processing prompts.
+
+    See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
+
+    Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag,
+    or with an unknown one, it decodes as `McpServerStdio`. Each tag's class is `McpServer`
+    followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `http`: `McpServerHttp`
+    - `sse`: `McpServerSse`
+    - no tag, or any other: `McpServerStdio` (fallback)
+    """,
+    )
+
+SetSessionConfigOptionRequest: _TypeAlias = (
+    SetSessionConfigOptionRequestBoolean | SetSessionConfigOptionRequestValueId
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    SetSessionConfigOptionRequest = _rt.documented(
+        SetSessionConfigOptionRequest,
+        "SetSessionConfigOptionRequest",
+        """Request parameters for setting a session configuration option.
+
+    Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag,
+    or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`. Each tag's
+    class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a
+    names file pins another name.
+
+    Tag `type` to class:
+
+    - `boolean`: `SetSessionConfigOptionRequestBoolean`
+    - no tag, or any other: `SetSessionConfigOptionRequestValueId` (fallback)
+    """,
+    )
+
+RequestPermissionOutcome: _TypeAlias = (
+    RequestPermissionOutcomeCancelled | RequestPermissionOutcomeSelected
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    RequestPermissionOutcome = _rt.documented(
+        RequestPermissionOutcome,
+        "RequestPermissionOutcome",
+        """The outcome of a permission request.
+
+    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant.
+    Closed: any other tag is a DecodeError. Each tag's class is `RequestPermissionOutcome`
+    followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `outcome` to class:
+
+    - `cancelled`: `RequestPermissionOutcomeCancelled`
+    - `selected`: `RequestPermissionOutcomeSelected`
+    """,
+    )
+
+CreateElicitationResponse: _TypeAlias = (
+    CreateElicitationResponseAccept
+    | CreateElicitationResponseDecline
+    | CreateElicitationResponseCancel
+    | CreateElicitationResponseOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    CreateElicitationResponse = _rt.documented(
+        CreateElicitationResponse,
+        "CreateElicitationResponse",
+        """Response from the client to an elicitation request.
+
+    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant.
+    Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole
+    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
+    class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names
+    file pins another name.
+
+    Tag `action` to class:
+
+    - `accept`: `CreateElicitationResponseAccept`
+    - `decline`: `CreateElicitationResponseDecline`
+    - `cancel`: `CreateElicitationResponseCancel`
+    - any other tag: `CreateElicitationResponseOther` (open)
+    """,
+    )
 
 # -- aliases -------------------------------------------------------------------------------------
 

@@ -108,95 +108,109 @@ class AgentStub:
         self, params: _m.InitializeRequest, *, timeout: float | None = None
     ) -> _m.InitializeResponse:
         """`initialize` (request): `InitializeRequest` → `InitializeResponse`."""
-        return await self.connection.request(
+        result: _m.InitializeResponse = await self.connection.request(
             "initialize", params, _m.InitializeResponse, timeout=timeout
         )
+        return result
 
     async def authenticate(
         self, params: _m.AuthenticateRequest, *, timeout: float | None = None
     ) -> _m.AuthenticateResponse:
         """`authenticate` (request): `AuthenticateRequest` → `AuthenticateResponse`."""
-        return await self.connection.request(
+        result: _m.AuthenticateResponse = await self.connection.request(
             "authenticate", params, _m.AuthenticateResponse, timeout=timeout
         )
+        return result
 
     async def logout(
         self, params: _m.LogoutRequest, *, timeout: float | None = None
     ) -> _m.LogoutResponse:
         """`logout` (request): `LogoutRequest` → `LogoutResponse`."""
-        return await self.connection.request("logout", params, _m.LogoutResponse, timeout=timeout)
+        result: _m.LogoutResponse = await self.connection.request(
+            "logout", params, _m.LogoutResponse, timeout=timeout
+        )
+        return result
 
     async def session_new(
         self, params: _m.NewSessionRequest, *, timeout: float | None = None
     ) -> _m.NewSessionResponse:
         """`session/new` (request): `NewSessionRequest` → `NewSessionResponse`."""
-        return await self.connection.request(
+        result: _m.NewSessionResponse = await self.connection.request(
             "session/new", params, _m.NewSessionResponse, timeout=timeout
         )
+        return result
 
     async def session_load(
         self, params: _m.LoadSessionRequest, *, timeout: float | None = None
     ) -> _m.LoadSessionResponse:
         """`session/load` (request): `LoadSessionRequest` → `LoadSessionResponse`."""
-        return await self.connection.request(
+        result: _m.LoadSessionResponse = await self.connection.request(
             "session/load", params, _m.LoadSessionResponse, timeout=timeout
         )
+        return result
 
     async def session_list(
         self, params: _m.ListSessionsRequest, *, timeout: float | None = None
     ) -> _m.ListSessionsResponse:
         """`session/list` (request): `ListSessionsRequest` → `ListSessionsResponse`."""
-        return await self.connection.request(
+        result: _m.ListSessionsResponse = await self.connection.request(
             "session/list", params, _m.ListSessionsResponse, timeout=timeout
         )
+        return result
 
     async def session_delete(
         self, params: _m.DeleteSessionRequest, *, timeout: float | None = None
     ) -> _m.DeleteSessionResponse:
         """`session/delete` (request): `DeleteSessionRequest` → `DeleteSessionResponse`."""
-        return await self.connection.request(
+        result: _m.DeleteSessionResponse = await self.connection.request(
             "session/delete", params, _m.DeleteSessionResponse, timeout=timeout
         )
+        return result
 
     async def session_resume(
         self, params: _m.ResumeSessionRequest, *, timeout: float | None = None
     ) -> _m.ResumeSessionResponse:
         """`session/resume` (request): `ResumeSessionRequest` → `ResumeSessionResponse`."""
-        return await self.connection.request(
+        result: _m.ResumeSessionResponse = await self.connection.request(
             "session/resume", params, _m.ResumeSessionResponse, timeout=timeout
         )
+        return result
 
     async def session_close(
         self, params: _m.CloseSessionRequest, *, timeout: float | None = None
     ) -> _m.CloseSessionResponse:
         """`session/close` (request): `CloseSessionRequest` → `CloseSessionResponse`."""
-        return await self.connection.request(
+        result: _m.CloseSessionResponse = await self.connection.request(
             "session/close", params, _m.CloseSessionResponse, timeout=timeout
         )
+        return result
 
     async def session_set_mode(
         self, params: _m.SetSessionModeRequest, *, timeout: float | None = None
     ) -> _m.SetSessionModeResponse:
         """`session/set_mode` (request): `SetSessionModeRequest` → `SetSessionModeResponse`."""
-        return await self.connection.request(
+        result: _m.SetSessionModeResponse = await self.connection.request(
             "session/set_mode", params, _m.SetSessionModeResponse, timeout=timeout
         )
+        return result
 
     async def session_set_config_option(
         self, params: _m.SetSessionConfigOptionRequest, *, timeout: float | None = None
     ) -> _m.SetSessionConfigOptionResponse:
         """`session/set_config_option` (request): `SetSessionConfigOptionRequest` → `SetSessionConfigOptionResponse`."""
-        return await self.connection.request(
+        result: _m.SetSessionConfigOptionResponse = await self.connection.request(
             "session/set_config_option", params, _m.SetSessionConfigOptionResponse, timeout=timeout
         )
+        return result
 
     async def session_prompt(
         self, params: _m.PromptRequest, *, timeout: float | None = None
     ) -> _m.PromptResponse:
         """`session/prompt` (request): `PromptRequest` → `PromptResponse`."""
-        return await self.connection.request(
+        result: _m.PromptResponse = await self.connection.request(
             "session/prompt", params, _m.PromptResponse, timeout=timeout
         )
+        return result
 
     async def session_cancel(self, params: _m.CancelNotification) -> None:
         """`session/cancel` (notification): `CancelNotification`, never answered."""
@@ -215,73 +229,82 @@ class ClientStub:
         self, params: _m.WriteTextFileRequest, *, timeout: float | None = None
     ) -> _m.WriteTextFileResponse:
         """`fs/write_text_file` (request): `WriteTextFileRequest` → `WriteTextFileResponse`."""
-        return await self.connection.request(
+        result: _m.WriteTextFileResponse = await self.connection.request(
             "fs/write_text_file", params, _m.WriteTextFileResponse, timeout=timeout
         )
+        return result
 
     async def fs_read_text_file(
         self, params: _m.ReadTextFileRequest, *, timeout: float | None = None
     ) -> _m.ReadTextFileResponse:
         """`fs/read_text_file` (request): `ReadTextFileRequest` → `ReadTextFileResponse`."""
-        return await self.connection.request(
+        result: _m.ReadTextFileResponse = await self.connection.request(
             "fs/read_text_file", params, _m.ReadTextFileResponse, timeout=timeout
         )
+        return result
 
     async def session_request_permission(
         self, params: _m.RequestPermissionRequest, *, timeout: float | None = None
     ) -> _m.RequestPermissionResponse:
         """`session/request_permission` (request): `RequestPermissionRequest` → `RequestPermissionResponse`."""
-        return await self.connection.request(
+        result: _m.RequestPermissionResponse = await self.connection.request(
             "session/request_permission", params, _m.RequestPermissionResponse, timeout=timeout
         )
+        return result
 
     async def terminal_create(
         self, params: _m.CreateTerminalRequest, *, timeout: float | None = None
     ) -> _m.CreateTerminalResponse:
         """`terminal/create` (request): `CreateTerminalRequest` → `CreateTerminalResponse`."""
-        return await self.connection.request(
+        result: _m.CreateTerminalResponse = await self.connection.request(
             "terminal/create", params, _m.CreateTerminalResponse, timeout=timeout
         )
+        return result
 
     async def terminal_output(
         self, params: _m.TerminalOutputRequest, *, timeout: float | None = None
     ) -> _m.TerminalOutputResponse:
         """`terminal/output` (request): `TerminalOutputRequest` → `TerminalOutputResponse`."""
-        return await self.connection.request(
+        result: _m.TerminalOutputResponse = await self.connection.request(
             "terminal/output", params, _m.TerminalOutputResponse, timeout=timeout
         )
+        return result
 
     async def terminal_release(
         self, params: _m.ReleaseTerminalRequest, *, timeout: float | None = None
     ) -> _m.ReleaseTerminalResponse:
         """`terminal/release` (request): `ReleaseTerminalRequest` → `ReleaseTerminalResponse`."""
-        return await self.connection.request(
+        result: _m.ReleaseTerminalResponse = await self.connection.request(
             "terminal/release", params, _m.ReleaseTerminalResponse, timeout=timeout
         )
+        return result
 
     async def terminal_wait_for_exit(
         self, params: _m.WaitForTerminalExitRequest, *, timeout: float | None = None
     ) -> _m.WaitForTerminalExitResponse:
         """`terminal/wait_for_exit` (request): `WaitForTerminalExitRequest` → `WaitForTerminalExitResponse`."""
-        return await self.connection.request(
+        result: _m.WaitForTerminalExitResponse = await self.connection.request(
             "terminal/wait_for_exit", params, _m.WaitForTerminalExitResponse, timeout=timeout
         )
+        return result
 
     async def terminal_kill(
         self, params: _m.KillTerminalRequest, *, timeout: float | None = None
     ) -> _m.KillTerminalResponse:
         """`terminal/kill` (request): `KillTerminalRequest` → `KillTerminalResponse`."""
-        return await self.connection.request(
+        result: _m.KillTerminalResponse = await self.connection.request(
             "terminal/kill", params, _m.KillTerminalResponse, timeout=timeout
         )
+        return result
 
     async def elicitation_create(
         self, params: _m.CreateElicitationRequest, *, timeout: float | None = None
     ) -> _m.CreateElicitationResponse:
         """`elicitation/create` (request): `CreateElicitationRequest` → `CreateElicitationResponse`."""
-        return await self.connection.request(
+        result: _m.CreateElicitationResponse = await self.connection.request(
             "elicitation/create", params, _m.CreateElicitationResponse, timeout=timeout
         )
+        return result
 
     async def session_update(self, params: _m.SessionNotification) -> None:
         """`session/update` (notification): `SessionNotification`, never answered."""

@@ -218,6 +218,10 @@ class Connection:
         self, method: str, params: Any, result: type[T], *, timeout: float | None = None
     ) -> T: ...
     @overload
+    async def request(  # a tagged union's alias, not a class
+        self, method: str, params: Any, result: object, *, timeout: float | None = None
+    ) -> Any: ...
+    @overload
     async def request(
         self,
         method: str,

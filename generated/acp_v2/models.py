@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses as _dc
 import enum as _enum
+import typing as _typing
 from typing import Annotated as _Annotated
 from typing import Any as _Any
 from typing import ClassVar as _ClassVar
@@ -672,23 +673,11 @@ def _d_CompactionStatus(v: _Any) -> _Any:
 # -- tagged unions ------------------------------------------------------------------------------
 
 
-class RequestPermissionSubject(_rt.Model):
-    """The operation requiring permission.
-
-    Tagged union on `type` (tool_call, command): one table lookup picks the variant. Any
-    other tag decodes to `RequestPermissionSubjectOther`, which keeps the whole payload; a
-    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `RequestPermissionSubject` followed by the tag in PascalCase, unless a names file pins
-    another name.
-    """
+class _RequestPermissionSubjectBase(_rt.Model):
+    """What every class of `RequestPermissionSubject` shares (`RequestPermissionSubject` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionSubject:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionSubject, data)  # type: ignore[no-any-return]
 
 
 def _d_RequestPermissionSubject(data: _Any) -> RequestPermissionSubject:
@@ -703,28 +692,11 @@ def _d_RequestPermissionSubject(data: _Any) -> RequestPermissionSubject:
     raise _rt.bad_tag("type", tag, ["tool_call", "command"])
 
 
-class ToolCallContent(_rt.Model):
-    """Content produced by a tool call.
-
-    Tool calls can produce different types of content including standard
-    content blocks (text, images), file diffs, or display-only terminals.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
-
-    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant.
-    Any other tag decodes to `ToolCallContentOther`, which keeps the whole payload; a known
-    or reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `ToolCallContent` followed by the tag in PascalCase, unless a names file pins another
-    name.
-    """
+class _ToolCallContentBase(_rt.Model):
+    """What every class of `ToolCallContent` shares (`ToolCallContent` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ToolCallContent:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ToolCallContent, data)  # type: ignore[no-any-return]
 
 
 def _d_ToolCallContent(data: _Any) -> ToolCallContent:
@@ -739,34 +711,11 @@ def _d_ToolCallContent(data: _Any) -> ToolCallContent:
     raise _rt.bad_tag("type", tag, ["content", "diff", "terminal"])
 
 
-class ContentBlock(_rt.Model):
-    """Content blocks represent displayable information in the Agent Client Protocol.
-
-    Content blocks appear in:
-    - User prompts sent via `session/prompt`
-    - Language model output reported through `session/update` notifications as
-      message updates or streamed chunks
-    - Progress updates and results from tool calls
-
-    This structure is compatible with the Model Context Protocol (MCP), so agents can
-    forward content from MCP tool outputs without transformation.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
-
-    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup
-    picks the variant. Any other tag decodes to `ContentBlockOther`, which keeps the whole
-    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
-    class is `ContentBlock` followed by the tag in PascalCase, unless a names file pins
-    another name.
-    """
+class _ContentBlockBase(_rt.Model):
+    """What every class of `ContentBlock` shares (`ContentBlock` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ContentBlock:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ContentBlock, data)  # type: ignore[no-any-return]
 
 
 def _d_ContentBlock(data: _Any) -> ContentBlock:
@@ -781,25 +730,11 @@ def _d_ContentBlock(data: _Any) -> ContentBlock:
     raise _rt.bad_tag("type", tag, ["text", "image", "audio", "resource_link", "resource"])
 
 
-class DiffChange(_rt.Model):
-    """One file-level change described by a `Diff`.
-
-    Structured change metadata lets clients identify affected files and
-    operations without parsing the text patch.
-
-    Tagged union on `operation` (add, delete, modify, move, copy): one table lookup picks
-    the variant. Any other tag decodes to `DiffChangeOther`, which keeps the whole payload;
-    a known or reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `DiffChange` followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _DiffChangeBase(_rt.Model):
+    """What every class of `DiffChange` shares (`DiffChange` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "operation"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> DiffChange:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_DiffChange, data)  # type: ignore[no-any-return]
 
 
 def _d_DiffChange(data: _Any) -> DiffChange:
@@ -814,39 +749,11 @@ def _d_DiffChange(data: _Any) -> DiffChange:
     raise _rt.bad_tag("operation", tag, ["add", "delete", "modify", "move", "copy"])
 
 
-class CreateElicitationRequest(_rt.Model):
-    """Request from the agent to elicit structured user input.
-
-    The agent sends this to the client to request information from the user,
-    either via a form or by directing them to a URL.
-    Elicitations are tied to a session (optionally a tool call) or a request.
-
-    A session-scoped request follows the aggregate foreground-state contract:
-    agents SHOULD report `requires_action` when the whole foreground workflow is
-    blocked on user action. Once reported, they MUST report `running` when progress
-    resumes, or `idle` if work ends without resuming. Independent background requests
-    and request-scoped elicitations do not themselves change session state.
-    Accepting a URL does not mean the external interaction completed.
-
-    Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
-    The request's scope alone does not establish that dependency.
-
-    See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
-
-    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag
-    decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or
-    reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins
-    another name.
-    """
+class _CreateElicitationRequestBase(_rt.Model):
+    """What every class of `CreateElicitationRequest` shares (`CreateElicitationRequest` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "mode"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationRequest:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationRequest, data)  # type: ignore[no-any-return]
 
 
 def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
@@ -861,27 +768,11 @@ def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
     raise _rt.bad_tag("mode", tag, ["form", "url"])
 
 
-class ElicitationPropertySchema(_rt.Model):
-    """Property schema for elicitation form fields.
-
-    Each variant corresponds to a JSON Schema `"type"` value.
-    Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-    Multi-select enums use `type: "array"`.
-
-    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks
-    the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the
-    whole payload; a known or reserved tag with a broken payload is a DecodeError. Each
-    tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a
-    names file pins another name.
-    """
+class _ElicitationPropertySchemaBase(_rt.Model):
+    """What every class of `ElicitationPropertySchema` shares (`ElicitationPropertySchema` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationPropertySchema:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationPropertySchema, data)  # type: ignore[no-any-return]
 
 
 def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
@@ -896,24 +787,11 @@ def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
     raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
 
 
-class AuthMethod(_rt.Model):
-    """Describes an available authentication method.
-
-    The `type` field acts as the discriminator in the serialized JSON form.
-
-    Tagged union on `type` (terminal, agent): one table lookup picks the variant. Any other
-    tag decodes to `AuthMethodOther`, which keeps the whole payload; a known or reserved tag
-    with a broken payload is a DecodeError. Each tag's class is `AuthMethod` followed by the
-    tag in PascalCase, unless a names file pins another name.
-    """
+class _AuthMethodBase(_rt.Model):
+    """What every class of `AuthMethod` shares (`AuthMethod` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethod:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethod, data)  # type: ignore[no-any-return]
 
 
 def _d_AuthMethod(data: _Any) -> AuthMethod:
@@ -928,23 +806,11 @@ def _d_AuthMethod(data: _Any) -> AuthMethod:
     raise _rt.bad_tag("type", tag, ["terminal", "agent"])
 
 
-class SessionConfigOption(_rt.Model):
-    """A session configuration option selector and its current state.
-
-    Tagged union on `type` (select, boolean): one table lookup picks the variant. Any other
-    tag decodes to `SessionConfigOptionOther`, which keeps the whole payload; a known or
-    reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `SessionConfigOption` followed by the tag in PascalCase, unless a names file pins
-    another name.
-    """
+class _SessionConfigOptionBase(_rt.Model):
+    """What every class of `SessionConfigOption` shares (`SessionConfigOption` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOption:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigOption, data)  # type: ignore[no-any-return]
 
 
 def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
@@ -959,24 +825,11 @@ def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
     raise _rt.bad_tag("type", tag, ["select", "boolean"])
 
 
-class AvailableCommand(_rt.Model):
-    """A command the agent advertises to the client.
-
-    The `type` field acts as the discriminator in the serialized JSON form.
-
-    Tagged union on `type` (command): one table lookup picks the variant. Any other tag
-    decodes to `AvailableCommandOther`, which keeps the whole payload; a known or reserved
-    tag with a broken payload is a DecodeError. Each tag's class is `AvailableCommand`
-    followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _AvailableCommandBase(_rt.Model):
+    """What every class of `AvailableCommand` shares (`AvailableCommand` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AvailableCommand:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AvailableCommand, data)  # type: ignore[no-any-return]
 
 
 def _d_AvailableCommand(data: _Any) -> AvailableCommand:
@@ -991,22 +844,11 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
     raise _rt.bad_tag("type", tag, ["command"])
 
 
-class AvailableCommandInput(_rt.Model):
-    """The input specification for a command.
-
-    Tagged union on `type` (text): one table lookup picks the variant. Any other tag decodes
-    to `AvailableCommandInputOther`, which keeps the whole payload; a known or reserved tag
-    with a broken payload is a DecodeError. Each tag's class is `AvailableCommandInput`
-    followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _AvailableCommandInputBase(_rt.Model):
+    """What every class of `AvailableCommandInput` shares (`AvailableCommandInput` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AvailableCommandInput:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AvailableCommandInput, data)  # type: ignore[no-any-return]
 
 
 def _d_AvailableCommandInput(data: _Any) -> AvailableCommandInput:
@@ -1021,31 +863,11 @@ def _d_AvailableCommandInput(data: _Any) -> AvailableCommandInput:
     raise _rt.bad_tag("type", tag, ["text"])
 
 
-class SessionUpdate(_rt.Model):
-    """Different types of updates that can be sent while a session exists.
-
-    These updates report messages, progress, and other session activity.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
-
-    Tagged union on `sessionUpdate` (user_message_chunk, user_message, agent_message_chunk,
-    agent_message, agent_thought_chunk, agent_thought, state_update,
-    tool_call_content_chunk, tool_call_update, terminal_update, terminal_output_chunk,
-    plan_update, available_commands_update, config_option_update, session_info_update,
-    usage_update, notice, compaction_update, compaction_summary_chunk): one table lookup
-    picks the variant. Any other tag decodes to `SessionUpdateOther`, which keeps the whole
-    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
-    class is `SessionUpdate` followed by the tag in PascalCase, unless a names file pins
-    another name.
-    """
+class _SessionUpdateBase(_rt.Model):
+    """What every class of `SessionUpdate` shares (`SessionUpdate` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "sessionUpdate"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdate:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdate, data)  # type: ignore[no-any-return]
 
 
 def _d_SessionUpdate(data: _Any) -> SessionUpdate:
@@ -1084,30 +906,11 @@ def _d_SessionUpdate(data: _Any) -> SessionUpdate:
     )
 
 
-class BackgroundWork(_rt.Model):
-    """One piece of work running independently of the session's foreground work.
-
-    Items reference entities the Client already tracks. The Agent MUST announce each item
-    before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
-    tool call's final status before the snapshot that removes it. Each piece of work is
-    listed once: process-backed work is listed as its terminal, not also as its tool call.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-
-    Tagged union on `type` (terminal, tool_call): one table lookup picks the variant. Any
-    other tag decodes to `BackgroundWorkOther`, which keeps the whole payload; a known or
-    reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `BackgroundWork` followed by the tag in PascalCase, unless a names file pins another
-    name.
-    """
+class _BackgroundWorkBase(_rt.Model):
+    """What every class of `BackgroundWork` shares (`BackgroundWork` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> BackgroundWork:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_BackgroundWork, data)  # type: ignore[no-any-return]
 
 
 def _d_BackgroundWork(data: _Any) -> BackgroundWork:
@@ -1122,61 +925,11 @@ def _d_BackgroundWork(data: _Any) -> BackgroundWork:
     raise _rt.bad_tag("type", tag, ["terminal", "tool_call"])
 
 
-class StateUpdate(_rt.Model):
-    """A snapshot of the session's aggregate foreground activity.
-
-    Foreground work is the agent's active response or workflow in the session,
-    including model processing, tool execution, and waiting for user action needed
-    to continue that work. It can start with a prompt or be agent-initiated, for
-    example to pursue an ongoing goal or follow up on a completed background task.
-    Either way, the agent MUST report `running` when foreground work starts,
-    or `requires_action` if it starts blocked on user action, and `idle` when it
-    ends. The agent SHOULD include a stop reason on that idle update.
-    Agent-initiated work does not require a prompt request or a synthetic user
-    message.
-
-    `running` may precede user-message insertion, for example during a foreground
-    hook. It is not acknowledgment of insertion, and rejecting a prompt does not
-    itself end foreground work.
-
-    Background activity can continue and emit other `session/update` notifications
-    while `idle`. Those notifications, including a detached task's progress or
-    completion, do not by themselves change this state. A permission request only
-    warrants `requires_action` when foreground work is blocked on user action.
-
-    The agent SHOULD report `requires_action` when the foreground workflow as a
-    whole cannot progress without user action, including permissions or elicitations.
-    Once reported, it MUST report `running` when progress resumes, or `idle` when
-    work ends without resuming.
-    If other foreground work can progress, the state remains `running`. Resolving
-    one of several requests does not itself change the state. Agents SHOULD ignore
-    responses for work that has already ended rather than use them to resume it.
-
-    A new session defaults to idle until a state update reports otherwise.
-    Resume MUST send a current-state snapshot after any replay and before its
-    response. The snapshot reports foreground state after resuming.
-    The response alone does not imply idle.
-    Repeated snapshots are idempotent, not additional work, completions, or usage.
-    A repeated state may carry updated information without another state transition.
-    The agent MUST report `idle` when no foreground activity remains. Completing
-    an individual activity while other foreground work continues does not require
-    an idle boundary. Local commands use the same lifecycle even without model work.
-
-    See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)
-
-    Tagged union on `state` (running, idle, requires_action): one table lookup picks the
-    variant. Any other tag decodes to `StateUpdateOther`, which keeps the whole payload; a
-    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `StateUpdate` followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _StateUpdateBase(_rt.Model):
+    """What every class of `StateUpdate` shares (`StateUpdate` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "state"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> StateUpdate:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StateUpdate, data)  # type: ignore[no-any-return]
 
 
 def _d_StateUpdate(data: _Any) -> StateUpdate:
@@ -1191,22 +944,11 @@ def _d_StateUpdate(data: _Any) -> StateUpdate:
     raise _rt.bad_tag("state", tag, ["running", "idle", "requires_action"])
 
 
-class PlanUpdateContent(_rt.Model):
-    """Updated content for a plan.
-
-    Tagged union on `type` (items): one table lookup picks the variant. Any other tag
-    decodes to `PlanUpdateContentOther`, which keeps the whole payload; a known or reserved
-    tag with a broken payload is a DecodeError. Each tag's class is `PlanUpdateContent`
-    followed by the tag in PascalCase, unless a names file pins another name.
-    """
+class _PlanUpdateContentBase(_rt.Model):
+    """What every class of `PlanUpdateContent` shares (`PlanUpdateContent` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PlanUpdateContent:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PlanUpdateContent, data)  # type: ignore[no-any-return]
 
 
 def _d_PlanUpdateContent(data: _Any) -> PlanUpdateContent:
@@ -1221,27 +963,11 @@ def _d_PlanUpdateContent(data: _Any) -> PlanUpdateContent:
     raise _rt.bad_tag("type", tag, ["items"])
 
 
-class McpServer(_rt.Model):
-    """Configuration for connecting to an MCP (Model Context Protocol) server.
-
-    MCP servers provide tools and context that the agent can use when
-    processing prompts.
-
-    See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
-
-    Tagged union on `type` (http, stdio): one table lookup picks the variant. Any other tag
-    decodes to `McpServerOther`, which keeps the whole payload; a known or reserved tag with
-    a broken payload is a DecodeError. Each tag's class is `McpServer` followed by the tag
-    in PascalCase, unless a names file pins another name.
-    """
+class _McpServerBase(_rt.Model):
+    """What every class of `McpServer` shares (`McpServer` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServer:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServer, data)  # type: ignore[no-any-return]
 
 
 def _d_McpServer(data: _Any) -> McpServer:
@@ -1256,24 +982,11 @@ def _d_McpServer(data: _Any) -> McpServer:
     raise _rt.bad_tag("type", tag, ["http", "stdio"])
 
 
-class ReplayFrom(_rt.Model):
-    """Inclusive cursor describing where replayed session history should begin.
-
-    Replay includes the position identified by the cursor.
-
-    Tagged union on `type` (start): one table lookup picks the variant. Any other tag
-    decodes to `ReplayFromOther`, which keeps the whole payload; a known or reserved tag
-    with a broken payload is a DecodeError. Each tag's class is `ReplayFrom` followed by the
-    tag in PascalCase, unless a names file pins another name.
-    """
+class _ReplayFromBase(_rt.Model):
+    """What every class of `ReplayFrom` shares (`ReplayFrom` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ReplayFrom:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ReplayFrom, data)  # type: ignore[no-any-return]
 
 
 def _d_ReplayFrom(data: _Any) -> ReplayFrom:
@@ -1288,29 +1001,11 @@ def _d_ReplayFrom(data: _Any) -> ReplayFrom:
     raise _rt.bad_tag("type", tag, ["start"])
 
 
-class SetSessionConfigOptionRequest(_rt.Model):
-    """Request parameters for setting a session configuration option.
-
-    Agents MUST support this method for any session where they advertise config options.
-    Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
-    configuration unchanged.
-
-    See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
-
-    Tagged union on `type` (id, boolean): one table lookup picks the variant. Any other tag
-    decodes to `SetSessionConfigOptionRequestOther`, which keeps the whole payload; a known
-    or reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a names file
-    pins another name.
-    """
+class _SetSessionConfigOptionRequestBase(_rt.Model):
+    """What every class of `SetSessionConfigOptionRequest` shares (`SetSessionConfigOptionRequest` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "type"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequest:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionRequest, data)  # type: ignore[no-any-return]
 
 
 def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionRequest:
@@ -1325,23 +1020,11 @@ def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionReques
     raise _rt.bad_tag("type", tag, ["id", "boolean"])
 
 
-class RequestPermissionOutcome(_rt.Model):
-    """The outcome of a permission request.
-
-    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Any
-    other tag decodes to `RequestPermissionOutcomeOther`, which keeps the whole payload; a
-    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
-    `RequestPermissionOutcome` followed by the tag in PascalCase, unless a names file pins
-    another name.
-    """
+class _RequestPermissionOutcomeBase(_rt.Model):
+    """What every class of `RequestPermissionOutcome` shares (`RequestPermissionOutcome` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "outcome"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionOutcome:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionOutcome, data)  # type: ignore[no-any-return]
 
 
 def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
@@ -1356,23 +1039,11 @@ def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
     raise _rt.bad_tag("outcome", tag, ["cancelled", "selected"])
 
 
-class CreateElicitationResponse(_rt.Model):
-    """Response from the client to an elicitation request.
-
-    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant.
-    Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole
-    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
-    class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names
-    file pins another name.
-    """
+class _CreateElicitationResponseBase(_rt.Model):
+    """What every class of `CreateElicitationResponse` shares (`CreateElicitationResponse` itself is their `Union`)."""
 
     __slots__ = ()
     TAG_FIELD: _ClassVar[str] = "action"
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponse:
-        """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponse, data)  # type: ignore[no-any-return]
 
 
 def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
@@ -1629,7 +1300,7 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionSubjectToolCall(RequestPermissionSubject):
+class RequestPermissionSubjectToolCall(_RequestPermissionSubjectBase):
     """Permission is requested before executing a tool call.
 
     Wire tag: `type: tool_call`. Payload: `ToolCallPermissionSubject`.
@@ -1726,7 +1397,7 @@ def _d_RequestPermissionSubjectToolCall(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionSubjectCommand(RequestPermissionSubject):
+class RequestPermissionSubjectCommand(_RequestPermissionSubjectBase):
     """Permission is requested before running a command.
 
     Wire tag: `type: command`. Payload: `CommandPermissionSubject`.
@@ -1867,7 +1538,7 @@ def _d_RequestPermissionSubjectCommand(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionSubjectOther(RequestPermissionSubject):
+class RequestPermissionSubjectOther(_RequestPermissionSubjectBase):
     """Custom or future permission subject.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -2232,7 +1903,7 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCallContentContent(ToolCallContent):
+class ToolCallContentContent(_ToolCallContentBase):
     """Standard content block (text, images, resources).
 
     Wire tag: `type: content`. Payload: `Content`.
@@ -2320,7 +1991,7 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCallContentDiff(ToolCallContent):
+class ToolCallContentDiff(_ToolCallContentBase):
     """File modification shown as a diff.
 
     Wire tag: `type: diff`. Payload: `Diff`.
@@ -2433,7 +2104,7 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCallContentTerminal(ToolCallContent):
+class ToolCallContentTerminal(_ToolCallContentBase):
     """A display-only reference to an agent-owned terminal.
 
     Wire tag: `type: terminal`. Payload: `Terminal`.
@@ -2522,7 +2193,7 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCallContentOther(ToolCallContent):
+class ToolCallContentOther(_ToolCallContentBase):
     """Custom or future tool call content.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -2599,7 +2270,7 @@ def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockText(ContentBlock):
+class ContentBlockText(_ContentBlockBase):
     """Text content. May be plain text or formatted with Markdown.
 
     All agents MUST support text content blocks in prompts.
@@ -2713,7 +2384,7 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockImage(ContentBlock):
+class ContentBlockImage(_ContentBlockBase):
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts.
@@ -2859,7 +2530,7 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockAudio(ContentBlock):
+class ContentBlockAudio(_ContentBlockBase):
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts.
@@ -2985,7 +2656,7 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockResourceLink(ContentBlock):
+class ContentBlockResourceLink(_ContentBlockBase):
     """References to resources that the receiver may be able to read.
 
     All agents MUST support resource links in prompts.
@@ -3225,7 +2896,7 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockResource(ContentBlock):
+class ContentBlockResource(_ContentBlockBase):
     """Complete resource contents embedded directly in the message.
 
     Preferred for including context as it avoids extra round-trips.
@@ -3338,7 +3009,7 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentBlockOther(ContentBlock):
+class ContentBlockOther(_ContentBlockBase):
     """Custom or future content block.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -4655,7 +4326,7 @@ def _d_Content(data: _Any) -> Content:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DiffChangeAdd(DiffChange):
+class DiffChangeAdd(_DiffChangeBase):
     """A file was added.
 
     Wire tag: `operation: add`. Payload: `DiffPathChange`.
@@ -4785,7 +4456,7 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DiffChangeDelete(DiffChange):
+class DiffChangeDelete(_DiffChangeBase):
     """A file was deleted.
 
     Wire tag: `operation: delete`. Payload: `DiffPathChange`.
@@ -4917,7 +4588,7 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DiffChangeModify(DiffChange):
+class DiffChangeModify(_DiffChangeBase):
     """A file was modified in place.
 
     Wire tag: `operation: modify`. Payload: `DiffPathChange`.
@@ -5049,7 +4720,7 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DiffChangeMove(DiffChange):
+class DiffChangeMove(_DiffChangeBase):
     """A file was moved or renamed.
 
     Wire tag: `operation: move`. Payload: `DiffPathPairChange`.
@@ -5193,7 +4864,7 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DiffChangeCopy(DiffChange):
+class DiffChangeCopy(_DiffChangeBase):
     """A file was copied.
 
     Wire tag: `operation: copy`. Payload: `DiffPathPairChange`.
@@ -5337,7 +5008,7 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DiffChangeOther(DiffChange):
+class DiffChangeOther(_DiffChangeBase):
     """Custom or future file operation.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6472,7 +6143,7 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationRequestForm(CreateElicitationRequest):
+class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
@@ -6624,7 +6295,7 @@ def _d_CreateElicitationRequestForm(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationRequestUrl(CreateElicitationRequest):
+class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """URL-based elicitation where the client directs the user to a URL.
 
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
@@ -6787,7 +6458,7 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationRequestOther(CreateElicitationRequest):
+class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -7246,7 +6917,7 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaString(ElicitationPropertySchema):
+class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     Wire tag: `type: string`. Payload: `StringPropertySchema`.
@@ -7512,7 +7183,7 @@ def _d_ElicitationPropertySchemaString(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaNumber(ElicitationPropertySchema):
+class ElicitationPropertySchemaNumber(_ElicitationPropertySchemaBase):
     """Number (floating-point) property.
 
     Wire tag: `type: number`. Payload: `NumberPropertySchema`.
@@ -7689,7 +7360,7 @@ def _d_ElicitationPropertySchemaNumber(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaInteger(ElicitationPropertySchema):
+class ElicitationPropertySchemaInteger(_ElicitationPropertySchemaBase):
     """Integer property.
 
     Wire tag: `type: integer`. Payload: `IntegerPropertySchema`.
@@ -7872,7 +7543,7 @@ def _d_ElicitationPropertySchemaInteger(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaBoolean(ElicitationPropertySchema):
+class ElicitationPropertySchemaBoolean(_ElicitationPropertySchemaBase):
     """Boolean property.
 
     Wire tag: `type: boolean`. Payload: `BooleanPropertySchema`.
@@ -8015,7 +7686,7 @@ def _d_ElicitationPropertySchemaBoolean(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaArray(ElicitationPropertySchema):
+class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
     """Multi-select array property.
 
     Wire tag: `type: array`. Payload: `MultiSelectPropertySchema`.
@@ -8204,7 +7875,7 @@ def _d_ElicitationPropertySchemaArray(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationPropertySchemaOther(ElicitationPropertySchema):
+class ElicitationPropertySchemaOther(_ElicitationPropertySchemaBase):
     """Custom or future elicitation property schema.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -11034,7 +10705,7 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodTerminal(AuthMethod):
+class AuthMethodTerminal(_AuthMethodBase):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
 
@@ -11195,7 +10866,7 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodAgent(AuthMethod):
+class AuthMethodAgent(_AuthMethodBase):
     """Agent handles authentication itself through `auth/login`.
 
     The `type` discriminator value is `agent`.
@@ -11318,7 +10989,7 @@ def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodOther(AuthMethod):
+class AuthMethodOther(_AuthMethodBase):
     """Custom or future authentication method.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -12050,7 +11721,7 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionSelect(SessionConfigOption):
+class SessionConfigOptionSelect(_SessionConfigOptionBase):
     """Single-value selector (dropdown).
 
     Wire tag: `type: select`. Payload: `SessionConfigSelect`.
@@ -12221,7 +11892,7 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionBoolean(SessionConfigOption):
+class SessionConfigOptionBoolean(_SessionConfigOptionBase):
     """Boolean on/off toggle.
 
     Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
@@ -12379,7 +12050,7 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionOther(SessionConfigOption):
+class SessionConfigOptionOther(_SessionConfigOptionBase):
     """Custom or future session configuration option payload.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -12898,7 +12569,7 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommandCommand(AvailableCommand):
+class AvailableCommandCommand(_AvailableCommandBase):
     """A slash command the user can invoke by including it in a prompt.
 
     Wire tag: `type: command`. Payload: `Command`.
@@ -13023,7 +12694,7 @@ def _d_AvailableCommandCommand(data: _Any, tagged: bool = False) -> AvailableCom
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommandOther(AvailableCommand):
+class AvailableCommandOther(_AvailableCommandBase):
     """Custom or future command kind.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -13127,7 +12798,7 @@ def _d_AvailableCommandOther(data: _Any) -> AvailableCommandOther:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommandInputText(AvailableCommandInput):
+class AvailableCommandInputText(_AvailableCommandInputBase):
     """All text after the command name and the whitespace following it is provided as input.
 
     Wire tag: `type: text`. Payload: `TextCommandInput`.
@@ -13218,7 +12889,7 @@ def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableC
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommandInputOther(AvailableCommandInput):
+class AvailableCommandInputOther(_AvailableCommandInputBase):
     """Custom or future command input specification.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -14762,7 +14433,7 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUserMessageChunk(SessionUpdate):
+class SessionUpdateUserMessageChunk(_SessionUpdateBase):
     """A chunk of the user's message being streamed.
 
     Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
@@ -14873,7 +14544,7 @@ def _d_SessionUpdateUserMessageChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUserMessage(SessionUpdate):
+class SessionUpdateUserMessage(_SessionUpdateBase):
     """A user message has been created or updated.
 
     Agents can send this when they accept or replay a user message. When a
@@ -14993,7 +14664,7 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentMessageChunk(SessionUpdate):
+class SessionUpdateAgentMessageChunk(_SessionUpdateBase):
     """A chunk of the agent's response being streamed.
 
     Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
@@ -15104,7 +14775,7 @@ def _d_SessionUpdateAgentMessageChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentMessage(SessionUpdate):
+class SessionUpdateAgentMessage(_SessionUpdateBase):
     """An agent message has been created or updated.
 
     Agents can send this in addition to streamed chunks. When a client
@@ -15224,7 +14895,7 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentThoughtChunk(SessionUpdate):
+class SessionUpdateAgentThoughtChunk(_SessionUpdateBase):
     """A chunk of the agent's internal reasoning being streamed.
 
     Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
@@ -15335,7 +15006,7 @@ def _d_SessionUpdateAgentThoughtChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentThought(SessionUpdate):
+class SessionUpdateAgentThought(_SessionUpdateBase):
     """An agent thought or reasoning message has been created or updated.
 
     Agents can send this in addition to streamed chunks. When a client
@@ -15455,7 +15126,7 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateStateUpdate(SessionUpdate):
+class SessionUpdateStateUpdate(_SessionUpdateBase):
     """A snapshot of the session's aggregate foreground activity.
 
     Wire tag: `sessionUpdate: state_update`. Payload: `StateUpdate`.
@@ -15617,7 +15288,7 @@ def _d_SessionUpdateStateUpdate(data: _Any, tagged: bool = False) -> SessionUpda
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateToolCallContentChunk(SessionUpdate):
+class SessionUpdateToolCallContentChunk(_SessionUpdateBase):
     """A chunk of tool-call content being streamed.
 
     Wire tag: `sessionUpdate: tool_call_content_chunk`. Payload: `ToolCallContentChunk`.
@@ -15726,7 +15397,7 @@ def _d_SessionUpdateToolCallContentChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateToolCallUpdate(SessionUpdate):
+class SessionUpdateToolCallUpdate(_SessionUpdateBase):
     """A tool call has been created or updated.
 
     Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
@@ -16010,7 +15681,7 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateTerminalUpdate(SessionUpdate):
+class SessionUpdateTerminalUpdate(_SessionUpdateBase):
     """An agent-owned terminal has been created or updated.
 
     Wire tag: `sessionUpdate: terminal_update`. Payload: `TerminalUpdate`.
@@ -16224,7 +15895,7 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateTerminalOutputChunk(SessionUpdate):
+class SessionUpdateTerminalOutputChunk(_SessionUpdateBase):
     """A chunk of bytes appended to an agent-owned terminal's output.
 
     Wire tag: `sessionUpdate: terminal_output_chunk`. Payload: `TerminalOutputChunk`.
@@ -16332,7 +16003,7 @@ def _d_SessionUpdateTerminalOutputChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdatePlanUpdate(SessionUpdate):
+class SessionUpdatePlanUpdate(_SessionUpdateBase):
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
 
@@ -16421,7 +16092,7 @@ def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdat
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAvailableCommandsUpdate(SessionUpdate):
+class SessionUpdateAvailableCommandsUpdate(_SessionUpdateBase):
     """Available commands are ready or have changed
 
     Wire tag: `sessionUpdate: available_commands_update`. Payload:
@@ -16520,7 +16191,7 @@ def _d_SessionUpdateAvailableCommandsUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateConfigOptionUpdate(SessionUpdate):
+class SessionUpdateConfigOptionUpdate(_SessionUpdateBase):
     """Session configuration options have been updated.
 
     Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
@@ -16616,7 +16287,7 @@ def _d_SessionUpdateConfigOptionUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateSessionInfoUpdate(SessionUpdate):
+class SessionUpdateSessionInfoUpdate(_SessionUpdateBase):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
     Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
@@ -16736,7 +16407,7 @@ def _d_SessionUpdateSessionInfoUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUsageUpdate(SessionUpdate):
+class SessionUpdateUsageUpdate(_SessionUpdateBase):
     """Context window and cost update for the session.
 
     Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
@@ -16860,7 +16531,7 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateNotice(SessionUpdate):
+class SessionUpdateNotice(_SessionUpdateBase):
     """Information for the user that is not part of session history.
 
     No Client capability is required. Clients that do not understand or
@@ -16987,7 +16658,7 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateCompactionUpdate(SessionUpdate):
+class SessionUpdateCompactionUpdate(_SessionUpdateBase):
     """A context compaction has been created or updated.
 
     Wire tag: `sessionUpdate: compaction_update`. Payload: `CompactionUpdate`.
@@ -17135,7 +16806,7 @@ def _d_SessionUpdateCompactionUpdate(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateCompactionSummaryChunk(SessionUpdate):
+class SessionUpdateCompactionSummaryChunk(_SessionUpdateBase):
     """A content block appended to a context compaction's retained summary.
 
     Wire tag: `sessionUpdate: compaction_summary_chunk`. Payload: `CompactionSummaryChunk`.
@@ -17244,7 +16915,7 @@ def _d_SessionUpdateCompactionSummaryChunk(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateOther(SessionUpdate):
+class SessionUpdateOther(_SessionUpdateBase):
     """Custom or future session update.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -17783,7 +17454,7 @@ def _d_AgentThought(data: _Any) -> AgentThought:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class BackgroundWorkTerminal(BackgroundWork):
+class BackgroundWorkTerminal(_BackgroundWorkBase):
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`.
 
@@ -17873,7 +17544,7 @@ def _d_BackgroundWorkTerminal(data: _Any, tagged: bool = False) -> BackgroundWor
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class BackgroundWorkToolCall(BackgroundWork):
+class BackgroundWorkToolCall(_BackgroundWorkBase):
     """Work started by a tool call that continues without a process of its own, such as
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
     stay listed.
@@ -17964,7 +17635,7 @@ def _d_BackgroundWorkToolCall(data: _Any, tagged: bool = False) -> BackgroundWor
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class BackgroundWorkOther(BackgroundWork):
+class BackgroundWorkOther(_BackgroundWorkBase):
     """Custom or future background work.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -18604,7 +18275,7 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateRunning(StateUpdate):
+class StateUpdateRunning(_StateUpdateBase):
     """Foreground work is in progress.
 
     Wire tag: `state: running`. Payload: `RunningStateUpdate`.
@@ -18709,7 +18380,7 @@ def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunnin
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateIdle(StateUpdate):
+class StateUpdateIdle(_StateUpdateBase):
     """No foreground work is active. Background activity may continue.
 
     Wire tag: `state: idle`. Payload: `IdleStateUpdate`.
@@ -18858,7 +18529,7 @@ def _d_StateUpdateIdle(data: _Any, tagged: bool = False) -> StateUpdateIdle:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateRequiresAction(StateUpdate):
+class StateUpdateRequiresAction(_StateUpdateBase):
     """Foreground work is blocked on user action.
 
     Wire tag: `state: requires_action`. Payload: `RequiresActionStateUpdate`.
@@ -18965,7 +18636,7 @@ def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdat
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateOther(StateUpdate):
+class StateUpdateOther(_StateUpdateBase):
     """Custom or future session state.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -19878,7 +19549,7 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PlanUpdateContentItems(PlanUpdateContent):
+class PlanUpdateContentItems(_PlanUpdateContentBase):
     """Structured plan entries.
 
     Wire tag: `type: items`. Payload: `PlanItems`.
@@ -19984,7 +19655,7 @@ def _d_PlanUpdateContentItems(data: _Any, tagged: bool = False) -> PlanUpdateCon
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PlanUpdateContentOther(PlanUpdateContent):
+class PlanUpdateContentOther(_PlanUpdateContentBase):
     """Custom or future plan update content.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -22277,7 +21948,7 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerHttp(McpServer):
+class McpServerHttp(_McpServerBase):
     """HTTP transport configuration
 
     Only available when the Agent capabilities include `session.mcp.http`.
@@ -22399,7 +22070,7 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerStdio(McpServer):
+class McpServerStdio(_McpServerBase):
     """Stdio transport configuration
 
     Only available when the Agent capabilities include `session.mcp.stdio`.
@@ -22538,7 +22209,7 @@ def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerOther(McpServer):
+class McpServerOther(_McpServerBase):
     """Custom or future MCP server transport configuration.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -23298,7 +22969,7 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ReplayFromStart(ReplayFrom):
+class ReplayFromStart(_ReplayFromBase):
     """Replay all retained conversation history from its first replayable entry.
 
     Wire tag: `type: start`. Payload: `ReplayFromStartPayload`.
@@ -23375,7 +23046,7 @@ def _d_ReplayFromStart(data: _Any, tagged: bool = False) -> ReplayFromStart:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ReplayFromOther(ReplayFrom):
+class ReplayFromOther(_ReplayFromBase):
     """Custom or future replay cursor.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -23825,7 +23496,7 @@ def _d_CancelTerminalRequest(data: _Any) -> CancelTerminalRequest:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequest):
+class SetSessionConfigOptionRequestId(_SetSessionConfigOptionRequestBase):
     """A `SessionConfigValueId` string value (`type: "id"`).
 
     Wire tag: `type: id`.
@@ -23944,7 +23615,7 @@ def _d_SetSessionConfigOptionRequestId(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequest):
+class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestBase):
     """A boolean value (`type: "boolean"`).
 
     Wire tag: `type: boolean`.
@@ -24065,7 +23736,7 @@ def _d_SetSessionConfigOptionRequestBoolean(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestOther(SetSessionConfigOptionRequest):
+class SetSessionConfigOptionRequestOther(_SetSessionConfigOptionRequestBase):
     """Custom or future session configuration option value payload.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -24398,7 +24069,7 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeCancelled(RequestPermissionOutcome):
+class RequestPermissionOutcomeCancelled(_RequestPermissionOutcomeBase):
     """The request was not approved and no option was selected: the session's work was
     cancelled, the user dismissed the prompt, or the client declined it by policy.
     Agents MUST NOT proceed with the operation.
@@ -24490,7 +24161,7 @@ def _d_RequestPermissionOutcomeCancelled(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeSelected(RequestPermissionOutcome):
+class RequestPermissionOutcomeSelected(_RequestPermissionOutcomeBase):
     """The user selected one of the provided options.
 
     If `optionId` doesn't match an offered option, the agent MUST treat the request as not
@@ -24586,7 +24257,7 @@ def _d_RequestPermissionOutcomeSelected(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeOther(RequestPermissionOutcome):
+class RequestPermissionOutcomeOther(_RequestPermissionOutcomeBase):
     """Custom or future permission outcome.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -24815,7 +24486,7 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseAccept(CreateElicitationResponse):
+class CreateElicitationResponseAccept(_CreateElicitationResponseBase):
     """The user accepted and provided content.
 
     Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
@@ -24914,7 +24585,7 @@ def _d_CreateElicitationResponseAccept(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseDecline(CreateElicitationResponse):
+class CreateElicitationResponseDecline(_CreateElicitationResponseBase):
     """The user declined the elicitation.
 
     Wire tag: `action: decline`.
@@ -24995,7 +24666,7 @@ def _d_CreateElicitationResponseDecline(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseCancel(CreateElicitationResponse):
+class CreateElicitationResponseCancel(_CreateElicitationResponseBase):
     """The elicitation was cancelled.
 
     Wire tag: `action: cancel`.
@@ -25076,7 +24747,7 @@ def _d_CreateElicitationResponseCancel(
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseOther(CreateElicitationResponse):
+class CreateElicitationResponseOther(_CreateElicitationResponseBase):
     """Custom or future elicitation action.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -25474,6 +25145,601 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
         raise exc.at(key) from None
     return self
 
+
+# -- tagged unions: each the union of its classes, documented with its tag table --------------
+
+RequestPermissionSubject: _TypeAlias = (
+    RequestPermissionSubjectToolCall
+    | RequestPermissionSubjectCommand
+    | RequestPermissionSubjectOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    RequestPermissionSubject = _rt.documented(
+        RequestPermissionSubject,
+        "RequestPermissionSubject",
+        """The operation requiring permission.
+
+    Tagged union on `type` (tool_call, command): one table lookup picks the variant. Any
+    other tag decodes to `RequestPermissionSubjectOther`, which keeps the whole payload; a
+    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `RequestPermissionSubject` followed by the tag in PascalCase, unless a names file pins
+    another name.
+
+    Tag `type` to class:
+
+    - `tool_call`: `RequestPermissionSubjectToolCall`
+    - `command`: `RequestPermissionSubjectCommand`
+    - any other tag: `RequestPermissionSubjectOther` (open)
+    """,
+    )
+
+ToolCallContent: _TypeAlias = (
+    ToolCallContentContent | ToolCallContentDiff | ToolCallContentTerminal | ToolCallContentOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    ToolCallContent = _rt.documented(
+        ToolCallContent,
+        "ToolCallContent",
+        """Content produced by a tool call.
+
+    Tool calls can produce different types of content including standard
+    content blocks (text, images), file diffs, or display-only terminals.
+
+    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
+
+    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant.
+    Any other tag decodes to `ToolCallContentOther`, which keeps the whole payload; a known
+    or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `ToolCallContent` followed by the tag in PascalCase, unless a names file pins another
+    name.
+
+    Tag `type` to class:
+
+    - `content`: `ToolCallContentContent`
+    - `diff`: `ToolCallContentDiff`
+    - `terminal`: `ToolCallContentTerminal`
+    - any other tag: `ToolCallContentOther` (open)
+    """,
+    )
+
+ContentBlock: _TypeAlias = (
+    ContentBlockText
+    | ContentBlockImage
+    | ContentBlockAudio
+    | ContentBlockResourceLink
+    | ContentBlockResource
+    | ContentBlockOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    ContentBlock = _rt.documented(
+        ContentBlock,
+        "ContentBlock",
+        """Content blocks represent displayable information in the Agent Client Protocol.
+
+    Content blocks appear in:
+    - User prompts sent via `session/prompt`
+    - Language model output reported through `session/update` notifications as
+      message updates or streamed chunks
+    - Progress updates and results from tool calls
+
+    This structure is compatible with the Model Context Protocol (MCP), so agents can
+    forward content from MCP tool outputs without transformation.
+
+    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
+
+    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup
+    picks the variant. Any other tag decodes to `ContentBlockOther`, which keeps the whole
+    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
+    class is `ContentBlock` followed by the tag in PascalCase, unless a names file pins
+    another name.
+
+    Tag `type` to class:
+
+    - `text`: `ContentBlockText`
+    - `image`: `ContentBlockImage`
+    - `audio`: `ContentBlockAudio`
+    - `resource_link`: `ContentBlockResourceLink`
+    - `resource`: `ContentBlockResource`
+    - any other tag: `ContentBlockOther` (open)
+    """,
+    )
+
+DiffChange: _TypeAlias = (
+    DiffChangeAdd
+    | DiffChangeDelete
+    | DiffChangeModify
+    | DiffChangeMove
+    | DiffChangeCopy
+    | DiffChangeOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    DiffChange = _rt.documented(
+        DiffChange,
+        "DiffChange",
+        """One file-level change described by a `Diff`.
+
+    Structured change metadata lets clients identify affected files and
+    operations without parsing the text patch.
+
+    Tagged union on `operation` (add, delete, modify, move, copy): one table lookup picks
+    the variant. Any other tag decodes to `DiffChangeOther`, which keeps the whole payload;
+    a known or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `DiffChange` followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `operation` to class:
+
+    - `add`: `DiffChangeAdd`
+    - `delete`: `DiffChangeDelete`
+    - `modify`: `DiffChangeModify`
+    - `move`: `DiffChangeMove`
+    - `copy`: `DiffChangeCopy`
+    - any other tag: `DiffChangeOther` (open)
+    """,
+    )
+
+CreateElicitationRequest: _TypeAlias = (
+    CreateElicitationRequestForm | CreateElicitationRequestUrl | CreateElicitationRequestOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    CreateElicitationRequest = _rt.documented(
+        CreateElicitationRequest,
+        "CreateElicitationRequest",
+        """Request from the agent to elicit structured user input.
+
+    The agent sends this to the client to request information from the user,
+    either via a form or by directing them to a URL.
+    Elicitations are tied to a session (optionally a tool call) or a request.
+
+    A session-scoped request follows the aggregate foreground-state contract:
+    agents SHOULD report `requires_action` when the whole foreground workflow is
+    blocked on user action. Once reported, they MUST report `running` when progress
+    resumes, or `idle` if work ends without resuming. Independent background requests
+    and request-scoped elicitations do not themselves change session state.
+    Accepting a URL does not mean the external interaction completed.
+
+    Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
+    The request's scope alone does not establish that dependency.
+
+    See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
+
+    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag
+    decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or
+    reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins
+    another name.
+
+    Tag `mode` to class:
+
+    - `form`: `CreateElicitationRequestForm`
+    - `url`: `CreateElicitationRequestUrl`
+    - any other tag: `CreateElicitationRequestOther` (open)
+    """,
+    )
+
+ElicitationPropertySchema: _TypeAlias = (
+    ElicitationPropertySchemaString
+    | ElicitationPropertySchemaNumber
+    | ElicitationPropertySchemaInteger
+    | ElicitationPropertySchemaBoolean
+    | ElicitationPropertySchemaArray
+    | ElicitationPropertySchemaOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    ElicitationPropertySchema = _rt.documented(
+        ElicitationPropertySchema,
+        "ElicitationPropertySchema",
+        """Property schema for elicitation form fields.
+
+    Each variant corresponds to a JSON Schema `"type"` value.
+    Single-select enums use `type: "string"` with `enum` or `oneOf` set.
+    Multi-select enums use `type: "array"`.
+
+    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks
+    the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the
+    whole payload; a known or reserved tag with a broken payload is a DecodeError. Each
+    tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a
+    names file pins another name.
+
+    Tag `type` to class:
+
+    - `string`: `ElicitationPropertySchemaString`
+    - `number`: `ElicitationPropertySchemaNumber`
+    - `integer`: `ElicitationPropertySchemaInteger`
+    - `boolean`: `ElicitationPropertySchemaBoolean`
+    - `array`: `ElicitationPropertySchemaArray`
+    - any other tag: `ElicitationPropertySchemaOther` (open)
+    """,
+    )
+
+AuthMethod: _TypeAlias = AuthMethodTerminal | AuthMethodAgent | AuthMethodOther
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    AuthMethod = _rt.documented(
+        AuthMethod,
+        "AuthMethod",
+        """Describes an available authentication method.
+
+    The `type` field acts as the discriminator in the serialized JSON form.
+
+    Tagged union on `type` (terminal, agent): one table lookup picks the variant. Any other
+    tag decodes to `AuthMethodOther`, which keeps the whole payload; a known or reserved tag
+    with a broken payload is a DecodeError. Each tag's class is `AuthMethod` followed by the
+    tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `terminal`: `AuthMethodTerminal`
+    - `agent`: `AuthMethodAgent`
+    - any other tag: `AuthMethodOther` (open)
+    """,
+    )
+
+SessionConfigOption: _TypeAlias = (
+    SessionConfigOptionSelect | SessionConfigOptionBoolean | SessionConfigOptionOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    SessionConfigOption = _rt.documented(
+        SessionConfigOption,
+        "SessionConfigOption",
+        """A session configuration option selector and its current state.
+
+    Tagged union on `type` (select, boolean): one table lookup picks the variant. Any other
+    tag decodes to `SessionConfigOptionOther`, which keeps the whole payload; a known or
+    reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `SessionConfigOption` followed by the tag in PascalCase, unless a names file pins
+    another name.
+
+    Tag `type` to class:
+
+    - `select`: `SessionConfigOptionSelect`
+    - `boolean`: `SessionConfigOptionBoolean`
+    - any other tag: `SessionConfigOptionOther` (open)
+    """,
+    )
+
+AvailableCommand: _TypeAlias = AvailableCommandCommand | AvailableCommandOther
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    AvailableCommand = _rt.documented(
+        AvailableCommand,
+        "AvailableCommand",
+        """A command the agent advertises to the client.
+
+    The `type` field acts as the discriminator in the serialized JSON form.
+
+    Tagged union on `type` (command): one table lookup picks the variant. Any other tag
+    decodes to `AvailableCommandOther`, which keeps the whole payload; a known or reserved
+    tag with a broken payload is a DecodeError. Each tag's class is `AvailableCommand`
+    followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `command`: `AvailableCommandCommand`
+    - any other tag: `AvailableCommandOther` (open)
+    """,
+    )
+
+AvailableCommandInput: _TypeAlias = AvailableCommandInputText | AvailableCommandInputOther
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    AvailableCommandInput = _rt.documented(
+        AvailableCommandInput,
+        "AvailableCommandInput",
+        """The input specification for a command.
+
+    Tagged union on `type` (text): one table lookup picks the variant. Any other tag decodes
+    to `AvailableCommandInputOther`, which keeps the whole payload; a known or reserved tag
+    with a broken payload is a DecodeError. Each tag's class is `AvailableCommandInput`
+    followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `text`: `AvailableCommandInputText`
+    - any other tag: `AvailableCommandInputOther` (open)
+    """,
+    )
+
+SessionUpdate: _TypeAlias = (
+    SessionUpdateUserMessageChunk
+    | SessionUpdateUserMessage
+    | SessionUpdateAgentMessageChunk
+    | SessionUpdateAgentMessage
+    | SessionUpdateAgentThoughtChunk
+    | SessionUpdateAgentThought
+    | SessionUpdateStateUpdate
+    | SessionUpdateToolCallContentChunk
+    | SessionUpdateToolCallUpdate
+    | SessionUpdateTerminalUpdate
+    | SessionUpdateTerminalOutputChunk
+    | SessionUpdatePlanUpdate
+    | SessionUpdateAvailableCommandsUpdate
+    | SessionUpdateConfigOptionUpdate
+    | SessionUpdateSessionInfoUpdate
+    | SessionUpdateUsageUpdate
+    | SessionUpdateNotice
+    | SessionUpdateCompactionUpdate
+    | SessionUpdateCompactionSummaryChunk
+    | SessionUpdateOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    SessionUpdate = _rt.documented(
+        SessionUpdate,
+        "SessionUpdate",
+        """Different types of updates that can be sent while a session exists.
+
+    These updates report messages, progress, and other session activity.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
+
+    Tagged union on `sessionUpdate` (user_message_chunk, user_message, agent_message_chunk,
+    agent_message, agent_thought_chunk, agent_thought, state_update,
+    tool_call_content_chunk, tool_call_update, terminal_update, terminal_output_chunk,
+    plan_update, available_commands_update, config_option_update, session_info_update,
+    usage_update, notice, compaction_update, compaction_summary_chunk): one table lookup
+    picks the variant. Any other tag decodes to `SessionUpdateOther`, which keeps the whole
+    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
+    class is `SessionUpdate` followed by the tag in PascalCase, unless a names file pins
+    another name.
+
+    Tag `sessionUpdate` to class:
+
+    - `user_message_chunk`: `SessionUpdateUserMessageChunk`
+    - `user_message`: `SessionUpdateUserMessage`
+    - `agent_message_chunk`: `SessionUpdateAgentMessageChunk`
+    - `agent_message`: `SessionUpdateAgentMessage`
+    - `agent_thought_chunk`: `SessionUpdateAgentThoughtChunk`
+    - `agent_thought`: `SessionUpdateAgentThought`
+    - `state_update`: `SessionUpdateStateUpdate`
+    - `tool_call_content_chunk`: `SessionUpdateToolCallContentChunk`
+    - `tool_call_update`: `SessionUpdateToolCallUpdate`
+    - `terminal_update`: `SessionUpdateTerminalUpdate`
+    - `terminal_output_chunk`: `SessionUpdateTerminalOutputChunk`
+    - `plan_update`: `SessionUpdatePlanUpdate`
+    - `available_commands_update`: `SessionUpdateAvailableCommandsUpdate`
+    - `config_option_update`: `SessionUpdateConfigOptionUpdate`
+    - `session_info_update`: `SessionUpdateSessionInfoUpdate`
+    - `usage_update`: `SessionUpdateUsageUpdate`
+    - `notice`: `SessionUpdateNotice`
+    - `compaction_update`: `SessionUpdateCompactionUpdate`
+    - `compaction_summary_chunk`: `SessionUpdateCompactionSummaryChunk`
+    - any other tag: `SessionUpdateOther` (open)
+    """,
+    )
+
+BackgroundWork: _TypeAlias = BackgroundWorkTerminal | BackgroundWorkToolCall | BackgroundWorkOther
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    BackgroundWork = _rt.documented(
+        BackgroundWork,
+        "BackgroundWork",
+        """One piece of work running independently of the session's foreground work.
+
+    Items reference entities the Client already tracks. The Agent MUST announce each item
+    before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
+    tool call's final status before the snapshot that removes it. Each piece of work is
+    listed once: process-backed work is listed as its terminal, not also as its tool call.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+
+    Tagged union on `type` (terminal, tool_call): one table lookup picks the variant. Any
+    other tag decodes to `BackgroundWorkOther`, which keeps the whole payload; a known or
+    reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `BackgroundWork` followed by the tag in PascalCase, unless a names file pins another
+    name.
+
+    Tag `type` to class:
+
+    - `terminal`: `BackgroundWorkTerminal`
+    - `tool_call`: `BackgroundWorkToolCall`
+    - any other tag: `BackgroundWorkOther` (open)
+    """,
+    )
+
+StateUpdate: _TypeAlias = (
+    StateUpdateRunning | StateUpdateIdle | StateUpdateRequiresAction | StateUpdateOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    StateUpdate = _rt.documented(
+        StateUpdate,
+        "StateUpdate",
+        """A snapshot of the session's aggregate foreground activity.
+
+    Foreground work is the agent's active response or workflow in the session,
+    including model processing, tool execution, and waiting for user action needed
+    to continue that work. It can start with a prompt or be agent-initiated, for
+    example to pursue an ongoing goal or follow up on a completed background task.
+    Either way, the agent MUST report `running` when foreground work starts,
+    or `requires_action` if it starts blocked on user action, and `idle` when it
+    ends. The agent SHOULD include a stop reason on that idle update.
+    Agent-initiated work does not require a prompt request or a synthetic user
+    message.
+
+    `running` may precede user-message insertion, for example during a foreground
+    hook. It is not acknowledgment of insertion, and rejecting a prompt does not
+    itself end foreground work.
+
+    Background activity can continue and emit other `session/update` notifications
+    while `idle`. Those notifications, including a detached task's progress or
+    completion, do not by themselves change this state. A permission request only
+    warrants `requires_action` when foreground work is blocked on user action.
+
+    The agent SHOULD report `requires_action` when the foreground workflow as a
+    whole cannot progress without user action, including permissions or elicitations.
+    Once reported, it MUST report `running` when progress resumes, or `idle` when
+    work ends without resuming.
+    If other foreground work can progress, the state remains `running`. Resolving
+    one of several requests does not itself change the state. Agents SHOULD ignore
+    responses for work that has already ended rather than use them to resume it.
+
+    A new session defaults to idle until a state update reports otherwise.
+    Resume MUST send a current-state snapshot after any replay and before its
+    response. The snapshot reports foreground state after resuming.
+    The response alone does not imply idle.
+    Repeated snapshots are idempotent, not additional work, completions, or usage.
+    A repeated state may carry updated information without another state transition.
+    The agent MUST report `idle` when no foreground activity remains. Completing
+    an individual activity while other foreground work continues does not require
+    an idle boundary. Local commands use the same lifecycle even without model work.
+
+    See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)
+
+    Tagged union on `state` (running, idle, requires_action): one table lookup picks the
+    variant. Any other tag decodes to `StateUpdateOther`, which keeps the whole payload; a
+    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `StateUpdate` followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `state` to class:
+
+    - `running`: `StateUpdateRunning`
+    - `idle`: `StateUpdateIdle`
+    - `requires_action`: `StateUpdateRequiresAction`
+    - any other tag: `StateUpdateOther` (open)
+    """,
+    )
+
+PlanUpdateContent: _TypeAlias = PlanUpdateContentItems | PlanUpdateContentOther
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    PlanUpdateContent = _rt.documented(
+        PlanUpdateContent,
+        "PlanUpdateContent",
+        """Updated content for a plan.
+
+    Tagged union on `type` (items): one table lookup picks the variant. Any other tag
+    decodes to `PlanUpdateContentOther`, which keeps the whole payload; a known or reserved
+    tag with a broken payload is a DecodeError. Each tag's class is `PlanUpdateContent`
+    followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `items`: `PlanUpdateContentItems`
+    - any other tag: `PlanUpdateContentOther` (open)
+    """,
+    )
+
+McpServer: _TypeAlias = McpServerHttp | McpServerStdio | McpServerOther
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    McpServer = _rt.documented(
+        McpServer,
+        "McpServer",
+        """Configuration for connecting to an MCP (Model Context Protocol) server.
+
+    MCP servers provide tools and context that the agent can use when
+    processing prompts.
+
+    See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
+
+    Tagged union on `type` (http, stdio): one table lookup picks the variant. Any other tag
+    decodes to `McpServerOther`, which keeps the whole payload; a known or reserved tag with
+    a broken payload is a DecodeError. Each tag's class is `McpServer` followed by the tag
+    in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `http`: `McpServerHttp`
+    - `stdio`: `McpServerStdio`
+    - any other tag: `McpServerOther` (open)
+    """,
+    )
+
+ReplayFrom: _TypeAlias = ReplayFromStart | ReplayFromOther
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    ReplayFrom = _rt.documented(
+        ReplayFrom,
+        "ReplayFrom",
+        """Inclusive cursor describing where replayed session history should begin.
+
+    Replay includes the position identified by the cursor.
+
+    Tagged union on `type` (start): one table lookup picks the variant. Any other tag
+    decodes to `ReplayFromOther`, which keeps the whole payload; a known or reserved tag
+    with a broken payload is a DecodeError. Each tag's class is `ReplayFrom` followed by the
+    tag in PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `start`: `ReplayFromStart`
+    - any other tag: `ReplayFromOther` (open)
+    """,
+    )
+
+SetSessionConfigOptionRequest: _TypeAlias = (
+    SetSessionConfigOptionRequestId
+    | SetSessionConfigOptionRequestBoolean
+    | SetSessionConfigOptionRequestOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    SetSessionConfigOptionRequest = _rt.documented(
+        SetSessionConfigOptionRequest,
+        "SetSessionConfigOptionRequest",
+        """Request parameters for setting a session configuration option.
+
+    Agents MUST support this method for any session where they advertise config options.
+    Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
+    configuration unchanged.
+
+    See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
+
+    Tagged union on `type` (id, boolean): one table lookup picks the variant. Any other tag
+    decodes to `SetSessionConfigOptionRequestOther`, which keeps the whole payload; a known
+    or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a names file
+    pins another name.
+
+    Tag `type` to class:
+
+    - `id`: `SetSessionConfigOptionRequestId`
+    - `boolean`: `SetSessionConfigOptionRequestBoolean`
+    - any other tag: `SetSessionConfigOptionRequestOther` (open)
+    """,
+    )
+
+RequestPermissionOutcome: _TypeAlias = (
+    RequestPermissionOutcomeCancelled
+    | RequestPermissionOutcomeSelected
+    | RequestPermissionOutcomeOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    RequestPermissionOutcome = _rt.documented(
+        RequestPermissionOutcome,
+        "RequestPermissionOutcome",
+        """The outcome of a permission request.
+
+    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Any
+    other tag decodes to `RequestPermissionOutcomeOther`, which keeps the whole payload; a
+    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `RequestPermissionOutcome` followed by the tag in PascalCase, unless a names file pins
+    another name.
+
+    Tag `outcome` to class:
+
+    - `cancelled`: `RequestPermissionOutcomeCancelled`
+    - `selected`: `RequestPermissionOutcomeSelected`
+    - any other tag: `RequestPermissionOutcomeOther` (open)
+    """,
+    )
+
+CreateElicitationResponse: _TypeAlias = (
+    CreateElicitationResponseAccept
+    | CreateElicitationResponseDecline
+    | CreateElicitationResponseCancel
+    | CreateElicitationResponseOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    CreateElicitationResponse = _rt.documented(
+        CreateElicitationResponse,
+        "CreateElicitationResponse",
+        """Response from the client to an elicitation request.
+
+    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant.
+    Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole
+    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
+    class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names
+    file pins another name.
+
+    Tag `action` to class:
+
+    - `accept`: `CreateElicitationResponseAccept`
+    - `decline`: `CreateElicitationResponseDecline`
+    - `cancel`: `CreateElicitationResponseCancel`
+    - any other tag: `CreateElicitationResponseOther` (open)
+    """,
+    )
 
 # -- aliases -------------------------------------------------------------------------------------
 

@@ -84,97 +84,109 @@ class AgentStub:
         self, params: _m.InitializeRequest, *, timeout: float | None = None
     ) -> _m.InitializeResponse:
         """`initialize` (request): `InitializeRequest` → `InitializeResponse`."""
-        return await self.connection.request(
+        result: _m.InitializeResponse = await self.connection.request(
             "initialize", params, _m.InitializeResponse, timeout=timeout
         )
+        return result
 
     async def auth_login(
         self, params: _m.LoginAuthRequest, *, timeout: float | None = None
     ) -> _m.LoginAuthResponse:
         """`auth/login` (request): `LoginAuthRequest` → `LoginAuthResponse`."""
-        return await self.connection.request(
+        result: _m.LoginAuthResponse = await self.connection.request(
             "auth/login", params, _m.LoginAuthResponse, timeout=timeout
         )
+        return result
 
     async def auth_logout(
         self, params: _m.LogoutAuthRequest, *, timeout: float | None = None
     ) -> _m.LogoutAuthResponse:
         """`auth/logout` (request): `LogoutAuthRequest` → `LogoutAuthResponse`."""
-        return await self.connection.request(
+        result: _m.LogoutAuthResponse = await self.connection.request(
             "auth/logout", params, _m.LogoutAuthResponse, timeout=timeout
         )
+        return result
 
     async def session_new(
         self, params: _m.NewSessionRequest, *, timeout: float | None = None
     ) -> _m.NewSessionResponse:
         """`session/new` (request): `NewSessionRequest` → `NewSessionResponse`."""
-        return await self.connection.request(
+        result: _m.NewSessionResponse = await self.connection.request(
             "session/new", params, _m.NewSessionResponse, timeout=timeout
         )
+        return result
 
     async def session_list(
         self, params: _m.ListSessionsRequest, *, timeout: float | None = None
     ) -> _m.ListSessionsResponse:
         """`session/list` (request): `ListSessionsRequest` → `ListSessionsResponse`."""
-        return await self.connection.request(
+        result: _m.ListSessionsResponse = await self.connection.request(
             "session/list", params, _m.ListSessionsResponse, timeout=timeout
         )
+        return result
 
     async def session_delete(
         self, params: _m.DeleteSessionRequest, *, timeout: float | None = None
     ) -> _m.DeleteSessionResponse:
         """`session/delete` (request): `DeleteSessionRequest` → `DeleteSessionResponse`."""
-        return await self.connection.request(
+        result: _m.DeleteSessionResponse = await self.connection.request(
             "session/delete", params, _m.DeleteSessionResponse, timeout=timeout
         )
+        return result
 
     async def session_resume(
         self, params: _m.ResumeSessionRequest, *, timeout: float | None = None
     ) -> _m.ResumeSessionResponse:
         """`session/resume` (request): `ResumeSessionRequest` → `ResumeSessionResponse`."""
-        return await self.connection.request(
+        result: _m.ResumeSessionResponse = await self.connection.request(
             "session/resume", params, _m.ResumeSessionResponse, timeout=timeout
         )
+        return result
 
     async def session_close(
         self, params: _m.CloseSessionRequest, *, timeout: float | None = None
     ) -> _m.CloseSessionResponse:
         """`session/close` (request): `CloseSessionRequest` → `CloseSessionResponse`."""
-        return await self.connection.request(
+        result: _m.CloseSessionResponse = await self.connection.request(
             "session/close", params, _m.CloseSessionResponse, timeout=timeout
         )
+        return result
 
     async def tool_call_cancel(
         self, params: _m.CancelToolCallRequest, *, timeout: float | None = None
     ) -> _m.CancelToolCallResponse:
         """`tool_call/cancel` (request): `CancelToolCallRequest` → `CancelToolCallResponse`."""
-        return await self.connection.request(
+        result: _m.CancelToolCallResponse = await self.connection.request(
             "tool_call/cancel", params, _m.CancelToolCallResponse, timeout=timeout
         )
+        return result
 
     async def terminal_cancel(
         self, params: _m.CancelTerminalRequest, *, timeout: float | None = None
     ) -> _m.CancelTerminalResponse:
         """`terminal/cancel` (request): `CancelTerminalRequest` → `CancelTerminalResponse`."""
-        return await self.connection.request(
+        result: _m.CancelTerminalResponse = await self.connection.request(
             "terminal/cancel", params, _m.CancelTerminalResponse, timeout=timeout
         )
+        return result
 
     async def session_set_config_option(
         self, params: _m.SetSessionConfigOptionRequest, *, timeout: float | None = None
     ) -> _m.SetSessionConfigOptionResponse:
         """`session/set_config_option` (request): `SetSessionConfigOptionRequest` → `SetSessionConfigOptionResponse`."""
-        return await self.connection.request(
+        result: _m.SetSessionConfigOptionResponse = await self.connection.request(
             "session/set_config_option", params, _m.SetSessionConfigOptionResponse, timeout=timeout
         )
+        return result
 
     async def session_prompt(
         self, params: _m.PromptRequest, *, timeout: float | None = None
     ) -> _m.PromptResponse:
         """`session/prompt` (request): `PromptRequest` → `PromptResponse`."""
-        return await self.connection.request(
+        result: _m.PromptResponse = await self.connection.request(
             "session/prompt", params, _m.PromptResponse, timeout=timeout
         )
+        return result
 
     async def session_cancel(self, params: _m.CancelSessionNotification) -> None:
         """`session/cancel` (notification): `CancelSessionNotification`, never answered."""
@@ -193,17 +205,19 @@ class ClientStub:
         self, params: _m.RequestPermissionRequest, *, timeout: float | None = None
     ) -> _m.RequestPermissionResponse:
         """`session/request_permission` (request): `RequestPermissionRequest` → `RequestPermissionResponse`."""
-        return await self.connection.request(
+        result: _m.RequestPermissionResponse = await self.connection.request(
             "session/request_permission", params, _m.RequestPermissionResponse, timeout=timeout
         )
+        return result
 
     async def elicitation_create(
         self, params: _m.CreateElicitationRequest, *, timeout: float | None = None
     ) -> _m.CreateElicitationResponse:
         """`elicitation/create` (request): `CreateElicitationRequest` → `CreateElicitationResponse`."""
-        return await self.connection.request(
+        result: _m.CreateElicitationResponse = await self.connection.request(
             "elicitation/create", params, _m.CreateElicitationResponse, timeout=timeout
         )
+        return result
 
     async def session_update(self, params: _m.UpdateSessionNotification) -> None:
         """`session/update` (notification): `UpdateSessionNotification`, never answered."""

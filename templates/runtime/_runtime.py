@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import typing
 from collections.abc import Callable
 from typing import Any, ClassVar, Final, TypeAlias, TypeVar, overload
 
@@ -104,6 +105,18 @@ DECODERS: dict[object, Decoder] = {}
 
 def register(alias: object, decoder: Decoder) -> None:
     DECODERS[alias] = decoder
+
+
+def documented(union: Any, name: str, doc: str) -> Any:
+    """A tagged union's alias with a name and a docstring, for help(): `typing.Union[...]` of
+    its classes, equal to the `X | Y` the type checker sees (whose `__doc__` is read-only)."""
+    members = typing.get_args(union)
+    if not members:  # a union of one class is that class, which keeps its own docstring
+        return union
+    alias: Any = typing.Union[members]  # noqa: UP007  # not `X | Y`: its __doc__ is read-only
+    alias.__doc__ = doc
+    alias.__name__ = alias.__qualname__ = name
+    return alias
 
 
 @overload

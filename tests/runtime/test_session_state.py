@@ -13,6 +13,7 @@ import queue
 import subprocess
 import sys
 import threading
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -583,7 +584,7 @@ def test_apply_takes_decoded_updates_only_and_apply_json_decodes() -> None:
 
 def test_known_kinds_are_the_union_variants_and_each_has_a_rule() -> None:
     variants = {
-        cls.TAG: cls for cls in seed_v2.SessionUpdate.__subclasses__() if hasattr(cls, "TAG")
+        cls.TAG: cls for cls in typing.get_args(seed_v2.SessionUpdate) if hasattr(cls, "TAG")
     }
     assert session_state.KNOWN_KINDS == variants
     assert len(variants) == 16

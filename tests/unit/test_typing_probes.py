@@ -1,0 +1,52 @@
+"""mypy --strict over probe files written as a user would: the ones that must pass do, and the
+ones that must fail report exactly the expected errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBES = ROOT / "tests" / "fixtures" / "typing_probes"
+
+# Every error mypy must report, by probe file; a probe not listed must be clean.
+EXPECTED = {
+    "union_match_missing_arm.py": [
+        '21: error: Argument 1 to "assert_never" has incompatible type "ContentBlockOther";'
+        ' expected "Never"  [arg-type]',
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def mypy_errors() -> dict[str, list[str]]:
+    env = {**os.environ, "MYPYPATH": str(ROOT / "generated")}
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", str(PROBES)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode in (0, 1), run.stderr
+    errors: dict[str, list[str]] = {p.name: [] for p in PROBES.glob("*.py")}
+    for line in run.stdout.splitlines():
+        path, _, rest = line.partition(":")
+        if " note: " in rest:
+            continue
+        errors[Path(path).name].append(rest)
+    return errors
+
+
+def test_the_probes_exist() -> None:
+    assert set(EXPECTED) <= {p.name for p in PROBES.glob("*.py")}
+
+
+@pytest.mark.parametrize("probe", sorted(p.name for p in PROBES.glob("*.py")))
+def test_probe(probe: str, mypy_errors: dict[str, list[str]]) -> None:
+    assert mypy_errors[probe] == EXPECTED.get(probe, [])
