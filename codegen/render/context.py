@@ -174,6 +174,7 @@ class ModelsContext(ModuleContext):
     exports: tuple[str, ...]
     needs_annotated: bool  # some alias carries its own decoder
     needs_unset_type: bool  # some field may be omitted
+    needs_literal: bool = False  # some field takes an enum's values as literals
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -162,6 +162,10 @@ class Lowering:
             aliases=self._alias_order(aliases),
             exports=tuple(exports),
             needs_annotated=any(a.kind != "name" for a in aliases),
+            needs_literal=any(
+                "_Literal[" in f.annotation for c in classes for f in c.fields
+            )
+            or any("_Literal[" in a.annotation for a in aliases),
             needs_unset_type=any(c.optional for c in classes),
         )
 
@@ -401,8 +405,13 @@ class Lowering:
         if shape.kind == "ref" and shape.ref is not None:
             target = self.model.get(shape.ref)
             base = self.names.types[shape.ref]
-            if isinstance(target, EnumType) and target.open:
-                base += " | " + target.value_kind
+            if isinstance(target, EnumType):
+                # Its members, or its values as literals (so a misspelling is a type error);
+                # an open enum's other values are `OpenStr`/`OpenInt` (what decoding gives).
+                values = ", ".join(pylit(m.value) for m in target.members)
+                base += f" | _Literal[{values}]" if values else ""
+                if target.open:
+                    base += " | _rt." + _OPEN_VALUE[target.value_kind]
         elif shape.kind == "list":
             base = f"list[{self.annotation(shape.item or Shape('any'))}]"
         elif shape.kind == "map":
@@ -701,6 +710,9 @@ def _untagged_rule(groups: list[Group]) -> str:
             " that accepts the value."
         )
     return _wrap(text)
+
+
+_OPEN_VALUE = {"str": "OpenStr", "int": "OpenInt"}
 
 
 def union_base(union: str) -> str:

@@ -10,6 +10,7 @@ import typing as _typing
 from typing import Annotated as _Annotated
 from typing import Any as _Any
 from typing import ClassVar as _ClassVar
+from typing import Literal as _Literal
 from typing import TypeAlias as _TypeAlias
 
 from . import _runtime as _rt
@@ -63,7 +64,7 @@ class ToolKind(_enum.StrEnum):
         return self.value
 
 
-_E_ToolKind: dict[_Any, ToolKind] = {m.value: m for m in ToolKind}
+_E_ToolKind: dict[_Any, _Any] = {m.value: m for m in ToolKind}
 
 
 def _d_ToolKind(v: _Any) -> _Any:
@@ -106,7 +107,7 @@ class ToolCallStatus(_enum.StrEnum):
         return self.value
 
 
-_E_ToolCallStatus: dict[_Any, ToolCallStatus] = {m.value: m for m in ToolCallStatus}
+_E_ToolCallStatus: dict[_Any, _Any] = {m.value: m for m in ToolCallStatus}
 
 
 def _d_ToolCallStatus(v: _Any) -> _Any:
@@ -136,7 +137,7 @@ class Role(_enum.StrEnum):
         return self.value
 
 
-_E_Role: dict[_Any, Role] = {m.value: m for m in Role}
+_E_Role: dict[_Any, _Any] = {m.value: m for m in Role}
 
 
 def _d_Role(v: _Any) -> _Any:
@@ -172,9 +173,7 @@ class PermissionOptionKind(_enum.StrEnum):
         return self.value
 
 
-_E_PermissionOptionKind: dict[_Any, PermissionOptionKind] = {
-    m.value: m for m in PermissionOptionKind
-}
+_E_PermissionOptionKind: dict[_Any, _Any] = {m.value: m for m in PermissionOptionKind}
 
 
 def _d_PermissionOptionKind(v: _Any) -> _Any:
@@ -202,9 +201,7 @@ class ElicitationSchemaType(_enum.StrEnum):
         return self.value
 
 
-_E_ElicitationSchemaType: dict[_Any, ElicitationSchemaType] = {
-    m.value: m for m in ElicitationSchemaType
-}
+_E_ElicitationSchemaType: dict[_Any, _Any] = {m.value: m for m in ElicitationSchemaType}
 
 
 def _d_ElicitationSchemaType(v: _Any) -> _Any:
@@ -238,7 +235,7 @@ class StringFormat(_enum.StrEnum):
         return self.value
 
 
-_E_StringFormat: dict[_Any, StringFormat] = {m.value: m for m in StringFormat}
+_E_StringFormat: dict[_Any, _Any] = {m.value: m for m in StringFormat}
 
 
 def _d_StringFormat(v: _Any) -> _Any:
@@ -274,23 +271,22 @@ class SessionConfigOptionCategory(_enum.StrEnum):
     """Thought/reasoning level selector."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOptionCategory | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> SessionConfigOptionCategory | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_SessionConfigOptionCategory, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_SessionConfigOptionCategory: dict[_Any, SessionConfigOptionCategory] = {
-    m.value: m for m in SessionConfigOptionCategory
-}
+_E_SessionConfigOptionCategory: dict[_Any, _Any] = {m.value: m for m in SessionConfigOptionCategory}
 
 
 def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_SessionConfigOptionCategory.get(v, v)
+    e = _E_SessionConfigOptionCategory.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -333,7 +329,7 @@ class StopReason(_enum.StrEnum):
         return self.value
 
 
-_E_StopReason: dict[_Any, StopReason] = {m.value: m for m in StopReason}
+_E_StopReason: dict[_Any, _Any] = {m.value: m for m in StopReason}
 
 
 def _d_StopReason(v: _Any) -> _Any:
@@ -379,21 +375,22 @@ class ErrorCode(_enum.IntEnum):
     """**Resource not found**: A given resource, such as a session or file, was not found."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> ErrorCode | int:
-        """Decode parsed JSON; unknown values are kept as plain int."""
+    def from_json(cls, data: _Any) -> ErrorCode | _rt.OpenInt:
+        """Decode parsed JSON; unknown values are kept as `OpenInt`."""
         return _rt.guard(_d_ErrorCode, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> int:
         return self.value
 
 
-_E_ErrorCode: dict[_Any, ErrorCode] = {m.value: m for m in ErrorCode}
+_E_ErrorCode: dict[_Any, _Any] = {m.value: m for m in ErrorCode}
 
 
 def _d_ErrorCode(v: _Any) -> _Any:
     if type(v) is not int:
         raise _rt.expected("an integer", v)
-    v = _E_ErrorCode.get(v, v)
+    e = _E_ErrorCode.get(v)
+    v = e if e is not None else _rt.OpenInt(v)
     return v
 
 
@@ -423,7 +420,7 @@ class PlanEntryPriority(_enum.StrEnum):
         return self.value
 
 
-_E_PlanEntryPriority: dict[_Any, PlanEntryPriority] = {m.value: m for m in PlanEntryPriority}
+_E_PlanEntryPriority: dict[_Any, _Any] = {m.value: m for m in PlanEntryPriority}
 
 
 def _d_PlanEntryPriority(v: _Any) -> _Any:
@@ -458,7 +455,7 @@ class PlanEntryStatus(_enum.StrEnum):
         return self.value
 
 
-_E_PlanEntryStatus: dict[_Any, PlanEntryStatus] = {m.value: m for m in PlanEntryStatus}
+_E_PlanEntryStatus: dict[_Any, _Any] = {m.value: m for m in PlanEntryStatus}
 
 
 def _d_PlanEntryStatus(v: _Any) -> _Any:
@@ -487,21 +484,22 @@ class NoticeSeverity(_enum.StrEnum):
     """Error notice."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> NoticeSeverity | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> NoticeSeverity | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_NoticeSeverity, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_NoticeSeverity: dict[_Any, NoticeSeverity] = {m.value: m for m in NoticeSeverity}
+_E_NoticeSeverity: dict[_Any, _Any] = {m.value: m for m in NoticeSeverity}
 
 
 def _d_NoticeSeverity(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_NoticeSeverity.get(v, v)
+    e = _E_NoticeSeverity.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -526,21 +524,22 @@ class CompactionStatus(_enum.StrEnum):
     """Compaction was cancelled before it finished."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> CompactionStatus | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> CompactionStatus | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_CompactionStatus, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_CompactionStatus: dict[_Any, CompactionStatus] = {m.value: m for m in CompactionStatus}
+_E_CompactionStatus: dict[_Any, _Any] = {m.value: m for m in CompactionStatus}
 
 
 def _d_CompactionStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_CompactionStatus.get(v, v)
+    e = _E_CompactionStatus.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -1199,9 +1198,30 @@ class ToolCallUpdate(_rt.Model):
 
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
-    kind: ToolKind | None | _UnsetType = _UNSET
+    kind: (
+        ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Update the tool kind."""
-    status: ToolCallStatus | None | _UnsetType = _UNSET
+    status: (
+        ToolCallStatus
+        | _Literal["pending", "in_progress", "completed", "failed"]
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Update the execution status."""
     title: str | None | _UnsetType = _UNSET
     """Update the human-readable title."""
@@ -1233,8 +1253,25 @@ class ToolCallUpdate(_rt.Model):
         self,
         *,
         tool_call_id: ToolCallId,
-        kind: ToolKind | None | _UnsetType = _UNSET,
-        status: ToolCallStatus | None | _UnsetType = _UNSET,
+        kind: ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | None
+        | _UnsetType = _UNSET,
+        status: ToolCallStatus
+        | _Literal["pending", "in_progress", "completed", "failed"]
+        | None
+        | _UnsetType = _UNSET,
         title: str | None | _UnsetType = _UNSET,
         name: str | None | _UnsetType = _UNSET,
         content: list[ToolCallContent] | None | _UnsetType = _UNSET,
@@ -1433,7 +1470,7 @@ class ToolCallContentContent(_ToolCallContentBase):
     Wire tag: `type: content`. Payload: `Content`.
     """
 
-    TAG: _ClassVar[str] = "content"
+    TAG: _ClassVar[_Literal["content"]] = "content"
     content: ContentBlock
     """The actual content block."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -1521,7 +1558,7 @@ class ToolCallContentDiff(_ToolCallContentBase):
     Wire tag: `type: diff`. Payload: `Diff`.
     """
 
-    TAG: _ClassVar[str] = "diff"
+    TAG: _ClassVar[_Literal["diff"]] = "diff"
     path: str
     """The absolute file path being modified."""
     old_text: str | None | _UnsetType = _UNSET
@@ -1643,7 +1680,7 @@ class ToolCallContentTerminal(_ToolCallContentBase):
     Wire tag: `type: terminal`. Payload: `Terminal`.
     """
 
-    TAG: _ClassVar[str] = "terminal"
+    TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -1735,7 +1772,7 @@ class ContentBlockText(_ContentBlockBase):
     Wire tag: `type: text`. Payload: `TextContent`.
     """
 
-    TAG: _ClassVar[str] = "text"
+    TAG: _ClassVar[_Literal["text"]] = "text"
     annotations: Annotations | None | _UnsetType = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
     text: str
@@ -1844,7 +1881,7 @@ class ContentBlockImage(_ContentBlockBase):
     Wire tag: `type: image`. Payload: `ImageContent`.
     """
 
-    TAG: _ClassVar[str] = "image"
+    TAG: _ClassVar[_Literal["image"]] = "image"
     annotations: Annotations | None | _UnsetType = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
     data: str
@@ -1984,7 +2021,7 @@ class ContentBlockAudio(_ContentBlockBase):
     Wire tag: `type: audio`. Payload: `AudioContent`.
     """
 
-    TAG: _ClassVar[str] = "audio"
+    TAG: _ClassVar[_Literal["audio"]] = "audio"
     annotations: Annotations | None | _UnsetType = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
     data: str
@@ -2107,7 +2144,7 @@ class ContentBlockResourceLink(_ContentBlockBase):
     Wire tag: `type: resource_link`. Payload: `ResourceLink`.
     """
 
-    TAG: _ClassVar[str] = "resource_link"
+    TAG: _ClassVar[_Literal["resource_link"]] = "resource_link"
     annotations: Annotations | None | _UnsetType = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
     description: str | None | _UnsetType = _UNSET
@@ -2304,7 +2341,7 @@ class ContentBlockResource(_ContentBlockBase):
     Wire tag: `type: resource`. Payload: `EmbeddedResource`.
     """
 
-    TAG: _ClassVar[str] = "resource"
+    TAG: _ClassVar[_Literal["resource"]] = "resource"
     annotations: Annotations | None | _UnsetType = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
     resource: EmbeddedResourceResource
@@ -2407,7 +2444,7 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
 class Annotations(_rt.Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None | _UnsetType = _UNSET
+    audience: list[Role | _Literal["assistant", "user"]] | None | _UnsetType = _UNSET
     """Intended recipients for this content, such as the user or assistant."""
     last_modified: str | None | _UnsetType = _UNSET
     """Timestamp indicating when the underlying resource was last modified."""
@@ -2426,7 +2463,7 @@ class Annotations(_rt.Model):
     def __init__(
         self,
         *,
-        audience: list[Role] | None | _UnsetType = _UNSET,
+        audience: list[Role | _Literal["assistant", "user"]] | None | _UnsetType = _UNSET,
         last_modified: str | None | _UnsetType = _UNSET,
         priority: float | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -3731,7 +3768,10 @@ class PermissionOption(_rt.Model):
     """Unique identifier for this permission option."""
     name: str
     """Human-readable label to display to the user."""
-    kind: PermissionOptionKind
+    kind: (
+        PermissionOptionKind
+        | _Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+    )
     """Hint about the nature of this permission option."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3748,7 +3788,8 @@ class PermissionOption(_rt.Model):
         *,
         option_id: PermissionOptionId,
         name: str,
-        kind: PermissionOptionKind,
+        kind: PermissionOptionKind
+        | _Literal["allow_once", "allow_always", "reject_once", "reject_always"],
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -4456,7 +4497,7 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
     """
 
-    TAG: _ClassVar[str] = "form"
+    TAG: _ClassVar[_Literal["form"]] = "form"
     message: str
     """A human-readable message describing what input is needed."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -4610,7 +4651,7 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
     """
 
-    TAG: _ClassVar[str] = "url"
+    TAG: _ClassVar[_Literal["url"]] = "url"
     message: str
     """A human-readable message describing what input is needed."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -5080,7 +5121,7 @@ class ElicitationSchema(_rt.Model):
     as required by the elicitation specification.
     """
 
-    type: ElicitationSchemaType | _UnsetType = _UNSET
+    type: ElicitationSchemaType | _Literal["object"] | _UnsetType = _UNSET
     """Type discriminator. Always `"object"`."""
     title: str | None | _UnsetType = _UNSET
     """Optional title for the schema.
@@ -5114,7 +5155,7 @@ class ElicitationSchema(_rt.Model):
     def __init__(
         self,
         *,
-        type: ElicitationSchemaType | _UnsetType = _UNSET,
+        type: ElicitationSchemaType | _Literal["object"] | _UnsetType = _UNSET,
         title: str | None | _UnsetType = _UNSET,
         properties: dict[str, ElicitationPropertySchema] | _UnsetType = _UNSET,
         required: list[str] | None | _UnsetType = _UNSET,
@@ -5242,7 +5283,7 @@ class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
     Wire tag: `type: string`. Payload: `StringPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "string"
+    TAG: _ClassVar[_Literal["string"]] = "string"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -5268,7 +5309,9 @@ class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
-    format: StringFormat | None | _UnsetType = _UNSET
+    format: StringFormat | _Literal["email", "uri", "date", "date-time"] | None | _UnsetType = (
+        _UNSET
+    )
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
@@ -5308,7 +5351,10 @@ class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
         min_length: int | None | _UnsetType = _UNSET,
         max_length: int | None | _UnsetType = _UNSET,
         pattern: str | None | _UnsetType = _UNSET,
-        format: StringFormat | None | _UnsetType = _UNSET,
+        format: StringFormat
+        | _Literal["email", "uri", "date", "date-time"]
+        | None
+        | _UnsetType = _UNSET,
         default: str | None | _UnsetType = _UNSET,
         enum: list[str] | None | _UnsetType = _UNSET,
         one_of: list[EnumOption] | None | _UnsetType = _UNSET,
@@ -5504,7 +5550,7 @@ class ElicitationPropertySchemaNumber(_ElicitationPropertySchemaBase):
     Wire tag: `type: number`. Payload: `NumberPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "number"
+    TAG: _ClassVar[_Literal["number"]] = "number"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -5683,7 +5729,7 @@ class ElicitationPropertySchemaInteger(_ElicitationPropertySchemaBase):
     Wire tag: `type: integer`. Payload: `IntegerPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "integer"
+    TAG: _ClassVar[_Literal["integer"]] = "integer"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -5868,7 +5914,7 @@ class ElicitationPropertySchemaBoolean(_ElicitationPropertySchemaBase):
     Wire tag: `type: boolean`. Payload: `BooleanPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "boolean"
+    TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -6013,7 +6059,7 @@ class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
     Wire tag: `type: array`. Payload: `MultiSelectPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "array"
+    TAG: _ClassVar[_Literal["array"]] = "array"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -6424,7 +6470,9 @@ class StringPropertySchema(_rt.Model):
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
-    format: StringFormat | None | _UnsetType = _UNSET
+    format: StringFormat | _Literal["email", "uri", "date", "date-time"] | None | _UnsetType = (
+        _UNSET
+    )
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
@@ -6464,7 +6512,10 @@ class StringPropertySchema(_rt.Model):
         min_length: int | None | _UnsetType = _UNSET,
         max_length: int | None | _UnsetType = _UNSET,
         pattern: str | None | _UnsetType = _UNSET,
-        format: StringFormat | None | _UnsetType = _UNSET,
+        format: StringFormat
+        | _Literal["email", "uri", "date", "date-time"]
+        | None
+        | _UnsetType = _UNSET,
         default: str | None | _UnsetType = _UNSET,
         enum: list[str] | None | _UnsetType = _UNSET,
         one_of: list[EnumOption] | None | _UnsetType = _UNSET,
@@ -8897,7 +8948,7 @@ class AuthMethodTerminal(_AuthMethodBase):
     Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
     """
 
-    TAG: _ClassVar[str] = "terminal"
+    TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
@@ -10015,14 +10066,20 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
     Wire tag: `type: select`. Payload: `SessionConfigSelect`.
     """
 
-    TAG: _ClassVar[str] = "select"
+    TAG: _ClassVar[_Literal["select"]] = "select"
     id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
     """Human-readable label for the option."""
     description: str | None | _UnsetType = _UNSET
     """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    category: (
+        SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Optional semantic category for this option (UX only)."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -10046,7 +10103,11 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
         current_value: SessionConfigValueId,
         options: SessionConfigSelectOptions,
         description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -10134,7 +10195,8 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_SessionConfigOptionCategory.get(v, v)
+                    e = _E_SessionConfigOptionCategory.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.category = v
@@ -10178,14 +10240,20 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
     Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
     """
 
-    TAG: _ClassVar[str] = "boolean"
+    TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
     """Human-readable label for the option."""
     description: str | None | _UnsetType = _UNSET
     """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    category: (
+        SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Optional semantic category for this option (UX only)."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -10206,7 +10274,11 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
         name: str,
         current_value: bool,
         description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -10292,7 +10364,8 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_SessionConfigOptionCategory.get(v, v)
+                    e = _E_SessionConfigOptionCategory.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.category = v
@@ -11422,7 +11495,9 @@ class PromptResponse(_rt.Model):
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
     """
 
-    stop_reason: StopReason
+    stop_reason: (
+        StopReason | _Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+    )
     """Indicates why the agent stopped processing the turn."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -11437,7 +11512,8 @@ class PromptResponse(_rt.Model):
     def __init__(
         self,
         *,
-        stop_reason: StopReason,
+        stop_reason: StopReason
+        | _Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"],
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -11510,7 +11586,11 @@ class Error(_rt.Model):
     See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
     """
 
-    code: ErrorCode | int
+    code: (
+        ErrorCode
+        | _Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002]
+        | _rt.OpenInt
+    )
     """A number indicating the error type that occurred.
     This must be an integer as defined in the JSON-RPC specification.
     """
@@ -11528,7 +11608,9 @@ class Error(_rt.Model):
     def __init__(
         self,
         *,
-        code: ErrorCode | int,
+        code: ErrorCode
+        | _Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002]
+        | _rt.OpenInt,
         message: str,
         data: _Any | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -11572,7 +11654,8 @@ def _d_Error(data: _Any) -> Error:
             raise _rt.missing()
         if type(v) is not int:
             raise _rt.expected("an integer", v)
-        v = _E_ErrorCode.get(v, v)
+        e = _E_ErrorCode.get(v)
+        v = e if e is not None else _rt.OpenInt(v)
         self.code = v
         key = "message"
         v = data.get("message", _UNSET)
@@ -11763,7 +11846,7 @@ class SessionUpdateUserMessageChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
     """
 
-    TAG: _ClassVar[str] = "user_message_chunk"
+    TAG: _ClassVar[_Literal["user_message_chunk"]] = "user_message_chunk"
     content: ContentBlock
     """A single item of content"""
     message_id: MessageId | None | _UnsetType = _UNSET
@@ -11878,7 +11961,7 @@ class SessionUpdateAgentMessageChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
     """
 
-    TAG: _ClassVar[str] = "agent_message_chunk"
+    TAG: _ClassVar[_Literal["agent_message_chunk"]] = "agent_message_chunk"
     content: ContentBlock
     """A single item of content"""
     message_id: MessageId | None | _UnsetType = _UNSET
@@ -11993,7 +12076,7 @@ class SessionUpdateAgentThoughtChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
     """
 
-    TAG: _ClassVar[str] = "agent_thought_chunk"
+    TAG: _ClassVar[_Literal["agent_thought_chunk"]] = "agent_thought_chunk"
     content: ContentBlock
     """A single item of content"""
     message_id: MessageId | None | _UnsetType = _UNSET
@@ -12108,7 +12191,7 @@ class SessionUpdateToolCall(_SessionUpdateBase):
     Wire tag: `sessionUpdate: tool_call`. Payload: `ToolCall`.
     """
 
-    TAG: _ClassVar[str] = "tool_call"
+    TAG: _ClassVar[_Literal["tool_call"]] = "tool_call"
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
     title: str
@@ -12119,11 +12202,28 @@ class SessionUpdateToolCall(_SessionUpdateBase):
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
-    kind: ToolKind | _UnsetType = _UNSET
+    kind: (
+        ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | _UnsetType
+    ) = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
-    status: ToolCallStatus | _UnsetType = _UNSET
+    status: (
+        ToolCallStatus | _Literal["pending", "in_progress", "completed", "failed"] | _UnsetType
+    ) = _UNSET
     """Current execution status of the tool call."""
     content: list[ToolCallContent] | _UnsetType = _UNSET
     """Content produced by the tool call."""
@@ -12151,8 +12251,23 @@ class SessionUpdateToolCall(_SessionUpdateBase):
         tool_call_id: ToolCallId,
         title: str,
         name: str | None | _UnsetType = _UNSET,
-        kind: ToolKind | _UnsetType = _UNSET,
-        status: ToolCallStatus | _UnsetType = _UNSET,
+        kind: ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | _UnsetType = _UNSET,
+        status: ToolCallStatus
+        | _Literal["pending", "in_progress", "completed", "failed"]
+        | _UnsetType = _UNSET,
         content: list[ToolCallContent] | _UnsetType = _UNSET,
         locations: list[ToolCallLocation] | _UnsetType = _UNSET,
         raw_input: _Any | _UnsetType = _UNSET,
@@ -12341,12 +12456,33 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
     """
 
-    TAG: _ClassVar[str] = "tool_call_update"
+    TAG: _ClassVar[_Literal["tool_call_update"]] = "tool_call_update"
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
-    kind: ToolKind | None | _UnsetType = _UNSET
+    kind: (
+        ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Update the tool kind."""
-    status: ToolCallStatus | None | _UnsetType = _UNSET
+    status: (
+        ToolCallStatus
+        | _Literal["pending", "in_progress", "completed", "failed"]
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Update the execution status."""
     title: str | None | _UnsetType = _UNSET
     """Update the human-readable title."""
@@ -12378,8 +12514,25 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
         self,
         *,
         tool_call_id: ToolCallId,
-        kind: ToolKind | None | _UnsetType = _UNSET,
-        status: ToolCallStatus | None | _UnsetType = _UNSET,
+        kind: ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | None
+        | _UnsetType = _UNSET,
+        status: ToolCallStatus
+        | _Literal["pending", "in_progress", "completed", "failed"]
+        | None
+        | _UnsetType = _UNSET,
         title: str | None | _UnsetType = _UNSET,
         name: str | None | _UnsetType = _UNSET,
         content: list[ToolCallContent] | None | _UnsetType = _UNSET,
@@ -12588,7 +12741,7 @@ class SessionUpdatePlan(_SessionUpdateBase):
     Wire tag: `sessionUpdate: plan`. Payload: `Plan`.
     """
 
-    TAG: _ClassVar[str] = "plan"
+    TAG: _ClassVar[_Literal["plan"]] = "plan"
     entries: list[PlanEntry]
     """The list of tasks to be accomplished.
 
@@ -12686,7 +12839,7 @@ class SessionUpdateAvailableCommandsUpdate(_SessionUpdateBase):
     `AvailableCommandsUpdate`.
     """
 
-    TAG: _ClassVar[str] = "available_commands_update"
+    TAG: _ClassVar[_Literal["available_commands_update"]] = "available_commands_update"
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -12789,7 +12942,7 @@ class SessionUpdateCurrentModeUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: current_mode_update`. Payload: `CurrentModeUpdate`.
     """
 
-    TAG: _ClassVar[str] = "current_mode_update"
+    TAG: _ClassVar[_Literal["current_mode_update"]] = "current_mode_update"
     current_mode_id: SessionModeId
     """The ID of the current mode"""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -12884,7 +13037,7 @@ class SessionUpdateConfigOptionUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
     """
 
-    TAG: _ClassVar[str] = "config_option_update"
+    TAG: _ClassVar[_Literal["config_option_update"]] = "config_option_update"
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -12983,7 +13136,7 @@ class SessionUpdateSessionInfoUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
     """
 
-    TAG: _ClassVar[str] = "session_info_update"
+    TAG: _ClassVar[_Literal["session_info_update"]] = "session_info_update"
     title: str | None | _UnsetType = _UNSET
     """Human-readable title for the session. Set to null to clear."""
     updated_at: str | None | _UnsetType = _UNSET
@@ -13100,7 +13253,7 @@ class SessionUpdateUsageUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
     """
 
-    TAG: _ClassVar[str] = "usage_update"
+    TAG: _ClassVar[_Literal["usage_update"]] = "usage_update"
     used: int
     """Tokens currently in context."""
     size: int
@@ -13224,8 +13377,8 @@ class SessionUpdateNotice(_SessionUpdateBase):
     Wire tag: `sessionUpdate: notice`. Payload: `Notice`.
     """
 
-    TAG: _ClassVar[str] = "notice"
-    severity: NoticeSeverity | str
+    TAG: _ClassVar[_Literal["notice"]] = "notice"
+    severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr
     """Presentation severity hint."""
     title: str
     """Required non-empty plain-text title that can stand alone."""
@@ -13245,7 +13398,7 @@ class SessionUpdateNotice(_SessionUpdateBase):
     def __init__(
         self,
         *,
-        severity: NoticeSeverity | str,
+        severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr,
         title: str,
         description: str | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -13301,7 +13454,8 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_NoticeSeverity.get(v, v)
+        e = _E_NoticeSeverity.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.severity = v
         key = "title"
         v = data.get("title", _UNSET)
@@ -13349,10 +13503,12 @@ class SessionUpdateCompactionUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: compaction_update`. Payload: `CompactionUpdate`.
     """
 
-    TAG: _ClassVar[str] = "compaction_update"
+    TAG: _ClassVar[_Literal["compaction_update"]] = "compaction_update"
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
-    status: CompactionStatus | str
+    status: (
+        CompactionStatus | _Literal["in_progress", "completed", "failed", "cancelled"] | _rt.OpenStr
+    )
     """Current lifecycle status."""
     summary: list[ContentBlock] | None | _UnsetType = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
@@ -13367,7 +13523,9 @@ class SessionUpdateCompactionUpdate(_SessionUpdateBase):
         self,
         *,
         compaction_id: CompactionId,
-        status: CompactionStatus | str,
+        status: CompactionStatus
+        | _Literal["in_progress", "completed", "failed", "cancelled"]
+        | _rt.OpenStr,
         summary: list[ContentBlock] | None | _UnsetType = _UNSET,
         error: str | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -13437,7 +13595,8 @@ def _d_SessionUpdateCompactionUpdate(
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_CompactionStatus.get(v, v)
+        e = _E_CompactionStatus.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "summary"
         v = data.get("summary", _UNSET)
@@ -13492,7 +13651,7 @@ class SessionUpdateCompactionSummaryChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: compaction_summary_chunk`. Payload: `CompactionSummaryChunk`.
     """
 
-    TAG: _ClassVar[str] = "compaction_summary_chunk"
+    TAG: _ClassVar[_Literal["compaction_summary_chunk"]] = "compaction_summary_chunk"
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
     content: ContentBlock
@@ -13707,11 +13866,28 @@ class ToolCall(_rt.Model):
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
-    kind: ToolKind | _UnsetType = _UNSET
+    kind: (
+        ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | _UnsetType
+    ) = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
-    status: ToolCallStatus | _UnsetType = _UNSET
+    status: (
+        ToolCallStatus | _Literal["pending", "in_progress", "completed", "failed"] | _UnsetType
+    ) = _UNSET
     """Current execution status of the tool call."""
     content: list[ToolCallContent] | _UnsetType = _UNSET
     """Content produced by the tool call."""
@@ -13739,8 +13915,23 @@ class ToolCall(_rt.Model):
         tool_call_id: ToolCallId,
         title: str,
         name: str | None | _UnsetType = _UNSET,
-        kind: ToolKind | _UnsetType = _UNSET,
-        status: ToolCallStatus | _UnsetType = _UNSET,
+        kind: ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | _UnsetType = _UNSET,
+        status: ToolCallStatus
+        | _Literal["pending", "in_progress", "completed", "failed"]
+        | _UnsetType = _UNSET,
         content: list[ToolCallContent] | _UnsetType = _UNSET,
         locations: list[ToolCallLocation] | _UnsetType = _UNSET,
         raw_input: _Any | _UnsetType = _UNSET,
@@ -13926,11 +14117,11 @@ class PlanEntry(_rt.Model):
 
     content: str
     """Human-readable description of what this task aims to accomplish."""
-    priority: PlanEntryPriority
+    priority: PlanEntryPriority | _Literal["high", "medium", "low"]
     """The relative importance of this task.
     Used to indicate which tasks are most critical to the overall goal.
     """
-    status: PlanEntryStatus
+    status: PlanEntryStatus | _Literal["pending", "in_progress", "completed"]
     """Current execution status of this task."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -13946,8 +14137,8 @@ class PlanEntry(_rt.Model):
         self,
         *,
         content: str,
-        priority: PlanEntryPriority,
-        status: PlanEntryStatus,
+        priority: PlanEntryPriority | _Literal["high", "medium", "low"],
+        status: PlanEntryStatus | _Literal["pending", "in_progress", "completed"],
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -14874,7 +15065,7 @@ class Notice(_rt.Model):
     See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
     """
 
-    severity: NoticeSeverity | str
+    severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr
     """Presentation severity hint."""
     title: str
     """Required non-empty plain-text title that can stand alone."""
@@ -14894,7 +15085,7 @@ class Notice(_rt.Model):
     def __init__(
         self,
         *,
-        severity: NoticeSeverity | str,
+        severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr,
         title: str,
         description: str | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -14942,7 +15133,8 @@ def _d_Notice(data: _Any) -> Notice:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_NoticeSeverity.get(v, v)
+        e = _E_NoticeSeverity.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.severity = v
         key = "title"
         v = data.get("title", _UNSET)
@@ -14994,7 +15186,9 @@ class CompactionUpdate(_rt.Model):
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
-    status: CompactionStatus | str
+    status: (
+        CompactionStatus | _Literal["in_progress", "completed", "failed", "cancelled"] | _rt.OpenStr
+    )
     """Current lifecycle status."""
     summary: list[ContentBlock] | None | _UnsetType = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
@@ -15009,7 +15203,9 @@ class CompactionUpdate(_rt.Model):
         self,
         *,
         compaction_id: CompactionId,
-        status: CompactionStatus | str,
+        status: CompactionStatus
+        | _Literal["in_progress", "completed", "failed", "cancelled"]
+        | _rt.OpenStr,
         summary: list[ContentBlock] | None | _UnsetType = _UNSET,
         error: str | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -15071,7 +15267,8 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_CompactionStatus.get(v, v)
+        e = _E_CompactionStatus.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "summary"
         v = data.get("summary", _UNSET)
@@ -16763,7 +16960,7 @@ class McpServerHttp(_McpServerBase):
     Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
     """
 
-    TAG: _ClassVar[str] = "http"
+    TAG: _ClassVar[_Literal["http"]] = "http"
     name: str
     """Human-readable name identifying this MCP server."""
     url: str
@@ -16882,7 +17079,7 @@ class McpServerSse(_McpServerBase):
     Wire tag: `type: sse`. Payload: `McpServerSsePayload`.
     """
 
-    TAG: _ClassVar[str] = "sse"
+    TAG: _ClassVar[_Literal["sse"]] = "sse"
     name: str
     """Human-readable name identifying this MCP server."""
     url: str
@@ -18187,7 +18384,7 @@ class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestBase):
     Wire tag: `type: boolean`.
     """
 
-    TAG: _ClassVar[str] = "boolean"
+    TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
@@ -18763,7 +18960,7 @@ class RequestPermissionOutcomeCancelled(_RequestPermissionOutcomeBase):
     Wire tag: `outcome: cancelled`.
     """
 
-    TAG: _ClassVar[str] = "cancelled"
+    TAG: _ClassVar[_Literal["cancelled"]] = "cancelled"
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
@@ -18824,7 +19021,7 @@ class RequestPermissionOutcomeSelected(_RequestPermissionOutcomeBase):
     Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
     """
 
-    TAG: _ClassVar[str] = "selected"
+    TAG: _ClassVar[_Literal["selected"]] = "selected"
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -19520,7 +19717,7 @@ class CreateElicitationResponseAccept(_CreateElicitationResponseBase):
     Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
     """
 
-    TAG: _ClassVar[str] = "accept"
+    TAG: _ClassVar[_Literal["accept"]] = "accept"
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -19618,7 +19815,7 @@ class CreateElicitationResponseDecline(_CreateElicitationResponseBase):
     Wire tag: `action: decline`.
     """
 
-    TAG: _ClassVar[str] = "decline"
+    TAG: _ClassVar[_Literal["decline"]] = "decline"
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -19701,7 +19898,7 @@ class CreateElicitationResponseCancel(_CreateElicitationResponseBase):
     Wire tag: `action: cancel`.
     """
 
-    TAG: _ClassVar[str] = "cancel"
+    TAG: _ClassVar[_Literal["cancel"]] = "cancel"
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -10,6 +10,7 @@ import typing as _typing
 from typing import Annotated as _Annotated
 from typing import Any as _Any
 from typing import ClassVar as _ClassVar
+from typing import Literal as _Literal
 from typing import TypeAlias as _TypeAlias
 
 from . import _runtime as _rt
@@ -61,21 +62,22 @@ class ToolKind(_enum.StrEnum):
     """Other tool types (default)."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> ToolKind | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> ToolKind | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_ToolKind, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_ToolKind: dict[_Any, ToolKind] = {m.value: m for m in ToolKind}
+_E_ToolKind: dict[_Any, _Any] = {m.value: m for m in ToolKind}
 
 
 def _d_ToolKind(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_ToolKind.get(v, v)
+    e = _E_ToolKind.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -115,21 +117,22 @@ class ToolCallStatus(_enum.StrEnum):
     """The tool call was cancelled before it completed."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> ToolCallStatus | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> ToolCallStatus | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_ToolCallStatus, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_ToolCallStatus: dict[_Any, ToolCallStatus] = {m.value: m for m in ToolCallStatus}
+_E_ToolCallStatus: dict[_Any, _Any] = {m.value: m for m in ToolCallStatus}
 
 
 def _d_ToolCallStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_ToolCallStatus.get(v, v)
+    e = _E_ToolCallStatus.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -151,21 +154,22 @@ class Role(_enum.StrEnum):
     """The user side of a conversation."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> Role | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> Role | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_Role, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_Role: dict[_Any, Role] = {m.value: m for m in Role}
+_E_Role: dict[_Any, _Any] = {m.value: m for m in Role}
 
 
 def _d_Role(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_Role.get(v, v)
+    e = _E_Role.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -187,21 +191,22 @@ class IconTheme(_enum.StrEnum):
     """Icon designed for dark backgrounds."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> IconTheme | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> IconTheme | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_IconTheme, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_IconTheme: dict[_Any, IconTheme] = {m.value: m for m in IconTheme}
+_E_IconTheme: dict[_Any, _Any] = {m.value: m for m in IconTheme}
 
 
 def _d_IconTheme(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_IconTheme.get(v, v)
+    e = _E_IconTheme.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -227,21 +232,22 @@ class DiffFileType(_enum.StrEnum):
     """Symbolic link."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> DiffFileType | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> DiffFileType | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_DiffFileType, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_DiffFileType: dict[_Any, DiffFileType] = {m.value: m for m in DiffFileType}
+_E_DiffFileType: dict[_Any, _Any] = {m.value: m for m in DiffFileType}
 
 
 def _d_DiffFileType(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_DiffFileType.get(v, v)
+    e = _E_DiffFileType.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -272,21 +278,22 @@ class DiffPatchFormat(_enum.StrEnum):
     """
 
     @classmethod
-    def from_json(cls, data: _Any) -> DiffPatchFormat | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> DiffPatchFormat | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_DiffPatchFormat, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_DiffPatchFormat: dict[_Any, DiffPatchFormat] = {m.value: m for m in DiffPatchFormat}
+_E_DiffPatchFormat: dict[_Any, _Any] = {m.value: m for m in DiffPatchFormat}
 
 
 def _d_DiffPatchFormat(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_DiffPatchFormat.get(v, v)
+    e = _E_DiffPatchFormat.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -314,23 +321,22 @@ class PermissionOptionKind(_enum.StrEnum):
     """Reject this operation and remember the choice."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> PermissionOptionKind | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> PermissionOptionKind | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_PermissionOptionKind, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_PermissionOptionKind: dict[_Any, PermissionOptionKind] = {
-    m.value: m for m in PermissionOptionKind
-}
+_E_PermissionOptionKind: dict[_Any, _Any] = {m.value: m for m in PermissionOptionKind}
 
 
 def _d_PermissionOptionKind(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_PermissionOptionKind.get(v, v)
+    e = _E_PermissionOptionKind.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -352,9 +358,7 @@ class ElicitationSchemaType(_enum.StrEnum):
         return self.value
 
 
-_E_ElicitationSchemaType: dict[_Any, ElicitationSchemaType] = {
-    m.value: m for m in ElicitationSchemaType
-}
+_E_ElicitationSchemaType: dict[_Any, _Any] = {m.value: m for m in ElicitationSchemaType}
 
 
 def _d_ElicitationSchemaType(v: _Any) -> _Any:
@@ -385,21 +389,22 @@ class StringFormat(_enum.StrEnum):
     """Date-time format (RFC 3339)."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> StringFormat | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> StringFormat | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_StringFormat, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_StringFormat: dict[_Any, StringFormat] = {m.value: m for m in StringFormat}
+_E_StringFormat: dict[_Any, _Any] = {m.value: m for m in StringFormat}
 
 
 def _d_StringFormat(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_StringFormat.get(v, v)
+    e = _E_StringFormat.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -433,23 +438,22 @@ class SessionConfigOptionCategory(_enum.StrEnum):
     """Thought/reasoning level selector."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOptionCategory | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> SessionConfigOptionCategory | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_SessionConfigOptionCategory, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_SessionConfigOptionCategory: dict[_Any, SessionConfigOptionCategory] = {
-    m.value: m for m in SessionConfigOptionCategory
-}
+_E_SessionConfigOptionCategory: dict[_Any, _Any] = {m.value: m for m in SessionConfigOptionCategory}
 
 
 def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_SessionConfigOptionCategory.get(v, v)
+    e = _E_SessionConfigOptionCategory.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -491,21 +495,22 @@ class ErrorCode(_enum.IntEnum):
     """
 
     @classmethod
-    def from_json(cls, data: _Any) -> ErrorCode | int:
-        """Decode parsed JSON; unknown values are kept as plain int."""
+    def from_json(cls, data: _Any) -> ErrorCode | _rt.OpenInt:
+        """Decode parsed JSON; unknown values are kept as `OpenInt`."""
         return _rt.guard(_d_ErrorCode, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> int:
         return self.value
 
 
-_E_ErrorCode: dict[_Any, ErrorCode] = {m.value: m for m in ErrorCode}
+_E_ErrorCode: dict[_Any, _Any] = {m.value: m for m in ErrorCode}
 
 
 def _d_ErrorCode(v: _Any) -> _Any:
     if type(v) is not int:
         raise _rt.expected("an integer", v)
-    v = _E_ErrorCode.get(v, v)
+    e = _E_ErrorCode.get(v)
+    v = e if e is not None else _rt.OpenInt(v)
     return v
 
 
@@ -533,21 +538,22 @@ class PlanEntryPriority(_enum.StrEnum):
     """Low priority task - nice to have but not essential."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> PlanEntryPriority | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> PlanEntryPriority | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_PlanEntryPriority, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_PlanEntryPriority: dict[_Any, PlanEntryPriority] = {m.value: m for m in PlanEntryPriority}
+_E_PlanEntryPriority: dict[_Any, _Any] = {m.value: m for m in PlanEntryPriority}
 
 
 def _d_PlanEntryPriority(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_PlanEntryPriority.get(v, v)
+    e = _E_PlanEntryPriority.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -576,21 +582,22 @@ class PlanEntryStatus(_enum.StrEnum):
     """The task was cancelled before it completed."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> PlanEntryStatus | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> PlanEntryStatus | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_PlanEntryStatus, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_PlanEntryStatus: dict[_Any, PlanEntryStatus] = {m.value: m for m in PlanEntryStatus}
+_E_PlanEntryStatus: dict[_Any, _Any] = {m.value: m for m in PlanEntryStatus}
 
 
 def _d_PlanEntryStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_PlanEntryStatus.get(v, v)
+    e = _E_PlanEntryStatus.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -613,21 +620,22 @@ class NoticeSeverity(_enum.StrEnum):
     """Error notice."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> NoticeSeverity | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> NoticeSeverity | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_NoticeSeverity, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_NoticeSeverity: dict[_Any, NoticeSeverity] = {m.value: m for m in NoticeSeverity}
+_E_NoticeSeverity: dict[_Any, _Any] = {m.value: m for m in NoticeSeverity}
 
 
 def _d_NoticeSeverity(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_NoticeSeverity.get(v, v)
+    e = _E_NoticeSeverity.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -652,21 +660,22 @@ class CompactionStatus(_enum.StrEnum):
     """Compaction was cancelled before it finished."""
 
     @classmethod
-    def from_json(cls, data: _Any) -> CompactionStatus | str:
-        """Decode parsed JSON; unknown values are kept as plain str."""
+    def from_json(cls, data: _Any) -> CompactionStatus | _rt.OpenStr:
+        """Decode parsed JSON; unknown values are kept as `OpenStr`."""
         return _rt.guard(_d_CompactionStatus, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return self.value
 
 
-_E_CompactionStatus: dict[_Any, CompactionStatus] = {m.value: m for m in CompactionStatus}
+_E_CompactionStatus: dict[_Any, _Any] = {m.value: m for m in CompactionStatus}
 
 
 def _d_CompactionStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
-    v = _E_CompactionStatus.get(v, v)
+    e = _E_CompactionStatus.get(v)
+    v = e if e is not None else _rt.OpenStr(v)
     return v
 
 
@@ -1306,7 +1315,7 @@ class RequestPermissionSubjectToolCall(_RequestPermissionSubjectBase):
     Wire tag: `type: tool_call`. Payload: `ToolCallPermissionSubject`.
     """
 
-    TAG: _ClassVar[str] = "tool_call"
+    TAG: _ClassVar[_Literal["tool_call"]] = "tool_call"
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission.
 
@@ -1403,7 +1412,7 @@ class RequestPermissionSubjectCommand(_RequestPermissionSubjectBase):
     Wire tag: `type: command`. Payload: `CommandPermissionSubject`.
     """
 
-    TAG: _ClassVar[str] = "command"
+    TAG: _ClassVar[_Literal["command"]] = "command"
     command: str
     """The command that would be run if permission is granted."""
     cwd: AbsolutePath
@@ -1651,14 +1660,37 @@ class ToolCallUpdate(_rt.Model):
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
-    kind: ToolKind | str | None | _UnsetType = _UNSET
+    kind: (
+        ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
     A new tool call starts as `other`.
     """
-    status: ToolCallStatus | str | None | _UnsetType = _UNSET
+    status: (
+        ToolCallStatus
+        | _Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
@@ -1699,8 +1731,27 @@ class ToolCallUpdate(_rt.Model):
         tool_call_id: ToolCallId,
         name: str | None | _UnsetType = _UNSET,
         title: str | None | _UnsetType = _UNSET,
-        kind: ToolKind | str | None | _UnsetType = _UNSET,
-        status: ToolCallStatus | str | None | _UnsetType = _UNSET,
+        kind: ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
+        status: ToolCallStatus
+        | _Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         content: list[ToolCallContent] | None | _UnsetType = _UNSET,
         locations: list[ToolCallLocation] | None | _UnsetType = _UNSET,
         raw_input: _Any | _UnsetType = _UNSET,
@@ -1824,7 +1875,8 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_ToolKind.get(v, v)
+                    e = _E_ToolKind.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.kind = v
@@ -1836,7 +1888,8 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_ToolCallStatus.get(v, v)
+                    e = _E_ToolCallStatus.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.status = v
@@ -1909,7 +1962,7 @@ class ToolCallContentContent(_ToolCallContentBase):
     Wire tag: `type: content`. Payload: `Content`.
     """
 
-    TAG: _ClassVar[str] = "content"
+    TAG: _ClassVar[_Literal["content"]] = "content"
     content: ContentBlock
     """The actual content block."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -1997,7 +2050,7 @@ class ToolCallContentDiff(_ToolCallContentBase):
     Wire tag: `type: diff`. Payload: `Diff`.
     """
 
-    TAG: _ClassVar[str] = "diff"
+    TAG: _ClassVar[_Literal["diff"]] = "diff"
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
@@ -2110,7 +2163,7 @@ class ToolCallContentTerminal(_ToolCallContentBase):
     Wire tag: `type: terminal`. Payload: `Terminal`.
     """
 
-    TAG: _ClassVar[str] = "terminal"
+    TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     terminal_id: TerminalId
     """The ID of the terminal to display."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -2280,7 +2333,7 @@ class ContentBlockText(_ContentBlockBase):
     Wire tag: `type: text`. Payload: `TextContent`.
     """
 
-    TAG: _ClassVar[str] = "text"
+    TAG: _ClassVar[_Literal["text"]] = "text"
     text: str
     """Text payload carried by this content block."""
     annotations: Annotations | None | _UnsetType = _UNSET
@@ -2392,7 +2445,7 @@ class ContentBlockImage(_ContentBlockBase):
     Wire tag: `type: image`. Payload: `ImageContent`.
     """
 
-    TAG: _ClassVar[str] = "image"
+    TAG: _ClassVar[_Literal["image"]] = "image"
     data: str
     """Base64-encoded media payload."""
     mime_type: MediaType
@@ -2538,7 +2591,7 @@ class ContentBlockAudio(_ContentBlockBase):
     Wire tag: `type: audio`. Payload: `AudioContent`.
     """
 
-    TAG: _ClassVar[str] = "audio"
+    TAG: _ClassVar[_Literal["audio"]] = "audio"
     data: str
     """Base64-encoded media payload."""
     mime_type: MediaType
@@ -2664,7 +2717,7 @@ class ContentBlockResourceLink(_ContentBlockBase):
     Wire tag: `type: resource_link`. Payload: `ResourceLink`.
     """
 
-    TAG: _ClassVar[str] = "resource_link"
+    TAG: _ClassVar[_Literal["resource_link"]] = "resource_link"
     name: str
     """Human-readable name shown for this protocol object."""
     uri: str
@@ -2906,7 +2959,7 @@ class ContentBlockResource(_ContentBlockBase):
     Wire tag: `type: resource`. Payload: `EmbeddedResource`.
     """
 
-    TAG: _ClassVar[str] = "resource"
+    TAG: _ClassVar[_Literal["resource"]] = "resource"
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
     annotations: Annotations | None | _UnsetType = _UNSET
@@ -3093,7 +3146,7 @@ def _d_ContentBlockOther(data: _Any) -> ContentBlockOther:
 class Annotations(_rt.Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role | str] | None | _UnsetType = _UNSET
+    audience: list[Role | _Literal["assistant", "user"] | _rt.OpenStr] | None | _UnsetType = _UNSET
     """Intended recipients for this content, such as the user or assistant.
 
     Omitted and `null` are equivalent and mean no audience is specified.
@@ -3124,7 +3177,9 @@ class Annotations(_rt.Model):
     def __init__(
         self,
         *,
-        audience: list[Role | str] | None | _UnsetType = _UNSET,
+        audience: list[Role | _Literal["assistant", "user"] | _rt.OpenStr]
+        | None
+        | _UnsetType = _UNSET,
         last_modified: str | None | _UnsetType = _UNSET,
         priority: float | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -3586,7 +3641,7 @@ class Icon(_rt.Model):
 
     Omitted and `null` are equivalent and mean no sizes are specified.
     """
-    theme: IconTheme | str | None | _UnsetType = _UNSET
+    theme: IconTheme | _Literal["light", "dark"] | _rt.OpenStr | None | _UnsetType = _UNSET
     """Optional theme this icon is designed for.
 
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
@@ -3607,7 +3662,7 @@ class Icon(_rt.Model):
         src: str,
         mime_type: MediaType | None | _UnsetType = _UNSET,
         sizes: list[str] | None | _UnsetType = _UNSET,
-        theme: IconTheme | str | None | _UnsetType = _UNSET,
+        theme: IconTheme | _Literal["light", "dark"] | _rt.OpenStr | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -3689,7 +3744,8 @@ def _d_Icon(data: _Any) -> Icon:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_IconTheme.get(v, v)
+                    e = _E_IconTheme.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.theme = v
@@ -4332,8 +4388,14 @@ class DiffChangeAdd(_DiffChangeBase):
     Wire tag: `operation: add`. Payload: `DiffPathChange`.
     """
 
-    TAG: _ClassVar[str] = "add"
-    file_type: DiffFileType | str | None | _UnsetType = _UNSET
+    TAG: _ClassVar[_Literal["add"]] = "add"
+    file_type: (
+        DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
@@ -4359,7 +4421,11 @@ class DiffChangeAdd(_DiffChangeBase):
         self,
         *,
         path: AbsolutePath,
-        file_type: DiffFileType | str | None | _UnsetType = _UNSET,
+        file_type: DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         mime_type: MediaType | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -4415,7 +4481,8 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
+                    e = _E_DiffFileType.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.file_type = v
@@ -4462,8 +4529,14 @@ class DiffChangeDelete(_DiffChangeBase):
     Wire tag: `operation: delete`. Payload: `DiffPathChange`.
     """
 
-    TAG: _ClassVar[str] = "delete"
-    file_type: DiffFileType | str | None | _UnsetType = _UNSET
+    TAG: _ClassVar[_Literal["delete"]] = "delete"
+    file_type: (
+        DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
@@ -4489,7 +4562,11 @@ class DiffChangeDelete(_DiffChangeBase):
         self,
         *,
         path: AbsolutePath,
-        file_type: DiffFileType | str | None | _UnsetType = _UNSET,
+        file_type: DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         mime_type: MediaType | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -4547,7 +4624,8 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
+                    e = _E_DiffFileType.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.file_type = v
@@ -4594,8 +4672,14 @@ class DiffChangeModify(_DiffChangeBase):
     Wire tag: `operation: modify`. Payload: `DiffPathChange`.
     """
 
-    TAG: _ClassVar[str] = "modify"
-    file_type: DiffFileType | str | None | _UnsetType = _UNSET
+    TAG: _ClassVar[_Literal["modify"]] = "modify"
+    file_type: (
+        DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
@@ -4621,7 +4705,11 @@ class DiffChangeModify(_DiffChangeBase):
         self,
         *,
         path: AbsolutePath,
-        file_type: DiffFileType | str | None | _UnsetType = _UNSET,
+        file_type: DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         mime_type: MediaType | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -4679,7 +4767,8 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
+                    e = _E_DiffFileType.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.file_type = v
@@ -4726,8 +4815,14 @@ class DiffChangeMove(_DiffChangeBase):
     Wire tag: `operation: move`. Payload: `DiffPathPairChange`.
     """
 
-    TAG: _ClassVar[str] = "move"
-    file_type: DiffFileType | str | None | _UnsetType = _UNSET
+    TAG: _ClassVar[_Literal["move"]] = "move"
+    file_type: (
+        DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
@@ -4756,7 +4851,11 @@ class DiffChangeMove(_DiffChangeBase):
         *,
         old_path: AbsolutePath,
         path: AbsolutePath,
-        file_type: DiffFileType | str | None | _UnsetType = _UNSET,
+        file_type: DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         mime_type: MediaType | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -4816,7 +4915,8 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
+                    e = _E_DiffFileType.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.file_type = v
@@ -4870,8 +4970,14 @@ class DiffChangeCopy(_DiffChangeBase):
     Wire tag: `operation: copy`. Payload: `DiffPathPairChange`.
     """
 
-    TAG: _ClassVar[str] = "copy"
-    file_type: DiffFileType | str | None | _UnsetType = _UNSET
+    TAG: _ClassVar[_Literal["copy"]] = "copy"
+    file_type: (
+        DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
@@ -4900,7 +5006,11 @@ class DiffChangeCopy(_DiffChangeBase):
         *,
         old_path: AbsolutePath,
         path: AbsolutePath,
-        file_type: DiffFileType | str | None | _UnsetType = _UNSET,
+        file_type: DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         mime_type: MediaType | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -4960,7 +5070,8 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
+                    e = _E_DiffFileType.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.file_type = v
@@ -5022,7 +5133,13 @@ class DiffChangeOther(_DiffChangeBase):
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         ["add", "copy", "delete", "modify", "move"]
     )
-    file_type: DiffFileType | str | None | _UnsetType = _UNSET
+    file_type: (
+        DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
@@ -5053,7 +5170,11 @@ class DiffChangeOther(_DiffChangeBase):
         self,
         *,
         operation: str,
-        file_type: DiffFileType | str | None | _UnsetType = _UNSET,
+        file_type: DiffFileType
+        | _Literal["text", "binary", "directory", "symlink"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         mime_type: MediaType | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -5103,7 +5224,8 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
+                    e = _E_DiffFileType.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.file_type = v
@@ -5275,7 +5397,7 @@ def _d_DiffPathPairChange(data: _Any) -> DiffPathPairChange:
 class DiffPatch(_rt.Model):
     """Renderable patch text and its format."""
 
-    format: DiffPatchFormat | str
+    format: DiffPatchFormat | _Literal["git_patch"] | _rt.OpenStr
     """Patch format. The only ACP-defined value is `git_patch`."""
     text: str
     """Patch text in the format named by `format`."""
@@ -5292,7 +5414,7 @@ class DiffPatch(_rt.Model):
     def __init__(
         self,
         *,
-        format: DiffPatchFormat | str,
+        format: DiffPatchFormat | _Literal["git_patch"] | _rt.OpenStr,
         text: str,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -5336,7 +5458,8 @@ def _d_DiffPatch(data: _Any) -> DiffPatch:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_DiffPatchFormat.get(v, v)
+        e = _E_DiffPatchFormat.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.format = v
         key = "text"
         v = data.get("text", _UNSET)
@@ -6046,7 +6169,11 @@ class PermissionOption(_rt.Model):
     """Identifier for this permission option. MUST be unique within the request."""
     name: str
     """Human-readable label to display to the user."""
-    kind: PermissionOptionKind | str
+    kind: (
+        PermissionOptionKind
+        | _Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+        | _rt.OpenStr
+    )
     """Hint about the nature of this permission option."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6063,7 +6190,9 @@ class PermissionOption(_rt.Model):
         *,
         option_id: PermissionOptionId,
         name: str,
-        kind: PermissionOptionKind | str,
+        kind: PermissionOptionKind
+        | _Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+        | _rt.OpenStr,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -6122,7 +6251,8 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_PermissionOptionKind.get(v, v)
+        e = _E_PermissionOptionKind.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.kind = v
         key = "_meta"
         v = data.get("_meta", _UNSET)
@@ -6149,7 +6279,7 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
     """
 
-    TAG: _ClassVar[str] = "form"
+    TAG: _ClassVar[_Literal["form"]] = "form"
     message: str
     """A human-readable message describing what input is needed."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -6301,7 +6431,7 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
     """
 
-    TAG: _ClassVar[str] = "url"
+    TAG: _ClassVar[_Literal["url"]] = "url"
     message: str
     """A human-readable message describing what input is needed."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -6767,7 +6897,7 @@ class ElicitationSchema(_rt.Model):
     as required by the elicitation specification.
     """
 
-    type: ElicitationSchemaType
+    type: ElicitationSchemaType | _Literal["object"]
     """Type discriminator. Always `"object"`. Any other value is rejected."""
     title: str | None | _UnsetType = _UNSET
     """Optional title for the schema.
@@ -6799,7 +6929,7 @@ class ElicitationSchema(_rt.Model):
     def __init__(
         self,
         *,
-        type: ElicitationSchemaType,
+        type: ElicitationSchemaType | _Literal["object"],
         properties: dict[str, ElicitationPropertySchema],
         title: str | None | _UnsetType = _UNSET,
         required: list[str] | None | _UnsetType = _UNSET,
@@ -6923,7 +7053,7 @@ class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
     Wire tag: `type: string`. Payload: `StringPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "string"
+    TAG: _ClassVar[_Literal["string"]] = "string"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -6949,7 +7079,13 @@ class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
-    format: StringFormat | str | None | _UnsetType = _UNSET
+    format: (
+        StringFormat
+        | _Literal["email", "uri", "date", "date-time"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
@@ -6989,7 +7125,11 @@ class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
         min_length: int | None | _UnsetType = _UNSET,
         max_length: int | None | _UnsetType = _UNSET,
         pattern: str | None | _UnsetType = _UNSET,
-        format: StringFormat | str | None | _UnsetType = _UNSET,
+        format: StringFormat
+        | _Literal["email", "uri", "date", "date-time"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         default: str | None | _UnsetType = _UNSET,
         enum: list[str] | None | _UnsetType = _UNSET,
         one_of: list[EnumOption] | None | _UnsetType = _UNSET,
@@ -7127,7 +7267,8 @@ def _d_ElicitationPropertySchemaString(
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
-                v = _E_StringFormat.get(v, v)
+                e = _E_StringFormat.get(v)
+                v = e if e is not None else _rt.OpenStr(v)
         self.format = v
         key = "default"
         v = data.get("default", _UNSET)
@@ -7189,7 +7330,7 @@ class ElicitationPropertySchemaNumber(_ElicitationPropertySchemaBase):
     Wire tag: `type: number`. Payload: `NumberPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "number"
+    TAG: _ClassVar[_Literal["number"]] = "number"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -7366,7 +7507,7 @@ class ElicitationPropertySchemaInteger(_ElicitationPropertySchemaBase):
     Wire tag: `type: integer`. Payload: `IntegerPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "integer"
+    TAG: _ClassVar[_Literal["integer"]] = "integer"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -7549,7 +7690,7 @@ class ElicitationPropertySchemaBoolean(_ElicitationPropertySchemaBase):
     Wire tag: `type: boolean`. Payload: `BooleanPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "boolean"
+    TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -7692,7 +7833,7 @@ class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
     Wire tag: `type: array`. Payload: `MultiSelectPropertySchema`.
     """
 
-    TAG: _ClassVar[str] = "array"
+    TAG: _ClassVar[_Literal["array"]] = "array"
     title: str | None | _UnsetType = _UNSET
     """Optional title for the property.
 
@@ -8099,7 +8240,13 @@ class StringPropertySchema(_rt.Model):
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
-    format: StringFormat | str | None | _UnsetType = _UNSET
+    format: (
+        StringFormat
+        | _Literal["email", "uri", "date", "date-time"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
@@ -8139,7 +8286,11 @@ class StringPropertySchema(_rt.Model):
         min_length: int | None | _UnsetType = _UNSET,
         max_length: int | None | _UnsetType = _UNSET,
         pattern: str | None | _UnsetType = _UNSET,
-        format: StringFormat | str | None | _UnsetType = _UNSET,
+        format: StringFormat
+        | _Literal["email", "uri", "date", "date-time"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         default: str | None | _UnsetType = _UNSET,
         enum: list[str] | None | _UnsetType = _UNSET,
         one_of: list[EnumOption] | None | _UnsetType = _UNSET,
@@ -8267,7 +8418,8 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
-                v = _E_StringFormat.get(v, v)
+                e = _E_StringFormat.get(v)
+                v = e if e is not None else _rt.OpenStr(v)
         self.format = v
         key = "default"
         v = data.get("default", _UNSET)
@@ -10712,7 +10864,7 @@ class AuthMethodTerminal(_AuthMethodBase):
     Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
     """
 
-    TAG: _ClassVar[str] = "terminal"
+    TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
@@ -10874,7 +11026,7 @@ class AuthMethodAgent(_AuthMethodBase):
     Wire tag: `type: agent`. Payload: `AuthMethodAgentPayload`.
     """
 
-    TAG: _ClassVar[str] = "agent"
+    TAG: _ClassVar[_Literal["agent"]] = "agent"
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
@@ -11727,7 +11879,7 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
     Wire tag: `type: select`. Payload: `SessionConfigSelect`.
     """
 
-    TAG: _ClassVar[str] = "select"
+    TAG: _ClassVar[_Literal["select"]] = "select"
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
@@ -11737,7 +11889,13 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    category: (
+        SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
@@ -11766,7 +11924,11 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
         current_value: SessionConfigValueId,
         options: SessionConfigSelectOptions,
         description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -11854,7 +12016,8 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_SessionConfigOptionCategory.get(v, v)
+                    e = _E_SessionConfigOptionCategory.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.category = v
@@ -11898,7 +12061,7 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
     Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
     """
 
-    TAG: _ClassVar[str] = "boolean"
+    TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
@@ -11908,7 +12071,13 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    category: (
+        SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
@@ -11932,7 +12101,11 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
         name: str,
         current_value: bool,
         description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -12018,7 +12191,8 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_SessionConfigOptionCategory.get(v, v)
+                    e = _E_SessionConfigOptionCategory.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.category = v
@@ -12075,7 +12249,13 @@ class SessionConfigOptionOther(_SessionConfigOptionBase):
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    category: (
+        SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
@@ -12104,7 +12284,11 @@ class SessionConfigOptionOther(_SessionConfigOptionBase):
         name: str,
         type: str,
         description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory
+        | _Literal["mode", "model", "model_config", "thought_level"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -12184,7 +12368,8 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_SessionConfigOptionCategory.get(v, v)
+                    e = _E_SessionConfigOptionCategory.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.category = v
@@ -12575,7 +12760,7 @@ class AvailableCommandCommand(_AvailableCommandBase):
     Wire tag: `type: command`. Payload: `Command`.
     """
 
-    TAG: _ClassVar[str] = "command"
+    TAG: _ClassVar[_Literal["command"]] = "command"
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
 
@@ -12804,7 +12989,7 @@ class AvailableCommandInputText(_AvailableCommandInputBase):
     Wire tag: `type: text`. Payload: `TextCommandInput`.
     """
 
-    TAG: _ClassVar[str] = "text"
+    TAG: _ClassVar[_Literal["text"]] = "text"
     hint: str
     """A hint to display when the input hasn't been provided yet"""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -13989,7 +14174,11 @@ class Error(_rt.Model):
     See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
     """
 
-    code: ErrorCode | int
+    code: (
+        ErrorCode
+        | _Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022]
+        | _rt.OpenInt
+    )
     """A number indicating the error type that occurred.
     This must be an integer as defined in the JSON-RPC specification.
     """
@@ -14011,7 +14200,9 @@ class Error(_rt.Model):
     def __init__(
         self,
         *,
-        code: ErrorCode | int,
+        code: ErrorCode
+        | _Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022]
+        | _rt.OpenInt,
         message: str,
         data: ErrorData | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
@@ -14055,7 +14246,8 @@ def _d_Error(data: _Any) -> Error:
             raise _rt.missing()
         if type(v) is not int:
             raise _rt.expected("an integer", v)
-        v = _E_ErrorCode.get(v, v)
+        e = _E_ErrorCode.get(v)
+        v = e if e is not None else _rt.OpenInt(v)
         self.code = v
         key = "message"
         v = data.get("message", _UNSET)
@@ -14439,7 +14631,7 @@ class SessionUpdateUserMessageChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
     """
 
-    TAG: _ClassVar[str] = "user_message_chunk"
+    TAG: _ClassVar[_Literal["user_message_chunk"]] = "user_message_chunk"
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
 
@@ -14554,7 +14746,7 @@ class SessionUpdateUserMessage(_SessionUpdateBase):
     Wire tag: `sessionUpdate: user_message`. Payload: `UserMessage`.
     """
 
-    TAG: _ClassVar[str] = "user_message"
+    TAG: _ClassVar[_Literal["user_message"]] = "user_message"
     message_id: MessageId
     """A unique identifier for the message."""
     content: list[ContentBlock] | None | _UnsetType = _UNSET
@@ -14670,7 +14862,7 @@ class SessionUpdateAgentMessageChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
     """
 
-    TAG: _ClassVar[str] = "agent_message_chunk"
+    TAG: _ClassVar[_Literal["agent_message_chunk"]] = "agent_message_chunk"
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
 
@@ -14785,7 +14977,7 @@ class SessionUpdateAgentMessage(_SessionUpdateBase):
     Wire tag: `sessionUpdate: agent_message`. Payload: `AgentMessage`.
     """
 
-    TAG: _ClassVar[str] = "agent_message"
+    TAG: _ClassVar[_Literal["agent_message"]] = "agent_message"
     message_id: MessageId
     """A unique identifier for the message."""
     content: list[ContentBlock] | None | _UnsetType = _UNSET
@@ -14901,7 +15093,7 @@ class SessionUpdateAgentThoughtChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
     """
 
-    TAG: _ClassVar[str] = "agent_thought_chunk"
+    TAG: _ClassVar[_Literal["agent_thought_chunk"]] = "agent_thought_chunk"
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
 
@@ -15016,7 +15208,7 @@ class SessionUpdateAgentThought(_SessionUpdateBase):
     Wire tag: `sessionUpdate: agent_thought`. Payload: `AgentThought`.
     """
 
-    TAG: _ClassVar[str] = "agent_thought"
+    TAG: _ClassVar[_Literal["agent_thought"]] = "agent_thought"
     message_id: MessageId
     """A unique identifier for the thought message."""
     content: list[ContentBlock] | None | _UnsetType = _UNSET
@@ -15132,7 +15324,7 @@ class SessionUpdateStateUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: state_update`. Payload: `StateUpdate`.
     """
 
-    TAG: _ClassVar[str] = "state_update"
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     state: str
     background: list[BackgroundWork] | None | _UnsetType = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -15294,7 +15486,7 @@ class SessionUpdateToolCallContentChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: tool_call_content_chunk`. Payload: `ToolCallContentChunk`.
     """
 
-    TAG: _ClassVar[str] = "tool_call_content_chunk"
+    TAG: _ClassVar[_Literal["tool_call_content_chunk"]] = "tool_call_content_chunk"
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
     content: ToolCallContent
@@ -15403,7 +15595,7 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
     """
 
-    TAG: _ClassVar[str] = "tool_call_update"
+    TAG: _ClassVar[_Literal["tool_call_update"]] = "tool_call_update"
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
     name: str | None | _UnsetType = _UNSET
@@ -15420,14 +15612,37 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
-    kind: ToolKind | str | None | _UnsetType = _UNSET
+    kind: (
+        ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
     A new tool call starts as `other`.
     """
-    status: ToolCallStatus | str | None | _UnsetType = _UNSET
+    status: (
+        ToolCallStatus
+        | _Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType
+    ) = _UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
@@ -15468,8 +15683,27 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
         tool_call_id: ToolCallId,
         name: str | None | _UnsetType = _UNSET,
         title: str | None | _UnsetType = _UNSET,
-        kind: ToolKind | str | None | _UnsetType = _UNSET,
-        status: ToolCallStatus | str | None | _UnsetType = _UNSET,
+        kind: ToolKind
+        | _Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
+        status: ToolCallStatus
+        | _Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"]
+        | _rt.OpenStr
+        | None
+        | _UnsetType = _UNSET,
         content: list[ToolCallContent] | None | _UnsetType = _UNSET,
         locations: list[ToolCallLocation] | None | _UnsetType = _UNSET,
         raw_input: _Any | _UnsetType = _UNSET,
@@ -15600,7 +15834,8 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_ToolKind.get(v, v)
+                    e = _E_ToolKind.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.kind = v
@@ -15612,7 +15847,8 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                 if v is not None:
                     if type(v) is not str:
                         raise _rt.expected("a string", v)
-                    v = _E_ToolCallStatus.get(v, v)
+                    e = _E_ToolCallStatus.get(v)
+                    v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
         self.status = v
@@ -15687,7 +15923,7 @@ class SessionUpdateTerminalUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: terminal_update`. Payload: `TerminalUpdate`.
     """
 
-    TAG: _ClassVar[str] = "terminal_update"
+    TAG: _ClassVar[_Literal["terminal_update"]] = "terminal_update"
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
     command: str | None | _UnsetType = _UNSET
@@ -15901,7 +16137,7 @@ class SessionUpdateTerminalOutputChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: terminal_output_chunk`. Payload: `TerminalOutputChunk`.
     """
 
-    TAG: _ClassVar[str] = "terminal_output_chunk"
+    TAG: _ClassVar[_Literal["terminal_output_chunk"]] = "terminal_output_chunk"
     terminal_id: TerminalId
     """The terminal receiving these bytes."""
     data: str
@@ -16010,7 +16246,7 @@ class SessionUpdatePlanUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: plan_update`. Payload: `PlanUpdate`.
     """
 
-    TAG: _ClassVar[str] = "plan_update"
+    TAG: _ClassVar[_Literal["plan_update"]] = "plan_update"
     plan: PlanUpdateContent
     """The updated plan content."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -16099,7 +16335,7 @@ class SessionUpdateAvailableCommandsUpdate(_SessionUpdateBase):
     `AvailableCommandsUpdate`.
     """
 
-    TAG: _ClassVar[str] = "available_commands_update"
+    TAG: _ClassVar[_Literal["available_commands_update"]] = "available_commands_update"
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -16197,7 +16433,7 @@ class SessionUpdateConfigOptionUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
     """
 
-    TAG: _ClassVar[str] = "config_option_update"
+    TAG: _ClassVar[_Literal["config_option_update"]] = "config_option_update"
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -16293,7 +16529,7 @@ class SessionUpdateSessionInfoUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
     """
 
-    TAG: _ClassVar[str] = "session_info_update"
+    TAG: _ClassVar[_Literal["session_info_update"]] = "session_info_update"
     title: str | None | _UnsetType = _UNSET
     """Human-readable title for the session. Set to null to clear."""
     updated_at: str | None | _UnsetType = _UNSET
@@ -16413,7 +16649,7 @@ class SessionUpdateUsageUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
     """
 
-    TAG: _ClassVar[str] = "usage_update"
+    TAG: _ClassVar[_Literal["usage_update"]] = "usage_update"
     used: int
     """Tokens currently in context."""
     size: int
@@ -16540,8 +16776,8 @@ class SessionUpdateNotice(_SessionUpdateBase):
     Wire tag: `sessionUpdate: notice`. Payload: `Notice`.
     """
 
-    TAG: _ClassVar[str] = "notice"
-    severity: NoticeSeverity | str
+    TAG: _ClassVar[_Literal["notice"]] = "notice"
+    severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr
     """Presentation severity hint."""
     title: str
     """Required non-empty plain-text title that can stand alone."""
@@ -16563,7 +16799,7 @@ class SessionUpdateNotice(_SessionUpdateBase):
     def __init__(
         self,
         *,
-        severity: NoticeSeverity | str,
+        severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr,
         title: str,
         description: str | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -16619,7 +16855,8 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_NoticeSeverity.get(v, v)
+        e = _E_NoticeSeverity.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.severity = v
         key = "title"
         v = data.get("title", _UNSET)
@@ -16664,10 +16901,12 @@ class SessionUpdateCompactionUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: compaction_update`. Payload: `CompactionUpdate`.
     """
 
-    TAG: _ClassVar[str] = "compaction_update"
+    TAG: _ClassVar[_Literal["compaction_update"]] = "compaction_update"
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
-    status: CompactionStatus | str
+    status: (
+        CompactionStatus | _Literal["in_progress", "completed", "failed", "cancelled"] | _rt.OpenStr
+    )
     """Current lifecycle status."""
     summary: list[ContentBlock] | None | _UnsetType = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
@@ -16690,7 +16929,9 @@ class SessionUpdateCompactionUpdate(_SessionUpdateBase):
         self,
         *,
         compaction_id: CompactionId,
-        status: CompactionStatus | str,
+        status: CompactionStatus
+        | _Literal["in_progress", "completed", "failed", "cancelled"]
+        | _rt.OpenStr,
         summary: list[ContentBlock] | None | _UnsetType = _UNSET,
         error: str | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -16760,7 +17001,8 @@ def _d_SessionUpdateCompactionUpdate(
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_CompactionStatus.get(v, v)
+        e = _E_CompactionStatus.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "summary"
         v = data.get("summary", _UNSET)
@@ -16812,7 +17054,7 @@ class SessionUpdateCompactionSummaryChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: compaction_summary_chunk`. Payload: `CompactionSummaryChunk`.
     """
 
-    TAG: _ClassVar[str] = "compaction_summary_chunk"
+    TAG: _ClassVar[_Literal["compaction_summary_chunk"]] = "compaction_summary_chunk"
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
     content: ContentBlock
@@ -17461,7 +17703,7 @@ class BackgroundWorkTerminal(_BackgroundWorkBase):
     Wire tag: `type: terminal`. Payload: `BackgroundTerminal`.
     """
 
-    TAG: _ClassVar[str] = "terminal"
+    TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     terminal_id: TerminalId
     """The ID of the listed terminal."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -17552,7 +17794,7 @@ class BackgroundWorkToolCall(_BackgroundWorkBase):
     Wire tag: `type: tool_call`. Payload: `BackgroundToolCall`.
     """
 
-    TAG: _ClassVar[str] = "tool_call"
+    TAG: _ClassVar[_Literal["tool_call"]] = "tool_call"
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -18281,7 +18523,7 @@ class StateUpdateRunning(_StateUpdateBase):
     Wire tag: `state: running`. Payload: `RunningStateUpdate`.
     """
 
-    TAG: _ClassVar[str] = "running"
+    TAG: _ClassVar[_Literal["running"]] = "running"
     background: list[BackgroundWork] | None | _UnsetType = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
@@ -18386,7 +18628,7 @@ class StateUpdateIdle(_StateUpdateBase):
     Wire tag: `state: idle`. Payload: `IdleStateUpdate`.
     """
 
-    TAG: _ClassVar[str] = "idle"
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
     background: list[BackgroundWork] | None | _UnsetType = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
@@ -18535,7 +18777,7 @@ class StateUpdateRequiresAction(_StateUpdateBase):
     Wire tag: `state: requires_action`. Payload: `RequiresActionStateUpdate`.
     """
 
-    TAG: _ClassVar[str] = "requires_action"
+    TAG: _ClassVar[_Literal["requires_action"]] = "requires_action"
     background: list[BackgroundWork] | None | _UnsetType = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
@@ -19555,7 +19797,7 @@ class PlanUpdateContentItems(_PlanUpdateContentBase):
     Wire tag: `type: items`. Payload: `PlanItems`.
     """
 
-    TAG: _ClassVar[str] = "items"
+    TAG: _ClassVar[_Literal["items"]] = "items"
     plan_id: PlanId
     """The plan ID to update."""
     entries: list[PlanEntry]
@@ -19755,11 +19997,13 @@ class PlanEntry(_rt.Model):
 
     content: str
     """Human-readable description of what this task aims to accomplish."""
-    priority: PlanEntryPriority | str
+    priority: PlanEntryPriority | _Literal["high", "medium", "low"] | _rt.OpenStr
     """The relative importance of this task.
     Used to indicate which tasks are most critical to the overall goal.
     """
-    status: PlanEntryStatus | str
+    status: (
+        PlanEntryStatus | _Literal["pending", "in_progress", "completed", "cancelled"] | _rt.OpenStr
+    )
     """Current execution status of this task."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -19775,8 +20019,10 @@ class PlanEntry(_rt.Model):
         self,
         *,
         content: str,
-        priority: PlanEntryPriority | str,
-        status: PlanEntryStatus | str,
+        priority: PlanEntryPriority | _Literal["high", "medium", "low"] | _rt.OpenStr,
+        status: PlanEntryStatus
+        | _Literal["pending", "in_progress", "completed", "cancelled"]
+        | _rt.OpenStr,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
@@ -19828,7 +20074,8 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_PlanEntryPriority.get(v, v)
+        e = _E_PlanEntryPriority.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.priority = v
         key = "status"
         v = data.get("status", _UNSET)
@@ -19836,7 +20083,8 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_PlanEntryStatus.get(v, v)
+        e = _E_PlanEntryStatus.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "_meta"
         v = data.get("_meta", _UNSET)
@@ -20515,7 +20763,7 @@ class Notice(_rt.Model):
     See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)
     """
 
-    severity: NoticeSeverity | str
+    severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr
     """Presentation severity hint."""
     title: str
     """Required non-empty plain-text title that can stand alone."""
@@ -20537,7 +20785,7 @@ class Notice(_rt.Model):
     def __init__(
         self,
         *,
-        severity: NoticeSeverity | str,
+        severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr,
         title: str,
         description: str | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -20585,7 +20833,8 @@ def _d_Notice(data: _Any) -> Notice:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_NoticeSeverity.get(v, v)
+        e = _E_NoticeSeverity.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.severity = v
         key = "title"
         v = data.get("title", _UNSET)
@@ -20636,7 +20885,9 @@ class CompactionUpdate(_rt.Model):
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
-    status: CompactionStatus | str
+    status: (
+        CompactionStatus | _Literal["in_progress", "completed", "failed", "cancelled"] | _rt.OpenStr
+    )
     """Current lifecycle status."""
     summary: list[ContentBlock] | None | _UnsetType = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
@@ -20659,7 +20910,9 @@ class CompactionUpdate(_rt.Model):
         self,
         *,
         compaction_id: CompactionId,
-        status: CompactionStatus | str,
+        status: CompactionStatus
+        | _Literal["in_progress", "completed", "failed", "cancelled"]
+        | _rt.OpenStr,
         summary: list[ContentBlock] | None | _UnsetType = _UNSET,
         error: str | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
@@ -20721,7 +20974,8 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
-        v = _E_CompactionStatus.get(v, v)
+        e = _E_CompactionStatus.get(v)
+        v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "summary"
         v = data.get("summary", _UNSET)
@@ -21956,7 +22210,7 @@ class McpServerHttp(_McpServerBase):
     Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
     """
 
-    TAG: _ClassVar[str] = "http"
+    TAG: _ClassVar[_Literal["http"]] = "http"
     name: str
     """Human-readable name identifying this MCP server."""
     url: str
@@ -22078,7 +22332,7 @@ class McpServerStdio(_McpServerBase):
     Wire tag: `type: stdio`. Payload: `McpServerStdioPayload`.
     """
 
-    TAG: _ClassVar[str] = "stdio"
+    TAG: _ClassVar[_Literal["stdio"]] = "stdio"
     name: str
     """Human-readable name identifying this MCP server."""
     command: AbsolutePath
@@ -22975,7 +23229,7 @@ class ReplayFromStart(_ReplayFromBase):
     Wire tag: `type: start`. Payload: `ReplayFromStartPayload`.
     """
 
-    TAG: _ClassVar[str] = "start"
+    TAG: _ClassVar[_Literal["start"]] = "start"
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -23502,7 +23756,7 @@ class SetSessionConfigOptionRequestId(_SetSessionConfigOptionRequestBase):
     Wire tag: `type: id`.
     """
 
-    TAG: _ClassVar[str] = "id"
+    TAG: _ClassVar[_Literal["id"]] = "id"
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
@@ -23621,7 +23875,7 @@ class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestBase):
     Wire tag: `type: boolean`.
     """
 
-    TAG: _ClassVar[str] = "boolean"
+    TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
@@ -24084,7 +24338,7 @@ class RequestPermissionOutcomeCancelled(_RequestPermissionOutcomeBase):
     Wire tag: `outcome: cancelled`. Payload: `CancelledPermissionOutcome`.
     """
 
-    TAG: _ClassVar[str] = "cancelled"
+    TAG: _ClassVar[_Literal["cancelled"]] = "cancelled"
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -24170,7 +24424,7 @@ class RequestPermissionOutcomeSelected(_RequestPermissionOutcomeBase):
     Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
     """
 
-    TAG: _ClassVar[str] = "selected"
+    TAG: _ClassVar[_Literal["selected"]] = "selected"
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
@@ -24492,7 +24746,7 @@ class CreateElicitationResponseAccept(_CreateElicitationResponseBase):
     Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
     """
 
-    TAG: _ClassVar[str] = "accept"
+    TAG: _ClassVar[_Literal["accept"]] = "accept"
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -24591,7 +24845,7 @@ class CreateElicitationResponseDecline(_CreateElicitationResponseBase):
     Wire tag: `action: decline`.
     """
 
-    TAG: _ClassVar[str] = "decline"
+    TAG: _ClassVar[_Literal["decline"]] = "decline"
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -24672,7 +24926,7 @@ class CreateElicitationResponseCancel(_CreateElicitationResponseBase):
     Wire tag: `action: cancel`.
     """
 
-    TAG: _ClassVar[str] = "cancel"
+    TAG: _ClassVar[_Literal["cancel"]] = "cancel"
     meta: dict[str, _Any] | None | _UnsetType = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

@@ -34,6 +34,19 @@ class UnsetType(enum.Enum):
 UNSET: Final = UnsetType.UNSET
 
 
+class OpenStr(str):
+    """A value of an open enum outside its known values, as decoded (and to construct one:
+    `OpenStr("my_kind")`); a plain string that is not one of the known values is a type error."""
+
+    __slots__ = ()
+
+
+class OpenInt(int):
+    """An open integer enum's value outside its known values (see OpenStr)."""
+
+    __slots__ = ()
+
+
 class DecodeError(ValueError):
     """A JSON value does not fit the expected type; `path` says where (`$.update.content[2]`)."""
 
@@ -149,9 +162,15 @@ def guard(fn: Decoder, data: Any) -> Any:
 
 
 def encode(value: Any) -> Any:
-    """Turn a typed value back into plain JSON values (dict, list, str, int, float, bool, None)."""
+    """Turn a typed value back into plain JSON values (dict, list, str, int, float, bool, None).
+
+    Raises TypeError naming the attribute path (`$.update.content`) of a value of the wrong
+    Python type where a model, or a list or map of models, belongs."""
     if isinstance(value, Model):
-        return value.to_json()
+        try:
+            return value.to_json()
+        except AttributeError as exc:
+            raise misplaced(value, exc) from None
     if isinstance(value, list | tuple):
         return [encode(v) for v in value]
     if isinstance(value, dict):
@@ -165,6 +184,46 @@ def encode(value: Any) -> Any:
 
 
 enc = encode
+
+
+def misplaced(root: Model, exc: AttributeError) -> Exception:
+    """The TypeError for `root.to_json()` having met `exc.obj`, which has no `to_json`."""
+    bad = getattr(exc, "obj", None)
+    if exc.name != "to_json" or bad is None:
+        return exc  # not a misplaced value: a bug to report as it is
+    found = _find(root, bad, "$", 0)
+    if found is None:
+        return TypeError(f"cannot encode {type(bad).__name__} {bad!r:.40}: a model belongs there")
+    path, value = found
+    kind = "a list or map of models" if value is not bad else "a model"
+    return TypeError(f"{path}: cannot encode {type(value).__name__}: {kind} belongs there")
+
+
+def _find(value: Any, bad: object, path: str, depth: int) -> tuple[str, Any] | None:
+    """Where `bad` sits under `value` (by Python attribute names), and the value held there:
+    `bad` itself, or the str or dict whose iteration yielded it."""
+    if depth > 100:
+        return None
+    if isinstance(value, Model):
+        pairs: Any = ((f".{f.name}", getattr(value, f.name)) for f in dataclasses.fields(value))
+    elif isinstance(value, list | tuple):
+        pairs = ((f"[{i}]", v) for i, v in enumerate(value))
+    elif isinstance(value, dict):
+        pairs = ((f"[{k!r}]", v) for k, v in value.items())
+    else:
+        return None
+    for step, child in pairs:
+        if child is bad or (isinstance(child, str | dict) and _yields(child, bad)):
+            return path + step, child
+        deeper = _find(child, bad, path + step, depth + 1) if not isinstance(child, str) else None
+        if deeper is not None:
+            return deeper
+    return None
+
+
+def _yields(container: str | dict[Any, Any], bad: object) -> bool:
+    """Whether iterating `container` (a str or a dict where a list belongs) yields `bad`."""
+    return isinstance(bad, str) and any(item is bad or item == bad for item in container)
 
 
 # -- errors ------------------------------------------------------------------------------------
