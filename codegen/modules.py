@@ -34,7 +34,16 @@ CORE_MODULES = (
     ModuleSpec("__init__", template="__init__.py.j2"),
     ModuleSpec(
         "_runtime",
-        ("UNSET", "UnsetType", "DecodeError", "JsonValue", "OpenStr", "OpenInt", "decode", "encode"),
+        (
+            "UNSET",
+            "UnsetType",
+            "DecodeError",
+            "JsonValue",
+            "OpenStr",
+            "OpenInt",
+            "decode",
+            "encode",
+        ),
         runtime="_runtime.py",
     ),
     ModuleSpec("models", template="models.py.j2"),

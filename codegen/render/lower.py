@@ -162,9 +162,7 @@ class Lowering:
             aliases=self._alias_order(aliases),
             exports=tuple(exports),
             needs_annotated=any(a.kind != "name" for a in aliases),
-            needs_literal=any(
-                "_Literal[" in f.annotation for c in classes for f in c.fields
-            )
+            needs_literal=any("_Literal[" in f.annotation for c in classes for f in c.fields)
             or any("_Literal[" in a.annotation for a in aliases),
             needs_unset_type=any(c.optional for c in classes),
         )
