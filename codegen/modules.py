@@ -20,6 +20,7 @@ class ModuleSpec:
     exports: tuple[str, ...] = ()
     template: str | None = None
     runtime: str | None = None
+    file: str = ""  # the file's name when not `{module}.py`
     needs_types: tuple[str, ...] = ()
     # Imported on first use of one of its names: the asyncio runtime would double the import
     # time of a package most users import for its models.
@@ -27,7 +28,7 @@ class ModuleSpec:
 
     @property
     def filename(self) -> str:
-        return self.module + ".py"
+        return self.file or self.module + ".py"
 
 
 CORE_MODULES = (
@@ -48,6 +49,7 @@ CORE_MODULES = (
     ),
     ModuleSpec("models", template="models.py.j2"),
     ModuleSpec("methods", ("METHODS", "MethodInfo"), template="methods.py.j2"),
+    ModuleSpec("REFERENCE", template="REFERENCE.md.j2", file="REFERENCE.md"),
 )
 
 EXTRA_MODULES = (

@@ -203,6 +203,16 @@ class MethodsContext(ModuleContext):
 
 
 @dataclass(slots=True, eq=False, repr=False)
+class ReferenceContext(ModuleContext):
+    """`REFERENCE.md`: the unions, methods and enums a user looks up."""
+
+    title: str
+    unions: tuple[UnionContext, ...]
+    methods: tuple[MethodContext, ...]
+    enums: tuple[EnumContext, ...]
+
+
+@dataclass(slots=True, eq=False, repr=False)
 class RpcContext(ModuleContext):
     """`rpc.py`: the methods each role handles, and the protocol-level cancel method."""
 

@@ -49,6 +49,7 @@ from .context import (
     ModelsContext,
     ModuleContext,
     Option,
+    ReferenceContext,
     RpcContext,
     SessionStateContext,
     UnionContext,
@@ -118,6 +119,7 @@ def lower(
         "methods": MethodsContext(banner, methods),
         "rpc": _rpc(banner, model.methods, methods, bool(model.batches)),
         "__init__": _init(banner, model, models.exports, modules, ref, sha256),
+        "REFERENCE": ReferenceContext(banner, model.title, models.unions, methods, models.enums),
     }
     wanted = {m.module for m in modules if m.template is not None}
     if "session_state" in wanted:
