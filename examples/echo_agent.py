@@ -32,6 +32,7 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 import acp_v2 as acp  # noqa: E402
@@ -272,9 +273,9 @@ class Turn:
     async def tool_call(
         self,
         *,
-        status: str,
+        status: Literal["pending", "in_progress", "completed", "failed", "cancelled"],
         title: str | acp.UnsetType = acp.UNSET,
-        kind: str | acp.UnsetType = acp.UNSET,
+        kind: Literal["other"] | acp.UnsetType = acp.UNSET,
         raw_input: str | acp.UnsetType = acp.UNSET,
         content: list[acp.ToolCallContent] | acp.UnsetType = acp.UNSET,
     ) -> None:

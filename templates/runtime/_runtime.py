@@ -40,11 +40,17 @@ class OpenStr(str):
 
     __slots__ = ()
 
+    def to_json(self) -> str:
+        return str.__str__(self)
+
 
 class OpenInt(int):
     """An open integer enum's value outside its known values (see OpenStr)."""
 
     __slots__ = ()
+
+    def to_json(self) -> int:
+        return int(self)
 
 
 class DecodeError(ValueError):

@@ -593,7 +593,13 @@ def test_known_kinds_are_the_union_variants_and_each_has_a_rule() -> None:
     assert not hasattr(seed_lane("v1"), "SessionState")
 
 
-CORE_TEMPLATES = ("__init__.py.j2", "runtime/_runtime.py", "models.py.j2", "methods.py.j2")
+CORE_TEMPLATES = (
+    "__init__.py.j2",
+    "runtime/_runtime.py",
+    "models.py.j2",
+    "methods.py.j2",
+    "REFERENCE.md.j2",
+)
 
 
 def test_kinds_and_collections_follow_the_schema(tmp_path: Path, mirror: Path) -> None:
