@@ -36,6 +36,7 @@ class Check:
     table: str = ""  # enum: the lookup table, value → member
     open: bool = False  # enum: unknown values are kept as they are
     min_items: int | None = None
+    min_length: int | None = None  # type `str`: the fewest characters
     skip_invalid: bool = False  # list: items that fail to decode are dropped
     type_known: bool = False
 

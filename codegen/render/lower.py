@@ -405,9 +405,15 @@ class Lowering:
                 return replace(check, type_known=True) if type_known else check
             return Check("call", call="_d_" + self.names.types[shape.ref])
         if kind in _PLAIN_TYPES:
-            if type_known:
+            if type_known and shape.min_length is None:
                 return Check("any")
-            return Check("type", _EXPECTED[kind], pytype=_PLAIN_TYPES[kind])
+            return Check(
+                "type",
+                _EXPECTED[kind],
+                pytype=_PLAIN_TYPES[kind],
+                min_length=shape.min_length,
+                type_known=type_known,
+            )
         if kind in ("int", "float"):
             expected = _number_expected(_EXPECTED[kind], shape)
             if type_known:
@@ -443,6 +449,8 @@ class Lowering:
         if shape.kind in ("list", "map"):
             item = self.item_decoder(shape.item or Shape("any"))
             return f"_rt.{shape.kind}_decoder({item})"
+        if shape.kind == "str" and shape.min_length is not None:
+            return f"_rt.str_min({shape.min_length})"
         if shape.kind in ("str", "bool", "object", "null"):
             return f"_rt.d_{shape.kind}"
         return "_rt.d_any"

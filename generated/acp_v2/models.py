@@ -16956,6 +16956,8 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
+        if len(v) < 1:
+            raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
         v = data.get("description", _UNSET)
@@ -20922,6 +20924,8 @@ def _d_Notice(data: _Any) -> Notice:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
+        if len(v) < 1:
+            raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
         v = data.get("description", _UNSET)

@@ -104,14 +104,6 @@ def test_unknown_keys_are_kept_here_and_stripped_there(check: Any, lanes: dict[s
 
 
 # -- gaps ----------------------------------------------------------------------------------------
-def test_string_min_length(check: Any) -> None:
-    mine, sdk = check("Notice", {"severity": "info", "title": ""})
-    assert mine.data == {"severity": "info", "title": ""}
-    assert sdk == Rejected(
-        (Issue(("title",), "too_small", "Too small: expected string to have >=1 characters"),)
-    )
-
-
 def test_elicitation_scope(check: Any) -> None:
     unscoped = {"elicitationId": "e", "url": "https://example.com/"}
     mine, sdk = check("ElicitationUrlMode", unscoped)

@@ -162,30 +162,6 @@ def _empty_list_fallback(lane: Lane, value: Any, e: Entry) -> bool:
 
 
 # -- gaps ----------------------------------------------------------------------------------------
-def _min_lengths(lane: Lane) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for definition in lane.defs.values():
-        props = definition.get("properties") if isinstance(definition, dict) else None
-        for name, prop in (props or {}).items():
-            if isinstance(prop, dict) and isinstance(prop.get("minLength"), int):
-                out[name] = max(out.get(name, 0), prop["minLength"])
-    return out
-
-
-def _min_length(lane: Lane, _: str, value: Any) -> Any:
-    minimum = _per_lane(lane, "min lengths", lambda: _min_lengths(lane))
-
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        return {
-            k: "x" * minimum[k]
-            if k in minimum and isinstance(v, str) and len(v) < minimum[k]
-            else v
-            for k, v in obj.items()
-        }
-
-    return rewrite(value, fix)
-
-
 def _elicitation_scope(_: Lane, __: str, value: Any) -> Any:
     """Give every elicitation exactly one scope, the session one (with its own keys only)."""
 
@@ -343,12 +319,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         "for an invalid optional list with default-on-error the SDK falls back to `[]`;"
         " we fall back to omitted",
         entry=_empty_list_fallback,
-    ),
-    Difference(
-        "string-min-length",
-        "gap",
-        "the SDK checks `minLength` (Notice.title); our decoders do not",
-        repair=_min_length,
     ),
     Difference(
         "elicitation-scope",

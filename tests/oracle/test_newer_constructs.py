@@ -1,0 +1,50 @@
+"""Held-out decode cases for the constructs of the newer drafts (issue 12 item 3), on packages
+generated from the pinned npm-sdk-2.4.0 schemas, each cross-checked with the SDK's validators:
+round trips, lenient cases, and must-error cases with the exact DecodeError path and reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.differential import Lane, ours
+from tests.support.zod_oracle import Accepted, Issue, Rejected, SdkAnswer, ZodOracle
+
+
+@pytest.fixture
+def check(lanes: dict[str, Lane], zod_oracle: ZodOracle) -> Any:
+    def run(type_name: str, value: Any, lane: str = "v2") -> tuple[Any, SdkAnswer]:
+        (sdk,) = zod_oracle.check(lane, [(type_name, value)])
+        return ours(lanes[lane], type_name, value), sdk
+
+    return run
+
+
+def round_trip(lanes: dict[str, Lane], type_name: str, value: Any, lane: str = "v2") -> Any:
+    pkg = lanes[lane].package
+    return pkg.encode(pkg.decode(lanes[lane].py_type(type_name), value))
+
+
+# -- minLength -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("lane", ["v1", "v2"])
+def test_min_length_rejects_an_empty_title(check: Any, lane: str) -> None:
+    mine, sdk = check("Notice", {"severity": "info", "title": ""}, lane)
+    assert mine.error == "$.title: expected at least 1 character(s)"
+    assert sdk == Rejected(
+        (Issue(("title",), "too_small", "Too small: expected string to have >=1 characters"),)
+    )
+    mine, sdk = check("Notice", {"severity": "info", "title": "T"}, lane)
+    assert mine.data == {"severity": "info", "title": "T"}
+    assert sdk == Accepted(mine.data)
+
+
+def test_min_length_in_a_session_update(lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    value = {"sessionUpdate": "notice", "severity": "warning", "title": ""}
+    with pytest.raises(pkg.DecodeError) as caught:
+        pkg.decode(pkg.SessionUpdate, value)
+    assert str(caught.value) == "$.title: expected at least 1 character(s)"
+    ok = {**value, "title": "Rate limited"}
+    assert round_trip(lanes, "SessionUpdate", ok) == ok
