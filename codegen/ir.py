@@ -135,6 +135,9 @@ class EnumType(Node):
     open: bool
     open_doc: str
     pointer: str
+    # The bounds of the open values (an open integer enum's `format`, `minimum`, `maximum`).
+    minimum: int | float | None = None
+    maximum: int | float | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

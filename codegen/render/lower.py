@@ -180,7 +180,19 @@ class Lowering:
         expected = _EXPECTED[t.value_kind]
         if not t.open:
             expected = "one of " + ", ".join(repr(m.value) for m in t.members)
-        return Check("enum", expected, pytype=t.value_kind, table="_E_" + py, open=t.open)
+        else:
+            expected = _number_expected(
+                expected, Shape("int", minimum=t.minimum, maximum=t.maximum)
+            )
+        return Check(
+            "enum",
+            expected,
+            pytype=t.value_kind,
+            table="_E_" + py,
+            open=t.open,
+            lo=t.minimum,
+            hi=t.maximum,
+        )
 
     def _union(self, t: TaggedUnion, py: str) -> UnionContext:
         variants = tuple((v.tag, self.names.variants[(t.name, v.tag)]) for v in t.variants)

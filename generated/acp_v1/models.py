@@ -390,8 +390,8 @@ _E_ErrorCode: dict[_Any, ErrorCode] = {m.value: m for m in ErrorCode}
 
 
 def _d_ErrorCode(v: _Any) -> _Any:
-    if type(v) is not int:
-        raise _rt.expected("an integer", v)
+    if type(v) is not int or v < -2147483648 or v > 2147483647:
+        raise _rt.expected("an integer from -2147483648 to 2147483647", v)
     v = _E_ErrorCode.get(v, v)
     return v
 
@@ -11724,8 +11724,8 @@ def _d_Error(data: _Any) -> Error:
         v = data.get("code", _UNSET)
         if v is _UNSET:
             raise _rt.missing()
-        if type(v) is not int:
-            raise _rt.expected("an integer", v)
+        if type(v) is not int or v < -2147483648 or v > 2147483647:
+            raise _rt.expected("an integer from -2147483648 to 2147483647", v)
         v = _E_ErrorCode.get(v, v)
         self.code = v
         key = "message"

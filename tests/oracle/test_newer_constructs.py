@@ -48,3 +48,35 @@ def test_min_length_in_a_session_update(lanes: dict[str, Lane]) -> None:
     assert str(caught.value) == "$.title: expected at least 1 character(s)"
     ok = {**value, "title": "Rate limited"}
     assert round_trip(lanes, "SessionUpdate", ok) == ok
+
+
+# -- int32 / int64 / uint64 bounds ---------------------------------------------------------------
+@pytest.mark.parametrize("lane", ["v1", "v2"])
+def test_open_error_code_stays_within_int32(check: Any, lane: str) -> None:
+    mine, sdk = check("Error", {"code": 2**31, "message": "m"}, lane)
+    assert (
+        mine.error == "$.code: expected an integer from -2147483648 to 2147483647, got an integer"
+    )
+    assert sdk == Rejected(
+        (Issue(("code",), "too_big", "Invalid value: Expected int32 to be <= 2147483647"),)
+    )
+    for code in (-(2**31), 2**31 - 1, -32002, 7):
+        mine, sdk = check("Error", {"code": code, "message": "m"}, lane)
+        assert mine.data == {"code": code, "message": "m"}
+        assert sdk == Accepted(mine.data)
+    mine, sdk = check("Error", {"code": True, "message": "m"}, lane)
+    assert mine.error == "$.code: expected an integer from -2147483648 to 2147483647, got a boolean"
+    assert isinstance(sdk, Rejected)
+
+
+def test_64_bit_bounds_and_booleans(check: Any) -> None:
+    for used in (0, 2**53 - 1):
+        mine, sdk = check("UsageUpdate", {"used": used, "size": 1})
+        assert mine.data == {"used": used, "size": 1}
+        assert sdk == Accepted(mine.data)
+    for used, got in ((-1, "an integer"), (True, "a boolean"), (1.5, "a number")):
+        mine, sdk = check("UsageUpdate", {"used": used, "size": 1})
+        assert (
+            mine.error == f"$.used: expected an integer from 0 to 18446744073709551615, got {got}"
+        )
+        assert isinstance(sdk, Rejected)

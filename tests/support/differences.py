@@ -185,18 +185,6 @@ def _multi_select_items(_: Lane, __: str, value: Any) -> Any:
     return rewrite(value, fix)
 
 
-INT32 = (-(2**31), 2**31 - 1)
-
-
-def _open_int_enum_bounds(_: Lane, type_name: str, value: Any) -> Any:
-    """An ErrorCode (an open int32 enum) within int32."""
-
-    def fits(code: Any) -> Any:
-        return -32603 if type(code) is int and not INT32[0] <= code <= INT32[1] else code
-
-    if type_name == "ErrorCode":
-        return fits(value)
-    return rewrite(value, lambda o: {**o, "code": fits(o["code"])} if "code" in o else o)
 
 
 # -- pending (issue 12 item 3) -------------------------------------------------------------------
@@ -335,13 +323,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         " classify it as untagged by required keys and choose the wrong branch",
         repair=_multi_select_items,
         types=frozenset({"MultiSelectItems"}),
-    ),
-    Difference(
-        "open-int-enum-bounds",
-        "gap",
-        "ErrorCode is an open enum of `format: int32`: the SDK (and Rust's i32) reject other"
-        " values outside int32; our open integer enums take any integer",
-        repair=_open_int_enum_bounds,
     ),
     Difference(
         "tag-fallback",
