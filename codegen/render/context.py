@@ -132,6 +132,9 @@ class Group:
     condition: str  # the JSON type test, a Python expression over `v`
     options: tuple[Option, ...]
     missing: str  # objects: what the DecodeError says when no alternative's keys are there
+    # A catch-all alternative comes last: each alternative here is tried in order and a value
+    # none of them accepts falls through to it (never a DecodeError).
+    falls_through: bool = False
 
 
 @dataclass(slots=True, eq=False, repr=False)

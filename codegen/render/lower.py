@@ -347,6 +347,10 @@ class Lowering:
             sets = ["{" + ", ".join(o.keys) + "}" for o in found]
             missing = "needs the keys of one of " + " or ".join(sets)
             groups.append(Group(kind, condition, found, missing))
+        catch_all = not groups[-1].condition and groups[-1].options[-1].always
+        if catch_all and len(groups) > 1:
+            # Order decides: what fails every typed alternative is the catch-all's.
+            groups[:-1] = [replace(g, falls_through=True) for g in groups[:-1]]
         words = [_EXPECTED[g.json_kind] for g in groups]
         expected = ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
         annotation = " | ".join(dict.fromkeys(self.annotation(b.shape) for b in t.branches))
@@ -357,7 +361,7 @@ class Lowering:
             "untagged",
             annotation,
             groups=tuple(groups),
-            always=not groups[-1].condition and groups[-1].options[-1].always,
+            always=catch_all,
             expected=expected,
         )
 
@@ -696,6 +700,11 @@ def _untagged_rule(groups: list[Group]) -> str:
         text += (
             " Among alternatives of another shared JSON type, the first in schema order"
             " that accepts the value."
+        )
+    if groups[0].falls_through:
+        text += (
+            " The last alternative takes any value: a value that fails the alternatives"
+            " before it is kept as it is (order decides)."
         )
     return _wrap(text)
 

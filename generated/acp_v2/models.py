@@ -25807,20 +25807,23 @@ ErrorData: _TypeAlias = _Annotated[
 
 Untagged union, decided by JSON type first, in this order: object, any other value.
 Among objects, the first alternative in schema order whose required keys are all
-present.
+present. The last alternative takes any value: a value that fails the alternatives
+before it is kept as it is (order decides).
 """
 
 
 def _d_ErrorData(v: _Any) -> _Any:
     if type(v) is dict:
         if "requested" in v and "supported" in v:
-            return _d_UnsupportedProtocolVersionErrorData(v)
+            try:
+                return _d_UnsupportedProtocolVersionErrorData(v)
+            except _DecodeError:
+                pass
         if "sessionId" in v:
-            return _d_SessionNotFoundErrorData(v)
-        raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {requested, supported} or {sessionId}"
-        )
+            try:
+                return _d_SessionNotFoundErrorData(v)
+            except _DecodeError:
+                pass
 
     return v
 
@@ -25888,7 +25891,8 @@ ElicitationContentValue: _TypeAlias = _Annotated[
 """Allowed wire representations for `ElicitationContentValue`.
 
 Untagged union, decided by JSON type first, in this order: boolean, integer, number,
-string, list, any other value.
+string, list, any other value. The last alternative takes any value: a value that fails
+the alternatives before it is kept as it is (order decides).
 """
 
 
@@ -25896,16 +25900,22 @@ def _d_ElicitationContentValue(v: _Any) -> _Any:
     if type(v) is bool:
         return v
     if type(v) is int:
-        if v < -9223372036854775808 or v > 9223372036854775807:
-            raise _rt.expected("an integer from -9223372036854775808 to 9223372036854775807", v)
-        return v
+        try:
+            if v < -9223372036854775808 or v > 9223372036854775807:
+                raise _rt.expected("an integer from -9223372036854775808 to 9223372036854775807", v)
+            return v
+        except _DecodeError:
+            pass
     if type(v) is float:
         return v
     if type(v) is str:
         return v
     if type(v) is list:
-        v = _rt.list_of(v, _rt.d_str)
-        return v
+        try:
+            v = _rt.list_of(v, _rt.d_str)
+            return v
+        except _DecodeError:
+            pass
 
     return v
 

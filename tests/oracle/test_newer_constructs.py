@@ -80,3 +80,37 @@ def test_64_bit_bounds_and_booleans(check: Any) -> None:
             mine.error == f"$.used: expected an integer from 0 to 18446744073709551615, got {got}"
         )
         assert isinstance(sdk, Rejected)
+
+
+# -- untagged unions with a catch-all: order decides ---------------------------------------------
+def test_error_data_order_decides(check: Any, lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    typed = {"requested": 3, "supported": [2]}
+    decoded = pkg.decode(lanes["v2"].py_type("ErrorData"), typed)
+    assert type(decoded).__name__ == "UnsupportedProtocolVersionErrorData"
+    assert round_trip(lanes, "ErrorData", typed) == typed
+    session = pkg.decode(lanes["v2"].py_type("ErrorData"), {"sessionId": "s"})
+    assert type(session).__name__ == "SessionNotFoundErrorData"
+    # What fails every typed branch falls to the empty catch-all, kept as it is.
+    for raw in ({"detail": "x"}, {"sessionId": 5}, {"requested": "x", "supported": 1}, 7, None):
+        mine, sdk = check("ErrorData", raw)
+        assert mine.data == raw
+        assert sdk == Accepted(raw)
+        assert pkg.decode(lanes["v2"].py_type("ErrorData"), raw) == raw
+    value = {"code": -32002, "message": "m", "data": {"sessionId": 5}}
+    mine, sdk = check("Error", value)
+    assert mine.data == value
+    assert sdk == Accepted(value)
+    error = pkg.decode(pkg.Error, {"code": -32002, "message": "m", "data": {"sessionId": "s"}})
+    assert type(error.data).__name__ == "SessionNotFoundErrorData"
+
+
+def test_elicitation_content_value_catch_all(check: Any) -> None:
+    for raw in ([1, 2], {"a": 1}, None, 2**63, ["a", None]):
+        mine, sdk = check("ElicitationContentValue", raw)
+        assert mine.data == raw
+        assert isinstance(sdk, Accepted)
+    for raw in ("a", 1, 1.5, True, ["a", "b"]):
+        mine, sdk = check("ElicitationContentValue", raw)
+        assert mine.data == raw
+        assert sdk == Accepted(raw)

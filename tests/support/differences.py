@@ -185,20 +185,7 @@ def _multi_select_items(_: Lane, __: str, value: Any) -> Any:
     return rewrite(value, fix)
 
 
-
-
 # -- pending (issue 12 item 3) -------------------------------------------------------------------
-def _untagged_catch_all(_: Lane, __: str, value: Any) -> Any:
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        if "code" in obj and "message" in obj and "data" in obj:
-            return {**obj, "data": None}
-        if obj.get("action") == "accept" and isinstance(obj.get("content"), dict):
-            return {**obj, "content": {k: "x" for k in obj["content"]}}
-        return obj
-
-    return rewrite(value, fix)
-
-
 STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
 STATES = ("running", "idle", "requires_action")
 
@@ -337,14 +324,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         "the JSON-RPC envelope unions (AgentRequest...) decode their inline object branches as"
         " raw JSON: params and results are not checked, unknown keys are kept",
         types=ENVELOPES,
-    ),
-    Difference(
-        "untagged-catch-all",
-        "pending",
-        "ErrorData and ElicitationContentValue end in an `any` catch-all: a value that fails an"
-        " earlier branch must fall to it (order decides); we reject it",
-        repair=_untagged_catch_all,
-        types=frozenset({"ErrorData", "ElicitationContentValue"}),
     ),
     Difference(
         "nested-unions",
