@@ -206,7 +206,10 @@ class Lowering:
                 " a known or reserved tag with a broken payload is a DecodeError."
             )
         elif fallback_cls:
-            note += f" Without the tag, or with an unknown one, it decodes as `{fallback_cls}`."
+            note += (
+                f" Without the tag, with an unknown or non-string one, or when the tag's variant"
+                f" rejects the payload, it decodes as `{fallback_cls}` (which ignores the tag)."
+            )
         else:
             note += " Closed: any other tag is a DecodeError."
         note += (

@@ -711,10 +711,16 @@ def _d_AuthMethod(data: _Any) -> AuthMethod:
     tag = data.get("type")
     decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_AuthMethodAgent(data)
-    raise _rt.bad_tag("type", tag, ["terminal"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_AuthMethodAgent(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_AuthMethodAgent(data)
 
 
 class SessionConfigOption(_rt.Model):
@@ -825,10 +831,16 @@ def _d_McpServer(data: _Any) -> McpServer:
     tag = data.get("type")
     decoder = _T_McpServer.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_McpServerStdio(data)
-    raise _rt.bad_tag("type", tag, ["http", "sse"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_McpServerStdio(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_McpServerStdio(data)
 
 
 class SetSessionConfigOptionRequest(_rt.Model):
@@ -855,10 +867,16 @@ def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionReques
     tag = data.get("type")
     decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_SetSessionConfigOptionRequestValueId(data)
-    raise _rt.bad_tag("type", tag, ["boolean"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_SetSessionConfigOptionRequestValueId(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_SetSessionConfigOptionRequestValueId(data)
 
 
 class RequestPermissionOutcome(_rt.Model):

@@ -114,3 +114,30 @@ def test_elicitation_content_value_catch_all(check: Any) -> None:
         mine, sdk = check("ElicitationContentValue", raw)
         assert mine.data == raw
         assert sdk == Accepted(raw)
+
+
+# -- tagged unions with a tag-less branch (v1) ---------------------------------------------------
+def test_tag_less_branch_takes_what_the_tagged_variant_rejects(check: Any) -> None:
+    broken = {"type": "terminal", "id": "a", "name": "b", "env": 1}
+    mine, sdk = check("AuthMethod", broken, lane="v1")
+    assert mine.data == {"id": "a", "name": "b"}  # AuthMethodAgent, `type` and `env` extra
+    assert sdk == Accepted(mine.data)
+    mine, sdk = check("AuthMethod", {"type": True, "id": "a", "name": "b"}, lane="v1")
+    assert mine.data == {"id": "a", "name": "b"}
+    assert sdk == Accepted(mine.data)
+    terminal = {"type": "terminal", "id": "a", "name": "b", "env": {"K": "v"}}
+    mine, sdk = check("AuthMethod", terminal, lane="v1")
+    assert mine.data == terminal and sdk == Accepted(terminal)
+
+
+def test_tag_less_branch_failing_too_reports_the_variant(
+    check: Any, lanes: dict[str, Lane]
+) -> None:
+    pkg = lanes["v1"].package
+    value = {"type": "terminal", "id": "a", "env": 1}  # no `name`: neither branch takes it
+    mine, sdk = check("AuthMethod", value, lane="v1")
+    assert mine.error == "$.name: missing required field"  # the terminal variant's error
+    assert isinstance(sdk, Rejected)
+    decoded = pkg.decode(lanes["v1"].py_type("AuthMethod"), broken := {"id": "a", "name": "b"})
+    assert type(decoded).__name__ == "AuthMethodAgent"
+    assert pkg.encode(decoded) == broken

@@ -224,6 +224,45 @@ def _nested_unions(_: Lane, type_name: str, value: Any) -> Any:
     return fixed
 
 
+# -- pending (issue 12 item 3) -------------------------------------------------------------------
+STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
+STATES = ("running", "idle", "requires_action")
+
+
+def _nested_unions(_: Lane, type_name: str, value: Any) -> Any:
+    """Keep to what the flat classes model: a known state and stop reason, and only the
+    fields of the variant those tags select."""
+
+    def fix_state(obj: dict[str, Any]) -> dict[str, Any]:
+        out = dict(obj)
+        if out.get("state") not in STATES:
+            out["state"] = "running"
+        if out["state"] != "idle":
+            out.pop("stopReason", None)
+            out.pop("error", None)
+            return out
+        return fix_idle(out)
+
+    def fix_idle(obj: dict[str, Any]) -> dict[str, Any]:
+        out = dict(obj)
+        reason = out.get("stopReason")
+        if isinstance(reason, str) and reason not in STOP_REASONS:
+            out["stopReason"] = "end_turn"
+        if out.get("stopReason") != "error":
+            out.pop("error", None)
+        return out
+
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        return fix_state(obj) if obj.get("sessionUpdate") == "state_update" else obj
+
+    fixed = rewrite(value, fix)
+    if isinstance(fixed, dict) and type_name == "StateUpdate":
+        return fix_state(fixed)
+    if isinstance(fixed, dict) and type_name == "IdleStateUpdate":
+        return fix_idle(fixed)
+    return fixed
+
+
 def _tag_fallback(lane: Lane, _: str, value: Any) -> Any:
     """Drop the tag of a member of a union with a tag-less branch when its variant rejects it
     but that branch takes it (what the SDK and serde's untagged variant do)."""
@@ -310,13 +349,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         " classify it as untagged by required keys and choose the wrong branch",
         repair=_multi_select_items,
         types=frozenset({"MultiSelectItems"}),
-    ),
-    Difference(
-        "tag-fallback",
-        "gap",
-        "a v1 union with a tag-less branch (AuthMethod, McpServer...) takes a value its tagged"
-        " variant rejects, or whose tag is not a string, as that branch; we reject it",
-        repair=_tag_fallback,
     ),
     Difference(
         "envelope-unions",
