@@ -692,8 +692,9 @@ class AuthMethod(_rt.Model):
     When no `type` is present, the method is treated as `agent`.
 
     Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `AuthMethodAgent`. Each tag's class is
-    `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `AuthMethodAgent` (which ignores the tag). Each tag's class is `AuthMethod`
+    followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -812,7 +813,8 @@ class McpServer(_rt.Model):
     See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
 
     Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `McpServerStdio`. Each tag's class is `McpServer`
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `McpServerStdio` (which ignores the tag). Each tag's class is `McpServer`
     followed by the tag in PascalCase, unless a names file pins another name.
     """
 
@@ -847,7 +849,8 @@ class SetSessionConfigOptionRequest(_rt.Model):
     """Request parameters for setting a session configuration option.
 
     Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`. Each tag's
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `SetSessionConfigOptionRequestValueId` (which ignores the tag). Each tag's
     class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a
     names file pins another name.
     """
