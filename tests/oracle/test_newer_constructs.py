@@ -141,3 +141,70 @@ def test_tag_less_branch_failing_too_reports_the_variant(
     decoded = pkg.decode(lanes["v1"].py_type("AuthMethod"), broken := {"id": "a", "name": "b"})
     assert type(decoded).__name__ == "AuthMethodAgent"
     assert pkg.encode(decoded) == broken
+
+
+# -- x-deserialize-default-on-null ---------------------------------------------------------------
+def test_default_on_null_gives_the_empty_value(check: Any, lanes: dict[str, Lane]) -> None:
+    mine, sdk = check("McpServerStdio", {"name": "m", "command": "c", "args": None, "env": None})
+    assert mine.data == {"name": "m", "command": "c", "args": [], "env": []}
+    assert sdk == Accepted(mine.data)
+    mine, sdk = check("NewSessionRequest", {"cwd": "/w", "mcpServers": None})
+    assert mine.data == {"cwd": "/w", "mcpServers": []}
+    assert sdk == Accepted(mine.data)
+    # Missing stays missing; a wrong type is still an error.
+    assert round_trip(lanes, "NewSessionRequest", {"cwd": "/w"}) == {"cwd": "/w"}
+    mine, sdk = check("NewSessionRequest", {"cwd": "/w", "mcpServers": 5})
+    assert mine.error == "$.mcpServers: expected a list, got an integer"
+    assert isinstance(sdk, Rejected)
+
+
+# -- required fields with x-deserialize-default-on-error -----------------------------------------
+def test_required_default_on_error_falls_back_but_missing_fails(check: Any) -> None:
+    mine, sdk = check("ListSessionsResponse", {"sessions": 5})
+    assert mine.data == {"sessions": []}
+    assert sdk == Accepted(mine.data)
+    mine, sdk = check("ListSessionsResponse", {})
+    assert mine.error == "$.sessions: missing required field"
+    assert isinstance(sdk, Rejected)
+
+
+# -- RequestId without null ----------------------------------------------------------------------
+def test_request_id_has_no_null(check: Any) -> None:
+    mine, sdk = check("CancelRequestNotification", {"requestId": None})
+    assert mine.error == "$.requestId: expected an integer or a string, got null"
+    assert isinstance(sdk, Rejected)
+    for rid in (0, "r-1", -(2**53 - 1)):
+        mine, sdk = check("CancelRequestNotification", {"requestId": rid})
+        assert mine.data == {"requestId": rid} and sdk == Accepted(mine.data)
+
+
+# -- AvailableCommand as a tagged union, new enum values -----------------------------------------
+def test_available_command_is_a_tagged_union(check: Any, lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    command = {"type": "command", "name": "plan", "description": "Plan it"}
+    decoded = pkg.decode(lanes["v2"].py_type("AvailableCommand"), command)
+    assert type(decoded).__name__ == "AvailableCommandCommand"
+    mine, sdk = check("AvailableCommand", command)
+    assert mine.data == command and sdk == Accepted(command)
+    custom = {"type": "_macro", "name": "m", "description": "d", "steps": [1]}
+    assert round_trip(lanes, "AvailableCommand", custom) == custom  # the payload kept whole
+    mine, sdk = check("AvailableCommand", custom)
+    assert mine.data == custom and sdk == Accepted(custom)
+    mine, sdk = check("AvailableCommand", {"type": "command", "name": "plan"})
+    assert mine.error == "$.description: missing required field"
+    assert isinstance(sdk, Rejected)
+    mine, sdk = check("AvailableCommand", {"name": "plan", "description": "d"})
+    assert mine.error == "$.type: missing tag"
+    assert isinstance(sdk, Rejected)
+
+
+def test_paused_tool_call_status(check: Any, lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    assert pkg.decode(lanes["v2"].py_type("ToolCallStatus"), "paused").value == "paused"
+    mine, sdk = check("ToolCallStatus", "paused")
+    assert mine.data == "paused" and sdk == Accepted("paused")
+    mine, sdk = check("ToolCallStatus", "sleeping")  # an open enum: kept as it is
+    assert mine.data == "sleeping" and sdk == Accepted("sleeping")
+    mine, sdk = check("ToolCallStatus", 3)
+    assert mine.error == "$: expected a string, got an integer"
+    assert isinstance(sdk, Rejected)
