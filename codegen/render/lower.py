@@ -591,6 +591,9 @@ SESSION_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "state_update": ("_state_update", ("state",)),
     "terminal_update": ("_terminal_update", ("terminalId",)),
     "terminal_output_chunk": ("_terminal_output_chunk", ("terminalId", "data")),
+    "notice": ("_notice", ("severity", "title")),
+    "compaction_update": ("_compaction_update", ("compactionId", "status")),
+    "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
 }
 # The role of the message that a message update or chunk creates.
 MESSAGE_ROLES = {
