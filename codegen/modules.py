@@ -13,7 +13,9 @@ class ModuleSpec:
 
     `template` is a Jinja template under `templates/`; `runtime` a hand-written module under
     `templates/runtime/`, copied with the banner. A module with `needs_types` is generated only
-    when the schema defines all of them (the session model needs v2's `SessionUpdate`).
+    when the schema defines all of them and none of `unless_types`: that is how a lane picks its
+    session model (v2's needs `StateUpdate`; v1's needs v1's `ToolCall`, which v2 lacks, and
+    v1 drafts define both).
     """
 
     module: str
@@ -21,6 +23,7 @@ class ModuleSpec:
     template: str | None = None
     runtime: str | None = None
     needs_types: tuple[str, ...] = ()
+    unless_types: tuple[str, ...] = ()
     # Imported on first use of one of its names: the asyncio runtime would double the import
     # time of a package most users import for its models.
     lazy: bool = False
@@ -65,6 +68,13 @@ EXTRA_MODULES = (
         ("SessionState",),
         template="session_state.py.j2",
         needs_types=("SessionUpdate", "StateUpdate"),
+        unless_types=("ToolCall",),
+    ),
+    ModuleSpec(
+        "session_state",
+        ("SessionState",),
+        template="session_state_v1.py.j2",
+        needs_types=("SessionUpdate", "ToolCall"),
     ),
 )
 

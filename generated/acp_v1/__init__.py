@@ -241,6 +241,9 @@ from .models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
+from .session_state import (
+    SessionState,
+)
 
 if TYPE_CHECKING:
     from .connection import (
@@ -510,6 +513,7 @@ __all__ = [
     "WaitForTerminalExitResponse",
     "WriteTextFileRequest",
     "WriteTextFileResponse",
+    "SessionState",
     "Connection",
     "AgentBase",
     "AgentStub",
