@@ -6,7 +6,10 @@
 Spawns AGENT_CMD (ACP on its stdin/stdout, its stderr passed through), runs initialize →
 session/new → session/prompt ("hello" unless --prompt), answers each permission request with
 the first option whose kind starts with "allow", and prints each update on stderr as it
-arrives. Once the prompt was answered and an idle state_update arrived, it prints one line on
+arrives. It speaks the package's lane (npm-sdk-2.4.0, what the official TypeScript SDK 2.4.0
+speaks): the prompt's turn is the user_message reported after the prompt was sent, up to the
+first idle state_update after it, and the `messageId` of the session/prompt answer must be
+that user message's. Once the prompt was answered and the turn is idle, it prints one line on
 stdout and exits 0:
 
     {"stopReason": "end_turn", "updates": ["user_message", "state_update", ...]}
@@ -78,8 +81,8 @@ def parse_args(argv: list[str]) -> Options:
 
 
 class TurnClient(acp.ClientBase):
-    """Records the turn: the kind of every update, and the stop reason of the first idle state
-    after the prompt was sent."""
+    """Records the turn: the kind of every update, the user message reported after the prompt
+    was sent, and the stop reason of the first idle state after that user message."""
 
     def __init__(self, *, cancel: bool) -> None:
         self.cancel = cancel
@@ -87,6 +90,7 @@ class TurnClient(acp.ClientBase):
         self.prompt_sent = False
         self.cancel_sent = False
         self.updates: list[str] = []
+        self.user_message_id: str | None = None
         self.stop_reason: object = None
         self.turn_ended = asyncio.Event()
 
@@ -96,17 +100,21 @@ class TurnClient(acp.ClientBase):
         kind = str(wire.get("sessionUpdate"))  # also the tag of kinds this schema does not know
         self.updates.append(kind)
         print(f"update: {json.dumps(wire, ensure_ascii=False)}", file=sys.stderr, flush=True)
+        if isinstance(update, acp.SessionUpdateUserMessage) and self.prompt_sent:
+            if self.user_message_id is None:
+                self.user_message_id = update.message_id
         if self.cancel and kind == "agent_message_chunk" and not self.cancel_sent:
             self.cancel_sent = True
             await self.agent.session_cancel(acp.CancelSessionNotification(session_id=self.sid))
         if (
             isinstance(update, acp.SessionUpdateStateUpdate)
             and update.state == "idle"
-            and self.prompt_sent
+            and self.user_message_id is not None
             and not self.turn_ended.is_set()
         ):
-            reason = update.stop_reason
-            self.stop_reason = None if reason is acp.UNSET else acp.encode(reason)
+            self.stop_reason = None if update.stop_reason is acp.UNSET else update.stop_reason
+            if update.stop_reason == "error" and isinstance(update.error, acp.Error):
+                print(f"turn failed: {acp.encode(update.error)}", file=sys.stderr, flush=True)
             self.turn_ended.set()
 
     async def session_request_permission(
@@ -158,7 +166,9 @@ async def play_turn(client: TurnClient, connection: acp.Connection, text: str) -
         client.session_id = session.session_id
         client.prompt_sent = True
         prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text=text)]
-        await agent.session_prompt(acp.PromptRequest(session_id=session.session_id, prompt=prompt))
+        answer = await agent.session_prompt(
+            acp.PromptRequest(session_id=session.session_id, prompt=prompt)
+        )
     except acp.RpcError as exc:
         raise RunError(f"the agent answered with an error: {exc}") from None
     except acp.ConnectionClosed:
@@ -172,6 +182,11 @@ async def play_turn(client: TurnClient, connection: acp.Connection, text: str) -
     if not ended.done():
         ended.cancel()
         raise RunError("the agent exited before the turn ended")
+    if answer.message_id != client.user_message_id:
+        raise RunError(
+            f"the agent answered session/prompt with messageId {answer.message_id!r}, but its"
+            f" user_message was {client.user_message_id!r}"
+        )
 
 
 def main(argv: list[str]) -> int:

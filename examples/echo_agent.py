@@ -3,18 +3,24 @@
 
     python examples/echo_agent.py          # speaks ACP on stdin/stdout, logs on stderr
 
-`session/prompt` is answered at once (an alpha.3 `{}`, plus the `messageId` of the user
-message, which the TypeScript SDK's draft requires), then the turn is reported as
-`session/update`s: user_message, state_update running, plan_update, agent_message_chunk × N
-(echoing the prompt), tool_call_update pending, state_update requires_action while a
-`session/request_permission` call is pending, state_update running, tool_call_update
-in_progress, tool_call_content_chunk, tool_call_update completed, usage_update with a cost,
-and state_update idle with `end_turn`.
+It speaks the package's lane (npm-sdk-2.4.0, what the official TypeScript SDK 2.4.0 speaks).
+`session/prompt` is answered at once with the `messageId` of the user message it inserts, then
+the turn is reported as `session/update`s: user_message, state_update running, plan_update,
+agent_message_chunk × N (echoing the prompt), tool_call_update pending, state_update
+requires_action while a `session/request_permission` call is pending, state_update running,
+tool_call_update in_progress, tool_call_content_chunk, tool_call_update completed,
+usage_update with a cost, and state_update idle with `end_turn` (`error`, with the error, if
+the turn fails).
 
-`session/cancel` stops the running turn (a pending permission request included), which then
-ends with state_update idle `cancelled`; `session/close` does the same and forgets the session.
-`session/list` lists the open sessions; other methods answer -32601. A prompt containing "slow"
-pauses 200 ms between message chunks, so that cancelling can be tried by hand.
+`capabilities.session: {}` promises the baseline session methods, and all are here:
+`session/cancel` stops the running turn (a pending permission request included: the agent
+withdraws it with `$/cancel_request`), which then ends with state_update idle `cancelled`;
+`session/close` does the same, waits for those final updates, then forgets the session (closing
+an unknown session succeeds); `session/list` lists the open sessions; `session/resume` replays
+the session's retained history (its user and agent messages) when asked with
+`replayFrom: {"type": "start"}`, then sends the current state_update, then answers. Other
+methods answer -32601. A prompt containing "slow" pauses 200 ms between message chunks, so that
+cancelling can be tried by hand.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import contextlib
 import logging
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
@@ -50,6 +56,12 @@ class Session:
     cwd: str
     turns: int = 0
     turn: Turn | None = None
+    # The last state_update sent: what a resume reports as the current state.
+    state: acp.SessionUpdateStateUpdate = field(
+        default_factory=lambda: acp.SessionUpdateStateUpdate(state="idle")
+    )
+    # What a resume with `replayFrom: start` replays: each turn's user and agent message.
+    history: list[acp.SessionUpdate] = field(default_factory=list)
 
 
 class EchoAgent(acp.AgentBase):
@@ -74,11 +86,30 @@ class EchoAgent(acp.AgentBase):
         return acp.ListSessionsResponse(sessions=infos)
 
     async def session_close(self, params: acp.CloseSessionRequest) -> acp.CloseSessionResponse:
-        session = self.session(params.session_id)
-        if session.turn is not None:
-            session.turn.cancel()
-        del self.sessions[session.id]
+        # The cancelled turn's final updates (idle `cancelled` last) precede this answer; after
+        # it nothing more is sent for the session. An unknown session closes successfully.
+        session = self.sessions.pop(params.session_id, None)
+        if session is not None and session.turn is not None:
+            await session.turn.stop()
         return acp.CloseSessionResponse()
+
+    async def session_resume(self, params: acp.ResumeSessionRequest) -> acp.ResumeSessionResponse:
+        session = self.session(params.session_id)
+        if params.cwd != session.cwd:
+            reason = f"the session's working directory is {session.cwd}"
+            raise acp.RpcError(-32602, "Invalid params", {"path": "$.cwd", "reason": reason})
+        replay = params.replay_from
+        if isinstance(replay, acp.ReplayFromStart):
+            updates = list(session.history)
+        elif replay is None or replay is acp.UNSET:
+            updates = []
+        else:
+            reason = f"unsupported replay cursor {acp.encode(replay)['type']!r}"
+            raise acp.RpcError(-32602, "Invalid params", {"path": "$.replayFrom", "reason": reason})
+        for update in [*updates, session.state]:
+            note = acp.UpdateSessionNotification(session_id=session.id, update=update)
+            await self.client.session_update(note)
+        return acp.ResumeSessionResponse()
 
     async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         session = self.session(params.session_id)
@@ -86,9 +117,9 @@ class EchoAgent(acp.AgentBase):
             raise acp.RpcError(-32600, "Invalid request", "this agent runs one prompt at a time")
         session.turns += 1
         user_message_id = f"msg_user_{session.turns}"
-        session.turn = Turn(self.client, session.id, session.turns, params.prompt, user_message_id)
+        session.turn = Turn(self.client, session, session.turns, params.prompt, user_message_id)
         session.turn.start()  # it first runs after this answer is written: the answer comes first
-        return acp.PromptResponse(extra={"messageId": user_message_id})
+        return acp.PromptResponse(message_id=user_message_id)
 
     async def session_cancel(self, params: acp.CancelSessionNotification) -> None:
         session = self.sessions.get(params.session_id)
@@ -105,7 +136,7 @@ class EchoAgent(acp.AgentBase):
 @dataclass
 class Turn:
     client: acp.ClientStub
-    session_id: str
+    session: Session
     number: int
     prompt: list[acp.ContentBlock]
     user_message_id: str
@@ -113,6 +144,11 @@ class Turn:
     started: bool = False
     cancelled: bool = False
     task: asyncio.Task[None] | None = None
+    reply: list[str] = field(default_factory=list)  # the agent message's chunks sent so far
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
 
     def start(self) -> None:
         self.task = asyncio.create_task(self.run())
@@ -130,6 +166,12 @@ class Turn:
         if self.started and self.task is not None:
             self.task.cancel()
 
+    async def stop(self) -> None:
+        """Cancel the turn and wait until it has sent its final updates."""
+        self.cancel()
+        if self.task is not None:
+            await asyncio.wait({self.task})
+
     async def run(self) -> None:
         self.started = True
         try:
@@ -141,14 +183,27 @@ class Turn:
         except Exception:
             log.exception("turn %d failed", self.number)
             with contextlib.suppress(acp.ConnectionClosed):
-                idle = acp.SessionUpdateStateUpdate(state="idle", stop_reason="_internal_error")
-                await self.send(idle)
+                if self.tool_call_open:
+                    await self.tool_call(status="failed")
+                error = acp.Error(code=acp.ErrorCode.INTERNAL_ERROR, message="Internal error")
+                await self.send(
+                    acp.SessionUpdateStateUpdate(state="idle", stop_reason="error", error=error)
+                )
+        finally:
+            if self.reply:
+                text = acp.ContentBlockText(text="".join(self.reply))
+                message = acp.SessionUpdateAgentMessage(
+                    message_id=self.agent_message_id, content=[text]
+                )
+                self.session.history.append(message)
 
     async def play(self) -> None:
         text = " ".join(b.text for b in self.prompt if isinstance(b, acp.ContentBlockText))
-        await self.send(
-            acp.SessionUpdateUserMessage(message_id=self.user_message_id, content=self.prompt)
+        user_message = acp.SessionUpdateUserMessage(
+            message_id=self.user_message_id, content=self.prompt
         )
+        self.session.history.append(user_message)
+        await self.send(user_message)
         if self.cancelled:  # cancelled before the turn had started
             raise TurnCancelled
         await self.send(acp.SessionUpdateStateUpdate(state="running"))
@@ -160,6 +215,7 @@ class Turn:
             await self.send(
                 acp.SessionUpdateAgentMessageChunk(message_id=self.agent_message_id, content=block)
             )
+            self.reply.append(chunk)
         await self.tool_call(status="pending", title="Echo tool", kind="other", raw_input=text)
         self.tool_call_open = True
         await self.send(acp.SessionUpdateStateUpdate(state="requires_action"))
@@ -234,6 +290,8 @@ class Turn:
         )
 
     async def send(self, update: acp.SessionUpdate) -> None:
+        if isinstance(update, acp.SessionUpdateStateUpdate):
+            self.session.state = update
         note = acp.UpdateSessionNotification(session_id=self.session_id, update=update)
         await self.client.session_update(note)
 

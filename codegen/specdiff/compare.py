@@ -10,13 +10,23 @@ that payload type, once, not again in every union that uses it.
 
 from __future__ import annotations
 
-from ..ir import Alias, EnumType, Field, ObjectType, Shape, TaggedUnion, TypeDef, UntaggedUnion
+from ..ir import (
+    Alias,
+    EnumType,
+    Field,
+    ObjectType,
+    Shape,
+    TaggedUnion,
+    TypeDef,
+    UntaggedUnion,
+    Variant,
+)
 from .context import Owners
 from .finding import Change
 from .load import Input
 from .match import method_renames, type_renames
-from .reach import method_direction
-from .shapes import accepts_null, describe, spelled_same
+from .reach import method_direction, sender_direction
+from .shapes import accepts_null, catch_all_union, describe, open_enum, spelled_same
 from .unions import UnionComparer
 
 
@@ -28,6 +38,7 @@ class Comparer(UnionComparer):
 
     def run(self) -> list[Change]:
         self.methods()
+        self.batches()
         self.types()
         return self.changes
 
@@ -81,6 +92,16 @@ class Comparer(UnionComparer):
                 direction=method_direction(n),
                 hint=f"probably renamed from `{was}`" if was else "",
             )
+
+    def batches(self) -> None:
+        """The JSON-RPC batch messages the root schema allows (named after their sender)."""
+        old, new = set(self.old.batches), set(self.new.batches)
+        for title in sorted(old - new):
+            detail = f"batch message `{title}` removed from the root schema"
+            self.add("batch-removed", f"batch:{title}", detail, direction=sender_direction(title))
+        for title in sorted(new - old):
+            detail = f"batch message `{title}` added to the root schema"
+            self.add("batch-added", f"batch:{title}", detail, direction=sender_direction(title))
 
     def _payload(self, path: str, role: str, o_name: str | None, n_name: str | None) -> None:
         """A method whose params or result are now another type: compare the two types."""
@@ -171,6 +192,22 @@ class Comparer(UnionComparer):
             )
             self.pair(ou, nu, path)
             return
+        if isinstance(o, ObjectType) and isinstance(n, TaggedUnion) and n.fallback is None:
+            twin = self._tagged_twin(o, n)
+            if twin is not None:
+                variant_py = self.new.names.variants[(n.name, twin.tag)]
+                self.add(
+                    "object-now-tagged",
+                    path,
+                    f"now {_kind_name(n)} on `{n.tag}`, was an object "
+                    f"(variant `{twin.tag}` has its fields)",
+                    owners,
+                    python=f"{self.new.names.types[n.name]} is now {_kind_name(n)}",
+                )
+                self.fields(
+                    o.fields, twin.fields, f"{path}[{twin.tag}]", owners, (o.name, variant_py)
+                )
+                return
         self.add(
             "type-kind-changed",
             path,
@@ -178,6 +215,19 @@ class Comparer(UnionComparer):
             owners,
             python=f"{self.new.names.types[n.name]} is now {_kind_name(n)}",
         )
+
+    def _tagged_twin(self, o: ObjectType, n: TaggedUnion) -> Variant | None:
+        """The one variant of `n` that has every field `o` requires, with the same JSON."""
+        found = []
+        for v in n.variants:
+            mine = {f.wire: f for f in v.fields}
+            if all(
+                f.wire in mine and self.relater.relate(f.shape, mine[f.wire].shape) == "same"
+                for f in o.fields
+                if f.required
+            ):
+                found.append(v)
+        return found[0] if len(found) == 1 else None
 
     # -- fields ---------------------------------------------------------------------------
     def fields(
@@ -189,8 +239,8 @@ class Comparer(UnionComparer):
         classes: tuple[str, str],  # the keys of `Names.fields` (a type or a variant class)
         skip: frozenset[str] = frozenset(),
     ) -> None:
-        o_py = dict(zip((f.wire for f in old), self.old.names.fields(classes[0]), strict=True))
-        n_py = dict(zip((f.wire for f in new), self.new.names.fields(classes[1]), strict=True))
+        o_py = self.old.names.fields(classes[0])
+        n_py = self.new.names.fields(classes[1])
         o_by, n_by = {f.wire: f for f in old}, {f.wire: f for f in new}
         cls_py = self.py_class(classes[1], new=True)
         for f in old:
@@ -243,7 +293,15 @@ class Comparer(UnionComparer):
             )
         lenient = not o.required and o.leniency.default_on_error
         self.shape(
-            o.shape, n.shape, path, owners, "field", lenient, o.leniency.skip_invalid_items, attr
+            o.shape,
+            n.shape,
+            path,
+            owners,
+            "field",
+            lenient,
+            o.leniency.skip_invalid_items,
+            attr,
+            n.leniency.default_on_error,
         )
         lost = _leniency_names(o) - _leniency_names(n)
         gained = _leniency_names(n) - _leniency_names(o)
@@ -274,6 +332,7 @@ class Comparer(UnionComparer):
         lenient: bool = False,
         skip_invalid: bool = False,
         attr: str = "",
+        lenient_new: bool = False,  # the new field falls back on invalid values
     ) -> None:
         ow, nw = self.wire_old(o), self.wire_new(n)
         spelled = f"{_spell(o, ow)} → {_spell(n, nw)}"
@@ -291,18 +350,41 @@ class Comparer(UnionComparer):
         py = f"{subject}: annotation {o_ann} → {n_ann}" if o_ann != n_ann else ""
         relation = self.relater.relate_non_null(o, n)
         if relation == "same":
-            if not spelled_same(o.non_null(), n.non_null(), self.rename):
-                self.add("alias-only", path, f"{what} {spelled}, the same JSON", owners, python=py)
-            if ow.kind == nw.kind == "str" and ow.format != nw.format:
-                formats = f"`{ow.format or 'none'}` → `{nw.format or 'none'}`"
-                self.add("format-changed", path, f"string format {formats}", owners)
+            self._same_json(o, n, path, owners, what, py)
             return
         if relation == "wider":
             items_only = skip_invalid and ow.kind == nw.kind == "list"
             kind = "type-widened-lenient" if lenient or items_only else "type-widened"
+        elif relation == "narrower":
+            kind = "type-narrowed-lenient" if lenient_new else "type-narrowed"
         else:
-            kind = "type-narrowed" if relation == "narrower" else "type-changed"
+            kind = "type-changed"
         self.add(kind, path, f"{what} {spelled}", owners, python=py)
+
+    def _same_json(self, o: Shape, n: Shape, path: str, owners: Owners, what: str, py: str) -> None:
+        """Two shapes that accept the same JSON: how they are written, typed or formatted."""
+        ow, nw = self.wire_old(o), self.wire_new(n)
+        spelled = f"{_spell(o, ow)} → {_spell(n, nw)}"
+        typed = catch_all_union(nw.non_null(), self.new.model) if ow.kind == "any" else None
+        untyped = catch_all_union(ow.non_null(), self.old.model) if nw.kind == "any" else None
+        o_enum, n_enum = open_enum(o.non_null(), self.old.model), open_enum(n, self.new.model)
+        if typed or untyped:
+            how = f"now decoded as `{typed}`" if typed else f"no longer decoded as `{untyped}`"
+            self.add("any-typed", path, f"{what} {spelled}, {how}", owners, python=py)
+        elif spelled_same(o.non_null(), n.non_null(), self.rename):
+            pass
+        elif (o_enum is None) != (n_enum is None):
+            how = (
+                f"the open enum `{o_enum}` is now a plain {describe(nw.non_null())}"
+                if o_enum
+                else f"now the open enum `{n_enum}`"
+            )
+            self.add("enum-inlined", path, f"{what} {spelled}: {how}", owners, python=py)
+        else:
+            self.add("alias-only", path, f"{what} {spelled}, the same JSON", owners, python=py)
+        if ow.kind == nw.kind == "str" and ow.format != nw.format:
+            formats = f"`{ow.format or 'none'}` → `{nw.format or 'none'}`"
+            self.add("format-changed", path, f"string format {formats}", owners)
 
 
 def _as_shape(t: TypeDef) -> Shape | None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..config import find_project, load_config
 from ..diagnostics import Diagnostics, InputError
 from ..ir import Model
 from ..naming import Names
+from ..parse.walk import ref_graph
 from ..pins import check_ref, ensure_with_meta, pin_ref, read_lock
 from ..pipeline import analyse
 from .reach import directions
@@ -34,14 +34,15 @@ class Input:
     model: Model
     names: Names
     reach: dict[str, Direction]
+    batches: tuple[str, ...] = ()  # the root's JSON-RPC batch messages, by title
 
 
 def load_input(spec: str, unstable: bool = False) -> Input:
     path, label = resolve(spec, unstable)
     diags = Diagnostics()
     source, model, names = analyse(path, diags)
-    defs: dict[str, Any] = source.schema["$defs"]
-    return Input(label, path, model, names, directions(defs, model))
+    graph = ref_graph(source.schema)
+    return Input(label, path, model, names, directions(graph, model), model.batches)
 
 
 def resolve(spec: str, unstable: bool) -> tuple[Path, str]:

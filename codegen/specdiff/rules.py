@@ -92,6 +92,14 @@ _TABLE = (
         "method-now-stable", "method promoted to stable", "info", "nobody", "info",
         "stable peers may now implement it", "it joins the stable package",
     ),
+    _r(
+        "batch-removed", "JSON-RPC batch message removed from the root schema", "breaking",
+        "senders", None, "old senders may send a batch; new receivers reject it",
+    ),
+    _r(
+        "batch-added", "JSON-RPC batch message added to the root schema", "breaking",
+        "receivers", None, "new senders may send a batch; old receivers reject it",
+    ),
     # -- types -----------------------------------------------------------------------------
     _r(
         "type-added", "type added", "info", "nobody", "info",
@@ -112,6 +120,12 @@ _TABLE = (
     _r(
         "type-kind-changed", "type changed kind (object, union, enum, alias)", "breaking", "both",
         "breaking", "the JSON shape itself changed", "the class changes kind",
+    ),
+    _r(
+        "object-now-tagged", "object → tagged union, one variant with the object's fields",
+        "breaking", "senders", "breaking",
+        "old senders' values carry no tag: new receivers reject them (old receivers keep the "
+        "new tag as an unknown key)", "the class becomes a union of variant classes",
     ),
     _r(
         "type-form-changed", "type written another way, same JSON (object ↔ one-branch union)",
@@ -180,6 +194,12 @@ _TABLE = (
         "the annotation changes",
     ),
     _r(
+        "type-narrowed-lenient", "type accepts less (new field: default-on-error)", "warning",
+        "senders", "breaking",
+        "new receivers drop the old values as invalid instead of failing",
+        "the annotation changes",
+    ),
+    _r(
         "type-changed", "type changed", "breaking", "both", "breaking",
         "values of the old type are rejected by the new schema and the other way round",
         "the annotation changes",
@@ -188,6 +208,17 @@ _TABLE = (
         "alias-only", "same wire type, spelled another way (inline ↔ $ref alias)", "info",
         "nobody", "info", "the JSON accepted is the same: an alias of `string` is a string",
         "the annotation names another alias of the same runtime type",
+    ),
+    _r(
+        "enum-inlined", "an open enum ↔ its plain JSON type (the same JSON)", "info", "nobody",
+        "warning", "the JSON accepted is the same: an open enum takes any value of its type",
+        "the attribute holds plain values instead of enum members (or the other way round)",
+    ),
+    _r(
+        "any-typed", "any JSON ↔ a union ending in an `any` catch-all (the same JSON)", "info",
+        "nobody", "breaking",
+        "the JSON accepted is the same: the catch-all takes what no alternative does",
+        "values that fit an alternative decode into its class instead of plain JSON (or back)",
     ),
     _r(
         "format-changed", "string `format` changed (uri, date-time, ...)", "info", "nobody",

@@ -1,7 +1,8 @@
 """Wire shapes: what JSON a shape accepts, seen through aliases, and how two of them relate.
 
-A `$ref` to an alias is the alias's shape on the wire (`SessionId` is a string), and a `$ref`
-to an open enum accepts any value of its JSON type; so both are replaced by what they accept
+A `$ref` to an alias is the alias's shape on the wire (`SessionId` is a string), a `$ref`
+to an open enum accepts any value of its JSON type, and one to an untagged union that ends in
+an `any` catch-all (`ErrorData`) accepts any JSON; so all three are replaced by what they accept
 before two shapes are compared. References to other types (objects, unions, closed enums)
 stay names: what changed inside those types is reported on the types themselves.
 """
@@ -9,9 +10,10 @@ stay names: what changed inside those types is reported on the types themselves.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Literal
 
-from ..ir import Alias, EnumType, Model, Shape
+from ..ir import Alias, EnumType, Model, Shape, UntaggedUnion
 from ..parse.resolve import INT_FORMAT_BOUNDS
 
 Relation = Literal["same", "wider", "narrower", "different"]
@@ -19,20 +21,10 @@ _MAX_ALIAS_DEPTH = 16
 
 
 def wire(shape: Shape, model: Model) -> Shape:
-    """The shape with aliases (and open enums) replaced by what they accept."""
-    for _ in range(_MAX_ALIAS_DEPTH):
-        if shape.kind != "ref" or shape.ref is None or shape.ref not in model.index:
-            break
-        target = model.index[shape.ref]
-        if isinstance(target, Alias):
-            inner = target.shape
-        elif isinstance(target, EnumType) and target.open:
-            inner = Shape(target.value_kind)
-        else:
-            break
-        shape = inner._replace(nullable=inner.nullable or shape.nullable)
+    """The shape with aliases (and open enums) replaced by what they accept, items too."""
+    shape = model.look_through(shape, open_enums=True)
     if shape.item is not None:
-        shape = shape._replace(item=wire(shape.item, model))
+        shape = replace(shape, item=wire(shape.item, model))
     return shape
 
 
@@ -82,14 +74,31 @@ class Relater:
 
 
 def _expand(shape: Shape, model: Model) -> Shape | None:
-    """One level of an alias (or open enum) reference, or None."""
-    if shape.kind != "ref" or shape.ref is None:
-        return None
-    target = model.index.get(shape.ref)
-    if isinstance(target, Alias):
-        return target.shape
-    if isinstance(target, EnumType) and target.open:
-        return Shape(target.value_kind)
+    """One step through an alias or open enum (`Model.step_through`), or a reference to a
+    catch-all union as any JSON; None for any other shape."""
+    inner = model.step_through(shape, open_enums=True)
+    if inner is None and catch_all_union(shape, model):
+        return Shape("any")
+    return inner
+
+
+def open_enum(shape: Shape, model: Model) -> str | None:
+    """The name of the open enum a shape refers to (through aliases), or None."""
+    for _ in range(_MAX_ALIAS_DEPTH):
+        target = model.index.get(shape.ref or "") if shape.kind == "ref" else None
+        if isinstance(target, EnumType) and target.open:
+            return target.name
+        if not isinstance(target, Alias):
+            return None
+        shape = target.shape
+    return None
+
+
+def catch_all_union(shape: Shape, model: Model) -> str | None:
+    """The name of the untagged union a shape refers to, when one alternative takes any JSON."""
+    target = model.index.get(shape.ref or "") if shape.kind == "ref" else None
+    if isinstance(target, UntaggedUnion) and any(b.shape.kind == "any" for b in target.branches):
+        return target.name
     return None
 
 

@@ -7,7 +7,7 @@ keep a removed one; a closed union (or a tag the catch-all reserves) rejects it.
 
 from __future__ import annotations
 
-from ..ir import EnumType, ObjectType, TaggedUnion, UntaggedUnion, Variant
+from ..ir import Branch, EnumType, ObjectType, TaggedUnion, UntaggedUnion, Variant
 from .context import Context
 from .shapes import describe
 
@@ -176,7 +176,22 @@ class UnionComparer(Context):
 
     # -- untagged unions --------------------------------------------------------------------
     def untagged(self, o: UntaggedUnion, n: UntaggedUnion, path: str) -> None:
+        """Alternatives are matched by title (one titled the same on both sides is the same
+        alternative, its shape compared like a field's), the others by what they accept."""
         owners = (o.name, n.name)
+        o_titles, n_titles = _titled(o), _titled(n)
+        paired = {
+            t
+            for t in o_titles.keys() & n_titles.keys()
+            if o_titles[t].json_kind == n_titles[t].json_kind
+        }
+        for title in sorted(paired):
+            ob, nb = o_titles[title], n_titles[title]
+            at = f"{path}({title})"
+            if ob.required != nb.required:
+                keys = f"{sorted(ob.required)} → {sorted(nb.required)}"
+                self.add("type-changed", at, f"alternative {title}: required keys {keys}", owners)
+            self.shape(ob.shape, nb.shape, at, owners, f"alternative {title}:")
 
         def key(shape_text: str, kind: str, required: tuple[str, ...]) -> str:
             return f"{kind} {shape_text} {sorted(required)}"
@@ -184,9 +199,12 @@ class UnionComparer(Context):
         o_keys = {
             key(describe(self.renamed(self.wire_old(b.shape))), b.json_kind, b.required): b
             for b in o.branches
+            if b.title not in paired
         }
         n_keys = {
-            key(describe(self.wire_new(b.shape)), b.json_kind, b.required): b for b in n.branches
+            key(describe(self.wire_new(b.shape)), b.json_kind, b.required): b
+            for b in n.branches
+            if b.title not in paired
         }
         for k, b in o_keys.items():
             if k not in n_keys:
@@ -246,6 +264,12 @@ class UnionComparer(Context):
                     owners,
                     python=f"new {n_class}.{py}",
                 )
+
+
+def _titled(u: UntaggedUnion) -> dict[str, Branch]:
+    """The alternatives by title, for titles used once."""
+    titles = [b.title for b in u.branches if b.title]
+    return {b.title: b for b in u.branches if b.title and titles.count(b.title) == 1}
 
 
 def _openness_kind(change: str, receiving: TaggedUnion, reserved: bool, fits: bool) -> str:

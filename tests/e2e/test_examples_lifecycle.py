@@ -175,7 +175,7 @@ def test_a_full_turn_on_the_wire() -> None:
 
 class ScriptedClient(acp.ClientBase):
     """Records updates; how it answers a permission request is set per test ("wait": send
-    session/cancel and never answer)."""
+    session/cancel and never answer; "fail": answer with an error)."""
 
     def __init__(self, *, on_permission: str) -> None:
         self.on_permission = on_permission
@@ -200,6 +200,8 @@ class ScriptedClient(acp.ClientBase):
             except asyncio.CancelledError:
                 self.permission_cancelled = True
                 raise
+        if self.on_permission == "fail":
+            raise acp.RpcError(-32603, "Internal error", "no permission UI")
         if self.on_permission == "reject":
             outcome: acp.RequestPermissionOutcome = acp.RequestPermissionOutcomeSelected(
                 option_id="reject-once"
@@ -270,6 +272,20 @@ def test_a_rejected_tool_fails_and_the_turn_still_ends() -> None:
     assert client.updates[-1]["stopReason"] == "end_turn"
 
 
+def test_a_failed_turn_ends_idle_with_the_error_stop_reason_and_the_error() -> None:
+    client = ScriptedClient(on_permission="fail")
+    run(prompt_turn(client))
+    assert tail(client.updates, 2) == [
+        {"sessionUpdate": "tool_call_update", "status": "failed"},
+        {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "error",
+            "error": {"code": -32603, "message": "Internal error"},
+        },
+    ]
+
+
 def test_slow_prompt_cancelled_after_the_first_chunk() -> None:
     async def scenario() -> Any:
         agent = echo.EchoAgent()
@@ -304,18 +320,17 @@ def test_prompt_errors() -> None:
         }
         session = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
         request = acp.PromptRequest(session_id=session.session_id, prompt=prompt)
-        assert (await client.agent.session_prompt(request)).extra == {"messageId": "msg_user_1"}
+        answer = await client.agent.session_prompt(request)
+        assert (answer.message_id, answer.extra) == ("msg_user_1", {})
         with pytest.raises(acp.RpcError) as caught:
             await client.agent.session_prompt(request)  # the first turn is still running
         assert caught.value.code == -32600
         with pytest.raises(acp.RpcError) as caught:
-            await client.agent.session_resume(
-                acp.ResumeSessionRequest(session_id=session.session_id, cwd="/")
-            )
+            await client.agent.session_delete(acp.DeleteSessionRequest(session_id="nope"))
         assert caught.value.to_json() == {
             "code": -32601,
             "message": "Method not found",
-            "data": "session/resume",
+            "data": "session/delete",
         }
         await client.connection.close()
 
@@ -462,11 +477,13 @@ def test_sessions_are_listed_and_closing_one_cancels_its_turn() -> None:
         await agent.session_prompt(acp.PromptRequest(session_id=first.session_id, prompt=prompt))
         closed = await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
         assert acp.encode(closed) == {}
-        await client.idle.wait()
+        # The turn's final idle came before the answer: nothing is sent after it.
+        assert client.idle.is_set()
         listed = await agent.session_list(acp.ListSessionsRequest())
         assert [i.session_id for i in listed.sessions] == [second.session_id]
-        with pytest.raises(acp.RpcError, match="Resource not found"):
-            await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
+        # Closing a session that is gone succeeds, as the draft says it should.
+        again = await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
+        assert acp.encode(again) == {}
         return client
 
     client = run(scenario())
@@ -475,3 +492,63 @@ def test_sessions_are_listed_and_closing_one_cancels_its_turn() -> None:
         "state": "idle",
         "stopReason": "cancelled",
     }
+
+
+def test_resume_replays_the_retained_messages_then_reports_the_current_state() -> None:
+    async def scenario() -> tuple[ScriptedClient, list[dict[str, Any]]]:
+        client = ScriptedClient(on_permission="reject")
+        await prompt_turn(client, "hi")
+        agent = client.agent
+        [info] = (await agent.session_list(acp.ListSessionsRequest())).sessions
+        client.updates.clear()
+        plain = acp.ResumeSessionRequest(session_id=info.session_id, cwd="/")
+        assert acp.encode(await agent.session_resume(plain)) == {}
+        without_replay = list(client.updates)
+        client.updates.clear()
+        start = acp.ResumeSessionRequest(
+            session_id=info.session_id, cwd="/", replay_from=acp.ReplayFromStart()
+        )
+        assert acp.encode(await agent.session_resume(start)) == {}
+        return client, without_replay
+
+    client, without_replay = run(scenario())
+    idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+    assert without_replay == [idle]  # the current state, even without replay
+    assert client.updates == [
+        {"sessionUpdate": "user_message", "messageId": "msg_user_1",
+         "content": [{"type": "text", "text": "hi"}]},
+        {"sessionUpdate": "agent_message", "messageId": "msg_agent_1",
+         "content": [{"type": "text", "text": "You said: hi."}]},
+        idle,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("params", "error"),
+    [
+        (
+            {"sessionId": "nope", "cwd": "/"},
+            {"code": -32002, "message": "Resource not found", "data": {"sessionId": "nope"}},
+        ),
+        (
+            {"sessionId": "SID", "cwd": "/elsewhere"},
+            {"code": -32602, "message": "Invalid params",
+             "data": {"path": "$.cwd", "reason": "the session's working directory is /"}},
+        ),
+        (
+            {"sessionId": "SID", "cwd": "/", "replayFrom": {"type": "_checkpoint", "at": 3}},
+            {"code": -32602, "message": "Invalid params",
+             "data": {"path": "$.replayFrom", "reason": "unsupported replay cursor '_checkpoint'"}},
+        ),
+    ],
+    ids=["unknown-session", "other-cwd", "unsupported-cursor"],
+)  # fmt: skip
+def test_resume_errors(params: dict[str, Any], error: dict[str, Any]) -> None:
+    async def scenario() -> tuple[Any, Any]:
+        peer = RawPeer(echo.EchoAgent())
+        sid = (await peer.call(request(1, "session/new", {"cwd": "/"})))["result"]["sessionId"]
+        raw = json.loads(json.dumps(params).replace("SID", sid))
+        return await peer.call(request(2, "session/resume", raw)), sid
+
+    got, sid = run(scenario())
+    assert got == {"jsonrpc": "2.0", "id": 2, "error": error}

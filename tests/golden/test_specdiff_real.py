@@ -194,3 +194,258 @@ def test_v0_10_8_to_v0_12_2(mirror: Path) -> None:
 def test_identical_real_inputs_give_no_findings(mirror: Path) -> None:
     path = "schema-v2.0.0-alpha.3/v2/schema.json"
     assert findings(mirror, path, path) == []
+
+
+# -- every adjacent pair of pinned v2 releases ---------------------------------------------------
+V2_RELEASES = [
+    "schema-v2.0.0-alpha.1",
+    "schema-v2.0.0-alpha.3",
+    "schema-v2.0.0-alpha.5",
+    "schema-v2.0.0-alpha.7",
+    "schema-v2.0.0-alpha.8",
+    "npm-sdk-2.4.0",
+]
+ADJACENT = list(zip(V2_RELEASES, V2_RELEASES[1:], strict=False))
+
+
+def v2(mirror: Path, old: str, new: str) -> list[Finding]:
+    return findings(mirror, f"{old}/v2/schema.json", f"{new}/v2/schema.json")
+
+
+def structural(found: list[Finding]) -> set[tuple[str, str, str]]:
+    """(kind, path, severity) of every finding but added types and description changes."""
+    return {
+        (f.kind, f.path, f.severity)
+        for f in found
+        if f.kind not in ("type-added", "description-changed")
+    }
+
+
+@pytest.mark.parametrize(("old", "new"), ADJACENT, ids=[f"{a}->{b}" for a, b in ADJACENT])
+def test_every_adjacent_v2_pair_diffs_and_the_reverse_mirrors_it(
+    mirror: Path, old: str, new: str
+) -> None:
+    forward, back = v2(mirror, old, new), v2(mirror, new, old)
+    assert structural(forward)  # every release changed something on the wire or in the API
+    assert {f.path for f in forward if f.kind == "type-added"} == {
+        f.path for f in back if f.kind == "type-removed"
+    }
+    assert {f.path for f in forward if f.kind.startswith("method-added")} == {
+        f.path for f in back if f.kind == "method-removed"
+    }
+    assert {f.path for f in forward if f.kind == "field-added-required"} == {
+        f.path for f in back if f.kind == "field-removed-required"
+    }
+    assert v2(mirror, old, new) == forward  # deterministic
+
+
+def test_v2_alpha3_to_alpha5(mirror: Path) -> None:
+    found = v2(mirror, "schema-v2.0.0-alpha.3", "schema-v2.0.0-alpha.5")
+    assert structural(found) == {
+        ("field-added-required", "PromptResponse.messageId", "breaking"),
+        ("field-added-optional", "ToolCallUpdate.name", "info"),
+    }
+    message_id = by_path(found, "field-added-required")["PromptResponse.messageId"]
+    assert (message_id.direction, message_id.breaks) == ("agent->client", "agents")
+    assert message_id.python == "PromptResponse.message_id added (a required keyword)"
+    assert {f.path for f in found if f.kind == "description-changed"} == {
+        "PromptResponse",
+        "ReplayFromStart",
+        "ReplayFrom[start]",
+        "ResumeSessionRequest",
+        "ResumeSessionRequest.replayFrom",
+    }
+
+
+def test_v2_alpha5_to_alpha7(mirror: Path) -> None:
+    found = v2(mirror, "schema-v2.0.0-alpha.5", "schema-v2.0.0-alpha.7")
+    assert {(f.kind, f.path, f.severity, f.direction) for f in found} == {
+        ("field-added-optional", "NewSessionResponse.availableCommands", "info", "agent->client"),
+        (
+            "field-added-optional",
+            "ResumeSessionResponse.availableCommands",
+            "info",
+            "agent->client",
+        ),
+    }
+
+
+def test_v2_alpha7_to_alpha8(mirror: Path) -> None:
+    found = v2(mirror, "schema-v2.0.0-alpha.7", "schema-v2.0.0-alpha.8")
+    stricter = {
+        "AuthMethodTerminal.args",
+        "AuthMethodTerminal.env",
+        "NewSessionRequest.additionalDirectories",
+        "NewSessionRequest.mcpServers",
+        "ResumeSessionRequest.additionalDirectories",
+        "ResumeSessionRequest.mcpServers",
+        "ResumeSessionRequest.replayFrom",
+    }
+    assert structural(found) == {("leniency-removed", p, "warning") for p in stricter} | {
+        ("variant-added-open", "SessionUpdate[notice]", "info"),
+        ("variant-added-open", "SessionUpdate[compaction_update]", "info"),
+        ("variant-added-open", "SessionUpdate[compaction_summary_chunk]", "info"),
+        ("type-removed", "StopReason", "info"),
+        ("enum-inlined", "IdleStateUpdate.stopReason", "info"),
+        ("enum-inlined", "SessionUpdate[state_update].stopReason", "info"),
+        ("field-added-optional", "IdleStateUpdate.error", "info"),
+        ("field-added-optional", "SessionUpdate[state_update].error", "info"),
+    }
+    assert {f.path for f in found if f.kind == "type-added"} == {
+        "CompactionId",
+        "CompactionStatus",
+        "CompactionSummaryChunk",
+        "CompactionUpdate",
+        "ErrorStopReason",
+        "Notice",
+        "NoticeSeverity",
+    }
+    requests = by_path(found, "leniency-removed")["NewSessionRequest.mcpServers"]
+    assert (requests.direction, requests.breaks) == ("client->agent", "clients")
+    assert requests.message == (
+        "x-deserialize-default-on-error, x-deserialize-skip-invalid-items removed: new agents "
+        "become stricter: invalid values old agents skipped now fail"
+    )
+
+
+NPM_BREAKING = {
+    "batch:AgentBatchCall",
+    "batch:AgentBatchResponse",
+    "batch:ClientBatchCall",
+    "batch:ClientBatchResponse",
+    "RequestId(Null)",
+    "ResourceLink.size",
+    "ElicitationSchema.type",
+    "ElicitationSchema.properties",
+    "SessionConfigSelectOptions(Grouped)",
+    "SessionConfigSelectOptions(Ungrouped)",
+    "AvailableCommand",
+    "PromptRequest.prompt",
+    "ElicitationContentValue(Other)",
+}
+
+
+def test_v2_alpha8_to_npm_sdk_2_4_0(mirror: Path) -> None:
+    found = v2(mirror, "schema-v2.0.0-alpha.8", "npm-sdk-2.4.0")
+    assert {f.path for f in found if f.severity == "breaking"} == NPM_BREAKING
+    warnings = {(f.kind, f.path) for f in found if f.severity == "warning"}
+    assert warnings == {
+        ("method-added-request", "method:tool_call/cancel"),
+        ("method-added-request", "method:terminal/cancel"),
+        ("type-narrowed-lenient", "ToolCallLocation.line"),
+        ("type-narrowed-lenient", "SessionConfigSelectGroup.options"),
+        ("leniency-removed", "ElicitationSchema.type"),
+        ("leniency-removed", "ListSessionsResponse.nextCursor"),
+        ("leniency-removed", "SessionInfo.additionalDirectories"),
+        ("leniency-removed", "SetSessionConfigOptionResponse.configOptions"),
+        ("leniency-removed", "PlanItems.entries"),
+        ("leniency-removed", "AvailableCommandsUpdate.availableCommands"),
+        ("leniency-removed", "ConfigOptionUpdate.configOptions"),
+        ("field-removed-optional", "AuthMethod[*].description"),
+        ("field-removed-optional", "AuthMethod[*]._meta"),
+        ("field-removed-optional", "ReplayFrom[*]._meta"),
+        ("type-widened-lenient", "TerminalExitStatus.exitCode"),
+    }
+
+
+# -- the seed's release against the SDK's draft: every finding below checked in both files --------
+@pytest.fixture(scope="module")
+def alpha3_to_npm(mirror: Path) -> list[Finding]:
+    return v2(mirror, "schema-v2.0.0-alpha.3", "npm-sdk-2.4.0")
+
+
+def test_alpha3_to_npm_is_exactly_the_adjacent_steps(
+    mirror: Path, alpha3_to_npm: list[Finding]
+) -> None:
+    steps: set[tuple[str, str]] = set()
+    for old, new in ADJACENT[1:]:
+        steps |= {(f.kind, f.path) for f in v2(mirror, old, new) if f.kind != "description-changed"}
+    direct = {(f.kind, f.path) for f in alpha3_to_npm if f.kind != "description-changed"}
+    assert direct == steps
+    assert {f.path for f in alpha3_to_npm if f.severity == "breaking"} == NPM_BREAKING | {
+        "PromptResponse.messageId"
+    }
+
+
+def test_alpha3_to_npm_prompt_response_needs_message_id(alpha3_to_npm: list[Finding]) -> None:
+    f = by_path(alpha3_to_npm, "field-added-required")["PromptResponse.messageId"]
+    assert (f.severity, f.direction, f.breaks) == ("breaking", "agent->client", "agents")
+    assert f.message == (
+        "required field `messageId` (MessageId) added: old agents do not send it; "
+        "new clients require it"
+    )
+    prompt = by_path(alpha3_to_npm, "type-narrowed")["PromptRequest.prompt"]
+    assert prompt.message == (
+        "field `list[ContentBlock]` → `list[ContentBlock] (≥ 1 items)`: "
+        "old clients may send values new agents reject"
+    )
+
+
+def test_alpha3_to_npm_batches_removed(alpha3_to_npm: list[Finding]) -> None:
+    removed = by_path(alpha3_to_npm, "batch-removed")
+    assert {p: (f.direction, f.breaks) for p, f in removed.items()} == {
+        "batch:AgentBatchCall": ("agent->client", "agents"),
+        "batch:AgentBatchResponse": ("agent->client", "agents"),
+        "batch:ClientBatchCall": ("client->agent", "clients"),
+        "batch:ClientBatchResponse": ("client->agent", "clients"),
+    }
+    # ProtocolLevelNotification was reached only from the root's batch and message branches
+    gone = by_path(alpha3_to_npm, "type-removed")["ProtocolLevelNotification"]
+    assert (gone.severity, gone.direction) == ("info", "none")
+
+
+def test_alpha3_to_npm_stop_reason_moved_into_the_idle_update(
+    alpha3_to_npm: list[Finding],
+) -> None:
+    # The IR models IdleStateUpdate as one class (its `stopReason` union is not modelled yet):
+    # the enum goes, the field becomes a plain string, the error variant's `error` appears.
+    stop = by_path(alpha3_to_npm, "type-removed")["StopReason"]
+    assert (stop.python, stop.python_severity) == ("StopReason is no longer exported", "breaking")
+    inlined = by_path(alpha3_to_npm, "enum-inlined")
+    assert set(inlined) == {"IdleStateUpdate.stopReason", "SessionUpdate[state_update].stopReason"}
+    assert inlined["IdleStateUpdate.stopReason"].message.startswith(
+        "field `StopReason | null` (string | null) → `string | null`: "
+        "the open enum `StopReason` is now a plain string"
+    )
+    added = by_path(alpha3_to_npm, "field-added-optional")
+    assert added["IdleStateUpdate.error"].message.startswith(
+        "optional field `error` (Error | null) added"
+    )
+    assert "ErrorStopReason" in by_path(alpha3_to_npm, "type-added")
+
+
+def test_alpha3_to_npm_unions_and_values(alpha3_to_npm: list[Finding]) -> None:
+    command = by_path(alpha3_to_npm, "object-now-tagged")["AvailableCommand"]
+    assert (command.severity, command.breaks) == ("breaking", "agents")
+    assert command.message.startswith(
+        "now an open tagged union on `type`, was an object (variant `command` has its fields)"
+    )
+    assert set(by_path(alpha3_to_npm, "branch-removed")) == {"RequestId(Null)"}
+    assert set(by_path(alpha3_to_npm, "branch-added")) == {"ElicitationContentValue(Other)"}
+    narrowed = by_path(alpha3_to_npm, "type-narrowed")
+    assert {"SessionConfigSelectOptions(Grouped)", "SessionConfigSelectOptions(Ungrouped)"} <= set(
+        narrowed
+    )
+    data = by_path(alpha3_to_npm, "any-typed")["Error.data"]
+    assert (data.severity, data.python_severity) == ("info", "breaking")
+    line = by_path(alpha3_to_npm, "type-narrowed-lenient")["ToolCallLocation.line"]
+    assert line.message.endswith("new clients drop the old values as invalid instead of failing")
+    assert {
+        "SessionUpdate[notice]",
+        "SessionUpdate[compaction_update]",
+        "SessionUpdate[compaction_summary_chunk]",
+    } == set(by_path(alpha3_to_npm, "variant-added-open"))
+    assert {"ToolCallStatus[paused]", "ErrorCode[-32022]"} == set(
+        by_path(alpha3_to_npm, "value-added-open")
+    )
+    assert {"PlanUpdateContent[file]", "PlanUpdateContent[markdown]"} == set(
+        by_path(alpha3_to_npm, "reserved-tag-removed")
+    )
+    assert set(by_path(alpha3_to_npm, "method-added-request")) == {
+        "method:tool_call/cancel",
+        "method:terminal/cancel",
+    }
+    renamed = by_path(alpha3_to_npm, "type-renamed")["AuthCapabilities"]
+    assert renamed.message.startswith(
+        "`AuthCapabilities` renamed to `ClientAuthCapabilities` (the same structure)"
+    )

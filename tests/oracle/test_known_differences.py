@@ -1,0 +1,202 @@
+"""Each difference listed in interop/DIFFERENCES.md, shown on one hand-written value per side.
+
+These pin down what the entries say. A `gap` or `pending` test that starts failing means the
+generator got it right: delete the test, the rule in tests/support/differences.py and the
+entry in DIFFERENCES.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.differential import Lane, ours
+from tests.support.zod_oracle import Accepted, Issue, Rejected, SdkAnswer, ZodOracle
+
+
+@pytest.fixture
+def check(lanes: dict[str, Lane], zod_oracle: ZodOracle) -> Any:
+    def run(type_name: str, value: Any, lane: str = "v2") -> tuple[Any, SdkAnswer]:
+        (sdk,) = zod_oracle.check(lane, [(type_name, value)])
+        return ours(lanes[lane], type_name, value), sdk
+
+    return run
+
+
+def round_trip(lanes: dict[str, Lane], type_name: str, value: Any, lane: str = "v2") -> Any:
+    """Our decode then encode, extras included."""
+    pkg = lanes[lane].package
+    return pkg.encode(pkg.decode(lanes[lane].py_type(type_name), value))
+
+
+def decode_error(lanes: dict[str, Lane], type_name: str, value: Any, lane: str = "v2") -> str:
+    pkg = lanes[lane].package
+    with pytest.raises(pkg.DecodeError) as caught:
+        pkg.decode(lanes[lane].py_type(type_name), value)
+    return str(caught.value)
+
+
+# -- deliberate ----------------------------------------------------------------------------------
+def test_uri_format(check: Any) -> None:
+    mine, sdk = check("ResourceLink", {"name": "a", "uri": "not a url"})
+    assert mine.data == {"name": "a", "uri": "not a url"}
+    assert sdk == Rejected((Issue(("uri",), "invalid_format", "Invalid URL", "url"),))
+    mine, sdk = check("ResourceLink", {"name": "a", "uri": "file:///a.py"})
+    assert sdk == Accepted(mine.data)
+
+
+def test_date_time_format(check: Any) -> None:
+    value = {"sessionId": "s", "cwd": "/", "updatedAt": "yesterday"}
+    mine, sdk = check("SessionInfo", value)
+    assert mine.data == value
+    assert sdk == Accepted({"sessionId": "s", "cwd": "/"})  # default-on-error drops it
+
+
+def test_integral_floats(check: Any, lanes: dict[str, Lane]) -> None:
+    mine, sdk = check("CancelRequestNotification", {"requestId": 1.0})
+    assert mine.error == "$.requestId: expected an integer or a string, got a number"
+    assert sdk == Accepted({"requestId": 1})
+    assert round_trip(lanes, "CancelRequestNotification", {"requestId": 1}) == {"requestId": 1}
+
+
+def test_unbounded_64_bit(check: Any) -> None:
+    mine, sdk = check("UsageUpdate", {"used": 2**64, "size": 1})
+    assert mine.error == (
+        "$.used: expected an integer from 0 to 18446744073709551615, got an integer"
+    )
+    assert sdk == Accepted({"used": 18446744073709552000, "size": 1})  # as JS prints 2**64
+    mine, sdk = check("UsageUpdate", {"used": 2**53 + 1, "size": 1})
+    assert mine.data == {"used": 2**53 + 1, "size": 1}
+    assert sdk == Accepted({"used": 2**53, "size": 1})
+
+
+def test_schema_defaults(check: Any) -> None:
+    value = {"protocolVersion": 2, "info": {"name": "n", "version": "1"}}
+    mine, sdk = check("InitializeResponse", value)
+    assert mine.data == value
+    assert sdk == Accepted({**value, "capabilities": {}})
+    mine, sdk = check("AgentCapabilities", {}, lane="v1")
+    assert mine.data == {}
+    assert sdk == Accepted(
+        {
+            "loadSession": False,
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+            "mcpCapabilities": {"http": False, "sse": False},
+            "sessionCapabilities": {},
+            "auth": {},
+        }
+    )
+
+
+def test_empty_list_fallback(check: Any) -> None:
+    mine, sdk = check("NewSessionResponse", {"sessionId": "s", "availableCommands": 5})
+    assert mine.data == {"sessionId": "s"}
+    assert sdk == Accepted({"sessionId": "s", "availableCommands": []})
+
+
+def test_unknown_keys_are_kept_here_and_stripped_there(check: Any, lanes: dict[str, Lane]) -> None:
+    # Not a listed difference: the comparison removes the keys the SDK strips.
+    value = {"sessionId": "s", "messageId": "m", "vendorKey": {"a": 1}}
+    assert round_trip(lanes, "PromptResponse", value) == value
+    mine, sdk = check("PromptResponse", value)
+    assert mine.data == sdk.data == {"messageId": "m"}
+
+
+# -- gaps ----------------------------------------------------------------------------------------
+def test_string_min_length(check: Any) -> None:
+    mine, sdk = check("Notice", {"severity": "info", "title": ""})
+    assert mine.data == {"severity": "info", "title": ""}
+    assert sdk == Rejected(
+        (Issue(("title",), "too_small", "Too small: expected string to have >=1 characters"),)
+    )
+
+
+def test_elicitation_scope(check: Any) -> None:
+    unscoped = {"elicitationId": "e", "url": "https://example.com/"}
+    mine, sdk = check("ElicitationUrlMode", unscoped)
+    assert mine.data == unscoped
+    message = "Expected exactly one of `sessionId` or `requestId`, found {}"
+    assert sdk == Rejected((Issue((), "custom", message.format(0)),))
+    mine, sdk = check("ElicitationUrlMode", {**unscoped, "sessionId": "s", "requestId": 1})
+    assert mine.ok and sdk == Rejected((Issue((), "custom", message.format(2)),))
+    # toolCallId belongs to the session scope only: the SDK strips it from a request scope
+    mine, sdk = check("ElicitationUrlMode", {**unscoped, "requestId": 1, "toolCallId": "t"})
+    assert mine.data == {**unscoped, "requestId": 1, "toolCallId": "t"}
+    assert sdk == Accepted({**unscoped, "requestId": 1})
+
+
+def test_multi_select_items(check: Any) -> None:
+    mine, sdk = check("MultiSelectItems", {"enum": ["a"]})  # no `type`: not the string branch
+    assert mine.data == {"enum": ["a"]}
+    assert sdk == Rejected((Issue((), "invalid_union", "Invalid input"),))
+    mine, sdk = check("MultiSelectItems", {"type": "string"})  # the string branch needs `enum`
+    assert mine.data == {"type": "string"}
+    assert isinstance(sdk, Rejected) and sdk.issues[0].path == ("type",)
+
+
+def test_open_int_enum_bounds(check: Any) -> None:
+    mine, sdk = check("Error", {"code": 2**31, "message": "m"})
+    assert mine.data == {"code": 2**31, "message": "m"}
+    assert sdk == Rejected(
+        (Issue(("code",), "too_big", "Invalid value: Expected int32 to be <= 2147483647"),)
+    )
+
+
+def test_envelope_unions(check: Any) -> None:
+    mine, sdk = check("AgentResponse", {"id": None, "result": {}})  # RequestId has no null
+    assert mine.data == {"id": None, "result": {}}
+    assert sdk == Rejected((Issue((), "invalid_union", "Invalid input"),))
+    mine, sdk = check("AgentResponse", {"id": 1, "result": {}, "vendorKey": 1})
+    assert mine.data == {"id": 1, "result": {}, "vendorKey": 1}  # raw JSON: nothing to strip
+    assert sdk == Accepted({"id": 1, "result": {}})
+
+
+def test_tag_fallback(check: Any) -> None:
+    broken = {"type": "terminal", "id": "a", "name": "b", "env": 1}
+    mine, sdk = check("AuthMethod", broken, lane="v1")
+    assert mine.error == "$.env: expected an object, got an integer"
+    assert sdk == Accepted({"id": "a", "name": "b"})  # taken as AuthMethodAgent
+    mine, sdk = check("AuthMethod", {"type": True, "id": "a", "name": "b"}, lane="v1")
+    assert mine.error == "$.type: expected a string tag, got a boolean"
+    assert sdk == Accepted({"id": "a", "name": "b"})
+
+
+# -- pending (issue 12 item 3) -------------------------------------------------------------------
+def test_untagged_catch_all(check: Any, lanes: dict[str, Lane]) -> None:
+    mine, sdk = check("ErrorData", {"detail": "x"})
+    assert mine.error == (
+        "$: object matches no alternative: needs the keys of one of "
+        "{requested, supported} or {sessionId}"
+    )
+    assert sdk == Accepted({"detail": "x"})
+    value = {"code": -32002, "message": "m", "data": {"sessionId": 5}}
+    mine, sdk = check("Error", value)
+    assert mine.data == {"code": -32002, "message": "m"}  # default-on-error drops it
+    assert sdk == Accepted(value)  # SessionNotFound fails, the catch-all takes it
+    mine, sdk = check("ElicitationContentValue", [1, 2])
+    assert mine.error == "$[0]: expected a string, got an integer"
+    assert sdk == Accepted([1, 2])
+
+
+def test_nested_unions(check: Any, lanes: dict[str, Lane]) -> None:
+    mine, sdk = check("IdleStateUpdate", {"stopReason": "end_turn", "error": None})
+    assert mine.data == {"stopReason": "end_turn", "error": None}
+    assert sdk == Accepted({"stopReason": "end_turn"})  # `error` is the error variant's only
+    value = {"stopReason": "_paused", "note": 1}
+    mine, sdk = check("IdleStateUpdate", value)
+    assert round_trip(lanes, "IdleStateUpdate", value) == value  # kept, but as `extra`
+    assert mine.data == {"stopReason": "_paused"}
+    assert sdk == Accepted(value)  # a custom variant: its payload kept whole
+    running = {"sessionUpdate": "state_update", "state": "running", "stopReason": "x"}
+    mine, sdk = check("SessionUpdate", running)
+    assert mine.data == running  # the flat state_update class has every state's fields
+    assert sdk == Accepted({"sessionUpdate": "state_update", "state": "running"})
+    custom = {
+        "sessionUpdate": "state_update",
+        "state": "_x",
+        "error": {"code": 1, "message": "m", "k": 1},
+    }
+    mine, sdk = check("SessionUpdate", custom)
+    assert mine.data == {**custom, "error": {"code": 1, "message": "m"}}  # decoded as an Error
+    assert sdk == Accepted(custom)  # a custom state: kept raw

@@ -1,0 +1,407 @@
+"""The known differences between our decoders and the official SDK's, one rule each.
+
+Every rule has an id, which is also a heading anchor in interop/DIFFERENCES.md, and a kind:
+`deliberate` (we follow the reference implementation or keep the three states on purpose),
+`gap` (our decoder is laxer or stricter than the schema: a generator bug, written up) or
+`pending` (a construct issue 12 item 3 makes exact). A rule explains a disagreement in one of
+three ways:
+
+- `repair`: rewrite the input so that this one cause is gone (`https://example.com/r` where a
+  `format: uri` string was, an int where an integral float was...). When both sides agree on
+  the repaired value, the cause was this rule's and nothing else.
+- `entry`: both sides accepted and one differing place is this rule's normalization (the SDK
+  fills in a schema `default`...).
+- `types`: a disagreement on a value of one of these `$defs` types that neither of the other
+  two explains (the top-level checks of a type the rule is about as a whole).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from codegen.ir import Field, ObjectType, Shape, TaggedUnion
+from tests.support.differential import ABSENT, Entry, Lane, at
+
+Kind = Literal["deliberate", "gap", "pending"]
+Repair = Callable[[Lane, str, Any], Any]
+EntryRule = Callable[[Lane, Any, Entry], bool]
+
+
+@dataclass(frozen=True)
+class Difference:
+    id: str
+    kind: Kind
+    summary: str
+    repair: Repair | None = None
+    entry: EntryRule | None = None
+    types: frozenset[str] = field(default_factory=frozenset)
+
+
+# -- walking JSON --------------------------------------------------------------------------------
+def rewrite(value: Any, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A copy of `value` with `fn` applied to every object, innermost first."""
+    if isinstance(value, list):
+        return [rewrite(v, fn) for v in value]
+    if isinstance(value, dict):
+        return fn({k: rewrite(v, fn) for k, v in value.items()})
+    return value
+
+
+def map_scalars(value: Any, fn: Callable[[Any], Any]) -> Any:
+    if isinstance(value, list):
+        return [map_scalars(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: map_scalars(v, fn) for k, v in value.items()}
+    return fn(value)
+
+
+def _fields(lane: Lane) -> Iterator[Field]:
+    for t in lane.model.types:
+        if isinstance(t, ObjectType):
+            yield from t.fields
+        elif isinstance(t, TaggedUnion):
+            for v in t.variants:
+                yield from v.fields
+            if t.open is not None:
+                yield from t.open.fields
+            if t.fallback is not None:
+                yield from t.fallback.fields
+
+
+_CACHE: dict[tuple[int, str], Any] = {}
+
+
+def _per_lane(lane: Lane, what: str, compute: Callable[[], Any]) -> Any:
+    """`compute()` once per lane (the rules run for every disagreement)."""
+    key = (id(lane), what)
+    if key not in _CACHE:
+        _CACHE[key] = compute()
+    return _CACHE[key]
+
+
+def _keys_with_format(lane: Lane, fmt: str) -> frozenset[str]:
+    def has(shape: Shape | None) -> bool:
+        return shape is not None and (shape.format == fmt or has(shape.item))
+
+    keys: frozenset[str] = _per_lane(
+        lane, f"format {fmt}", lambda: frozenset(f.wire for f in _fields(lane) if has(f.shape))
+    )
+    return keys
+
+
+def _set_strings(keys: frozenset[str], replacement: str) -> Callable[[dict[str, Any]], Any]:
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        return {k: replacement if k in keys and isinstance(v, str) else v for k, v in obj.items()}
+
+    return fix
+
+
+# -- deliberate ----------------------------------------------------------------------------------
+def _uri(lane: Lane, _: str, value: Any) -> Any:
+    return rewrite(value, _set_strings(_keys_with_format(lane, "uri"), "https://example.com/r"))
+
+
+def _date_time(lane: Lane, _: str, value: Any) -> Any:
+    keys = _keys_with_format(lane, "date-time")
+    return rewrite(value, _set_strings(keys, "2026-01-31T12:00:00Z"))
+
+
+def _integral_floats(_: Lane, __: str, value: Any) -> Any:
+    return map_scalars(value, lambda v: int(v) if type(v) is float and v.is_integer() else v)
+
+
+JS_SAFE = 2**53 - 1
+
+
+def _wide_integers(_: Lane, __: str, value: Any) -> Any:
+    return map_scalars(value, lambda v: 1 if type(v) is int and abs(v) > JS_SAFE else v)
+
+
+def _schema_defaults(lane: Lane) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for definition in lane.defs.values():
+        props = definition.get("properties") if isinstance(definition, dict) else None
+        for name, prop in (props or {}).items():
+            if isinstance(prop, dict) and "default" in prop:
+                out.setdefault(name, set()).add(json.dumps(prop["default"], sort_keys=True))
+    return out
+
+
+def _filled_default(lane: Lane, _: Any, e: Entry) -> bool:
+    name = e.path[-1] if e.path else None
+    table = _per_lane(lane, "defaults", lambda: _schema_defaults(lane))
+    defaults = table.get(name, set()) if isinstance(name, str) else set()
+    return e.ours is ABSENT and json.dumps(e.sdk, sort_keys=True) in defaults
+
+
+def _lenient_lists(lane: Lane) -> frozenset[str]:
+    """Properties that are a list (not nullable) with default-on-error, in some `$defs` type."""
+    out = set()
+    for definition in lane.defs.values():
+        props = definition.get("properties") if isinstance(definition, dict) else None
+        for name, prop in (props or {}).items():
+            if isinstance(prop, dict) and prop.get("type") == "array":
+                if prop.get("x-deserialize-default-on-error") is True:
+                    out.add(name)
+    return frozenset(out)
+
+
+def _empty_list_fallback(lane: Lane, value: Any, e: Entry) -> bool:
+    given = at(value, e.path)
+    name = e.path[-1] if e.path else None
+    return (
+        e.ours is ABSENT
+        and e.sdk == []
+        and given is not ABSENT
+        and not isinstance(given, list)
+        and name in _per_lane(lane, "lenient lists", lambda: _lenient_lists(lane))
+    )
+
+
+# -- gaps ----------------------------------------------------------------------------------------
+def _min_lengths(lane: Lane) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for definition in lane.defs.values():
+        props = definition.get("properties") if isinstance(definition, dict) else None
+        for name, prop in (props or {}).items():
+            if isinstance(prop, dict) and isinstance(prop.get("minLength"), int):
+                out[name] = max(out.get(name, 0), prop["minLength"])
+    return out
+
+
+def _min_length(lane: Lane, _: str, value: Any) -> Any:
+    minimum = _per_lane(lane, "min lengths", lambda: _min_lengths(lane))
+
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k: "x" * minimum[k]
+            if k in minimum and isinstance(v, str) and len(v) < minimum[k]
+            else v
+            for k, v in obj.items()
+        }
+
+    return rewrite(value, fix)
+
+
+def _elicitation_scope(_: Lane, __: str, value: Any) -> Any:
+    """Give every elicitation exactly one scope, the session one (with its own keys only)."""
+
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        if not ("requestedSchema" in obj or "elicitationId" in obj or "mode" in obj):
+            return obj
+        out = {k: v for k, v in obj.items() if k != "requestId"}
+        if not isinstance(out.get("sessionId"), str):
+            out["sessionId"] = "s"
+        return out
+
+    return rewrite(value, fix)
+
+
+def _multi_select_items(_: Lane, __: str, value: Any) -> Any:
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(obj.get("items"), dict):  # a MultiSelectPropertySchema's
+            return {**obj, "items": {"anyOf": [{"const": "a", "title": "A"}]}}
+        return obj
+
+    return rewrite(value, fix)
+
+
+INT32 = (-(2**31), 2**31 - 1)
+
+
+def _open_int_enum_bounds(_: Lane, type_name: str, value: Any) -> Any:
+    """An ErrorCode (an open int32 enum) within int32."""
+
+    def fits(code: Any) -> Any:
+        return -32603 if type(code) is int and not INT32[0] <= code <= INT32[1] else code
+
+    if type_name == "ErrorCode":
+        return fits(value)
+    return rewrite(value, lambda o: {**o, "code": fits(o["code"])} if "code" in o else o)
+
+
+# -- pending (issue 12 item 3) -------------------------------------------------------------------
+def _untagged_catch_all(_: Lane, __: str, value: Any) -> Any:
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        if "code" in obj and "message" in obj and "data" in obj:
+            return {**obj, "data": None}
+        if obj.get("action") == "accept" and isinstance(obj.get("content"), dict):
+            return {**obj, "content": {k: "x" for k in obj["content"]}}
+        return obj
+
+    return rewrite(value, fix)
+
+
+STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
+STATES = ("running", "idle", "requires_action")
+
+
+def _nested_unions(_: Lane, type_name: str, value: Any) -> Any:
+    """Keep to what the flat classes model: a known state and stop reason, and only the
+    fields of the variant those tags select."""
+
+    def fix_state(obj: dict[str, Any]) -> dict[str, Any]:
+        out = dict(obj)
+        if out.get("state") not in STATES:
+            out["state"] = "running"
+        if out["state"] != "idle":
+            out.pop("stopReason", None)
+            out.pop("error", None)
+            return out
+        return fix_idle(out)
+
+    def fix_idle(obj: dict[str, Any]) -> dict[str, Any]:
+        out = dict(obj)
+        reason = out.get("stopReason")
+        if isinstance(reason, str) and reason not in STOP_REASONS:
+            out["stopReason"] = "end_turn"
+        if out.get("stopReason") != "error":
+            out.pop("error", None)
+        return out
+
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        return fix_state(obj) if obj.get("sessionUpdate") == "state_update" else obj
+
+    fixed = rewrite(value, fix)
+    if isinstance(fixed, dict) and type_name == "StateUpdate":
+        return fix_state(fixed)
+    if isinstance(fixed, dict) and type_name == "IdleStateUpdate":
+        return fix_idle(fixed)
+    return fixed
+
+
+def _tag_fallback(lane: Lane, _: str, value: Any) -> Any:
+    """Drop the tag of a member of a union with a tag-less branch when its variant rejects it
+    but that branch takes it (what the SDK and serde's untagged variant do)."""
+    pkg = lane.package
+    unions = [t for t in lane.model.types if isinstance(t, TaggedUnion) and t.fallback]
+
+    def takes(py_name: str, obj: dict[str, Any]) -> bool:
+        try:
+            pkg.decode(getattr(pkg, py_name), obj)
+        except pkg.DecodeError:
+            return False
+        return True
+
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        for u in unions:
+            tag = obj.get(u.tag)
+            if u.tag not in obj or (isinstance(tag, str) and tag not in u.known_tags):
+                continue
+            fallback = lane.names.fallback_variants[u.name]
+            if not takes(lane.names.types[u.name], obj) and takes(fallback, obj):
+                return {k: v for k, v in obj.items() if k != u.tag}
+        return obj
+
+    return rewrite(value, fix)
+
+
+ENVELOPES = frozenset(
+    f"{side}{kind}"
+    for side in ("Agent", "Client")
+    for kind in ("Request", "Response", "Notification")
+)
+
+DIFFERENCES: tuple[Difference, ...] = (
+    Difference(
+        "uri-format",
+        "deliberate",
+        "the SDK checks `format: uri` (zod `z.url()`); we do not, like the reference decoders",
+        repair=_uri,
+    ),
+    Difference(
+        "date-time-format",
+        "deliberate",
+        "the SDK checks `format: date-time` (ISO 8601 with offset); we do not",
+        repair=_date_time,
+    ),
+    Difference(
+        "integral-floats",
+        "deliberate",
+        "JavaScript cannot tell 1.0 from 1: the SDK takes an integral JSON float as an integer;"
+        " we do not (a JSON float is not an integer, as in serde_json)",
+        repair=_integral_floats,
+    ),
+    Difference(
+        "unbounded-64-bit",
+        "deliberate",
+        "the SDK checks no bounds on int64/uint64 (and rounds past 2**53); we check the bounds",
+        repair=_wide_integers,
+    ),
+    Difference(
+        "schema-defaults",
+        "deliberate",
+        "the SDK fills in a schema `default` for an omitted field; we keep it omitted",
+        entry=_filled_default,
+    ),
+    Difference(
+        "empty-list-fallback",
+        "deliberate",
+        "for an invalid optional list with default-on-error the SDK falls back to `[]`;"
+        " we fall back to omitted",
+        entry=_empty_list_fallback,
+    ),
+    Difference(
+        "string-min-length",
+        "gap",
+        "the SDK checks `minLength` (Notice.title); our decoders do not",
+        repair=_min_length,
+    ),
+    Difference(
+        "elicitation-scope",
+        "gap",
+        "an elicitation needs exactly one scope (`oneOf` session | request); our IR makes both"
+        " scopes' fields optional, so we accept none, both, and keep the other scope's keys",
+        repair=_elicitation_scope,
+        types=frozenset({"ElicitationFormMode", "ElicitationUrlMode"}),
+    ),
+    Difference(
+        "multi-select-items",
+        "gap",
+        "MultiSelectItems is a union on `type` with a catch-all and a tagless branch; we"
+        " classify it as untagged by required keys and choose the wrong branch",
+        repair=_multi_select_items,
+        types=frozenset({"MultiSelectItems"}),
+    ),
+    Difference(
+        "open-int-enum-bounds",
+        "gap",
+        "ErrorCode is an open enum of `format: int32`: the SDK (and Rust's i32) reject other"
+        " values outside int32; our open integer enums take any integer",
+        repair=_open_int_enum_bounds,
+    ),
+    Difference(
+        "tag-fallback",
+        "gap",
+        "a v1 union with a tag-less branch (AuthMethod, McpServer...) takes a value its tagged"
+        " variant rejects, or whose tag is not a string, as that branch; we reject it",
+        repair=_tag_fallback,
+    ),
+    Difference(
+        "envelope-unions",
+        "gap",
+        "the JSON-RPC envelope unions (AgentRequest...) decode their inline object branches as"
+        " raw JSON: params and results are not checked, unknown keys are kept",
+        types=ENVELOPES,
+    ),
+    Difference(
+        "untagged-catch-all",
+        "pending",
+        "ErrorData and ElicitationContentValue end in an `any` catch-all: a value that fails an"
+        " earlier branch must fall to it (order decides); we reject it",
+        repair=_untagged_catch_all,
+        types=frozenset({"ErrorData", "ElicitationContentValue"}),
+    ),
+    Difference(
+        "nested-unions",
+        "pending",
+        "SessionUpdate → StateUpdate (by `state`) → IdleStateUpdate (by `stopReason`): we model"
+        " the levels below the first as flat classes: every variant's fields on each, and a"
+        " custom variant's unknown keys not kept as its payload",
+        repair=_nested_unions,
+    ),
+)
+BY_ID = {d.id: d for d in DIFFERENCES}
