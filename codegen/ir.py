@@ -1,7 +1,10 @@
 """The frozen intermediate representation: the one model of an ACP schema.
 
-Nodes are NamedTuples (immutable, hashable, compared by value, and cheap to define: frozen
-dataclasses cost the CLI ~20 ms of start-up); the `Model` that holds them is a dataclass.
+Nodes are frozen, slotted dataclasses: immutable, hashable, equal only to a node of their own
+type with equal fields, never indexable like a tuple. Copies with a change are
+`dataclasses.replace(node, field=value)` (`Shape.with_nullable` on the hot path). Equality,
+hash and repr are written once, in `Node`, rather than compiled for every class by
+`dataclass()` at each start of the CLI (~3 ms). `Model` derives its index of types itself.
 
 Everything downstream (naming, rendering, diffing) reads these nodes and never the raw JSON
 Schema. Nodes keep wire names; Python names are decided later, in `naming`.
@@ -9,14 +12,46 @@ Schema. Nodes keep wire names; Python names are decided later, in `naming`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal
 
 # A JSON-level shape. `ref` points at a named definition; `list` and `map` carry `item`.
 ShapeKind = Literal["any", "str", "int", "float", "bool", "null", "object", "ref", "list", "map"]
+Side = Literal["agent", "client", "protocol"]
+Role = Literal["agent", "client"]
+
+# The protocol method the JSON-RPC runtime answers itself (it cancels the handler in flight):
+# no role has a handler for it.
+CANCEL_REQUEST = "$/cancel_request"
 
 
-class Shape(NamedTuple):
+class Node:
+    """What every node shares: equal only to a node of the same type whose fields are equal,
+    hashed by its fields, and shown as `Type(field=value, ...)`, as a dataclass would be."""
+
+    __slots__ = ()
+    __match_args__: ClassVar[tuple[str, ...]]  # the fields, in order (set by `dataclass`)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__match_args__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
+        return f"{type(self).__name__}({fields})"
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Shape(Node):
     """The type of a value on the wire, with the constraints the decoder enforces."""
 
     kind: ShapeKind
@@ -29,22 +64,35 @@ class Shape(NamedTuple):
     format: str | None = None
 
     def non_null(self) -> Shape:
-        return self._replace(nullable=False) if self.nullable else self
+        return self.with_nullable(False)
+
+    def with_nullable(self, nullable: bool) -> Shape:
+        """This shape, nullable or not (a hot path: made directly, `replace` is slower)."""
+        if nullable == self.nullable:
+            return self
+        return Shape(
+            self.kind,
+            self.ref,
+            self.item,
+            nullable,
+            self.minimum,
+            self.maximum,
+            self.min_items,
+            self.format,
+        )
 
 
-class Leniency(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Leniency(Node):
     """The schema's `x-deserialize-*` rules on one field (the Rust crate is the reference)."""
 
     default_on_error: bool = False
     skip_invalid_items: bool = False
     default_on_null: bool = False
 
-    @property
-    def any(self) -> bool:
-        return self.default_on_error or self.skip_invalid_items or self.default_on_null
 
-
-class Field(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Field(Node):
     """A property of an object or variant: wire name, shape, requiredness, leniency."""
 
     wire: str
@@ -55,18 +103,18 @@ class Field(NamedTuple):
     leniency: Leniency = Leniency()
 
 
-class ObjectType(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ObjectType(Node):
     """A JSON object with declared fields; undeclared keys are kept as `extra`."""
 
     name: str
     doc: str
     fields: tuple[Field, ...]
     pointer: str
-    method: str | None = None
-    side: str | None = None
 
 
-class EnumMember(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class EnumMember(Node):
     """One known value of an enum, with the branch's title and description."""
 
     value: str | int
@@ -74,7 +122,8 @@ class EnumMember(NamedTuple):
     doc: str
 
 
-class EnumType(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class EnumType(Node):
     """A string or integer enum; an open one also accepts any other value of its JSON type."""
 
     name: str
@@ -86,7 +135,8 @@ class EnumType(NamedTuple):
     pointer: str
 
 
-class Variant(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Variant(Node):
     """One branch of a tagged union: its tag value and its whole payload (shared fields first)."""
 
     tag: str
@@ -94,10 +144,11 @@ class Variant(NamedTuple):
     fields: tuple[Field, ...]
     payload: str | None  # the `$defs` type the branch reuses, when it reuses exactly one
     pointer: str
-    title: str = ""
+    title: str = ""  # the fallback branch's title (it has no tag to be named after)
 
 
-class OpenVariant(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class OpenVariant(Node):
     """The catch-all branch: any tag outside `reserved`, payload kept whole."""
 
     title: str
@@ -107,7 +158,8 @@ class OpenVariant(NamedTuple):
     pointer: str
 
 
-class TaggedUnion(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class TaggedUnion(Node):
     """A union decided by one string property (`sessionUpdate`, `type`, ...)."""
 
     name: str
@@ -116,8 +168,6 @@ class TaggedUnion(NamedTuple):
     variants: tuple[Variant, ...]
     open: OpenVariant | None
     pointer: str
-    method: str | None = None
-    side: str | None = None
     # A branch without the tag (v1's SetSessionConfigOptionRequest): taken when the tag is
     # absent, and for an unknown tag when the union has no open variant.
     fallback: Variant | None = None
@@ -127,17 +177,24 @@ class TaggedUnion(NamedTuple):
         return tuple(v.tag for v in self.variants)
 
 
-class Branch(NamedTuple):
+JsonKind = Literal["null", "bool", "int", "float", "str", "list", "object", "any"]
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Branch(Node):
     """One alternative of an untagged union, chosen by JSON type, then by required keys."""
 
     title: str | None
     doc: str
     shape: Shape
-    json_kind: Literal["null", "bool", "int", "float", "str", "list", "object", "any"]
-    required: tuple[str, ...]  # for object branches: the keys that must be present
+    json_kind: JsonKind
+    # The keys that must be present: of the object (object branches), or of the first item
+    # (list branches). Empty when the branch is not told apart by keys.
+    required: tuple[str, ...]
 
 
-class UntaggedUnion(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class UntaggedUnion(Node):
     """A union without a tag, decided by JSON type and then by required keys."""
 
     name: str
@@ -146,43 +203,99 @@ class UntaggedUnion(NamedTuple):
     pointer: str
 
 
-class Alias(NamedTuple):
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Alias(Node):
     """A named shape that is not a class of its own (`SessionId` is a string)."""
 
     name: str
     doc: str
     shape: Shape
     pointer: str
-    method: str | None = None
-    side: str | None = None
 
 
 TypeDef = ObjectType | EnumType | TaggedUnion | UntaggedUnion | Alias
 
 
-class Method(NamedTuple):
+def alias_refs(t: TypeDef) -> list[str]:
+    """The `$defs` names that an alias or an untagged union refers to in its shapes, items of
+    lists and maps included: what its module-level expression in `models.py` names."""
+    shapes = [t.shape] if isinstance(t, Alias) else []
+    shapes += [b.shape for b in t.branches] if isinstance(t, UntaggedUnion) else []
+    found = []
+    while shapes:
+        shape = shapes.pop()
+        if shape.ref is not None:
+            found.append(shape.ref)
+        if shape.item is not None:
+            shapes.append(shape.item)
+    return found
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Method(Node):
     """A JSON-RPC method: who handles it, whether it is answered, and its payload types."""
 
     name: str  # the wire method, e.g. "session/prompt"
     key: str  # the meta.json key, e.g. "session_prompt"
-    side: Literal["agent", "client", "protocol"]
+    side: Side
     kind: Literal["request", "notification"]
     params: str | None
     result: str | None
     unstable: bool = False
+    pointer: str = ""  # where the method is declared: its meta.json entry, or its `x-method`
+
+    @property
+    def roles(self) -> tuple[Role, ...]:
+        """The roles that handle it: its side, both for a protocol method, and none for the
+        cancel request, which the runtime answers itself."""
+        if self.name == CANCEL_REQUEST and self.side == "protocol":
+            return ()
+        return ("agent", "client") if self.side == "protocol" else (self.side,)
 
 
-@dataclass(frozen=True, slots=True)
-class Model:
-    """The whole protocol version: types in schema order, and its methods."""
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Model(Node):
+    """The whole protocol version: types in schema order, its methods, and the JSON-RPC batch
+    messages the root schema accepts (by title; none from npm-sdk 2.2 on in v2)."""
 
     title: str
     version: int | None
     types: tuple[TypeDef, ...]
     methods: tuple[Method, ...]
-    source_sha256: str = ""
-    source_ref: str = ""
-    index: dict[str, TypeDef] = field(default_factory=dict, compare=False, hash=False)
+    batches: tuple[str, ...] = ()
+    index: Mapping[str, TypeDef] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", MappingProxyType({t.name: t for t in self.types}))
 
     def get(self, name: str) -> TypeDef:
         return self.index[name]
+
+    def step_through(self, shape: Shape, *, open_enums: bool = False) -> Shape | None:
+        """One step: what a reference to an alias stands for (its shape, nullable if the
+        reference is) and, with `open_enums`, a reference to an open enum (the plain type of
+        its values); None for any other shape."""
+        if shape.kind != "ref" or shape.ref is None:
+            return None
+        target = self.index.get(shape.ref)
+        if isinstance(target, Alias):
+            inner = target.shape
+        elif open_enums and isinstance(target, EnumType) and target.open:
+            inner = Shape(target.value_kind)
+        else:
+            return None
+        return inner.with_nullable(True) if shape.nullable else inner
+
+    def look_through(self, shape: Shape, *, open_enums: bool = False) -> Shape:
+        """`shape` as the wire sees it: `step_through` until a shape that is no alias (or open
+        enum) reference. References to anything else stay references."""
+        if shape.kind != "ref":
+            return shape
+        seen: set[str | None] = set()  # a guard: `classify` leaves no cycle of aliases
+        while shape.ref not in seen:
+            inner = self.step_through(shape, open_enums=open_enums)
+            if inner is None:
+                return shape
+            seen.add(shape.ref)
+            shape = inner
+        return shape

@@ -1,4 +1,6 @@
-"""Every Python name the generator emits is decided here, and only here.
+"""Every public Python name of a generated package is decided here: types, variants, fields,
+enum members and methods. (The private helpers of `models.py`, `_d_X`, `_K_X`, `_T_X`, `_E_X`,
+are spelled from the class name `X` by the lowering and the template.)
 
 Rules:
 - A `$defs` name is kept when it is a valid, non-reserved identifier; otherwise it is made one
@@ -14,7 +16,10 @@ Rules:
   collides is an error.
 - Fields: camelCase → snake_case, `_meta` → `meta`; keywords and reserved attributes get `_`.
 - Enum members: UPPER_SNAKE of the title when there is one, else of the value.
-Two different things with the same Python name are an error naming both JSON pointers.
+- Methods: the meta.json key when it is a usable identifier, else the wire name in snake_case
+  (see `method_name`).
+Two different things with the same Python name (in one module, one class or one role's
+dispatcher) are an error naming both pointers.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -77,9 +83,11 @@ class Names:
     open_variants: dict[str, str] = field(default_factory=dict)
     fallback_variants: dict[str, str] = field(default_factory=dict)
     members: dict[tuple[str, str | int], str] = field(default_factory=dict)
-    _fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    methods: dict[str, str] = field(default_factory=dict)  # wire method → handler name
+    _fields: dict[str, dict[str, str]] = field(default_factory=dict)
 
-    def fields(self, owner: str) -> tuple[str, ...]:
+    def fields(self, owner: str) -> Mapping[str, str]:
+        """Wire name → Python name of the fields of the class `owner` (a Python class name)."""
         return self._fields[owner]
 
 
@@ -143,6 +151,7 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
                 names._fields[fallback] = _field_names(t.fallback.fields, classes, diags)
         elif isinstance(t, EnumType):
             _member_names(t, names, diags)
+    _method_names(model.methods, names, diags)
     return names
 
 
@@ -194,9 +203,9 @@ def field_name(wire: str) -> str:
 
 def _field_names(
     fields: tuple[Field, ...], classes: frozenset[str], diags: Diagnostics
-) -> tuple[str, ...]:
+) -> dict[str, str]:
     seen: dict[str, str] = {}
-    out = []
+    out: dict[str, str] = {}
     for f in fields:
         py = field_name(f.wire)
         if py in classes:
@@ -206,8 +215,8 @@ def _field_names(
                 f.pointer, f"field {f.wire!r} maps to Python name {py!r}, as does {seen[py]}"
             )
         seen[py] = f.pointer
-        out.append(py)
-    return tuple(out)
+        out[f.wire] = py
+    return out
 
 
 def _member_names(t: EnumType, names: Names, diags: Diagnostics) -> None:
@@ -271,6 +280,27 @@ def _check_overrides(
 
 # Attributes of the generated AgentBase/ClientBase/stubs and their runtime base.
 METHOD_RESERVED = frozenset({"agent", "client", "connection", "ext_method", "ext_notification"})
+
+
+def _method_names(methods: tuple[Method, ...], names: Names, diags: Diagnostics) -> None:
+    """The handler name of every method some role handles; two methods of one role (its
+    base class and stub) with one name are an error."""
+    seen: dict[tuple[str, str], Method] = {}  # (role, python name) → the method that has it
+    for method in methods:
+        if not method.roles:
+            continue
+        py = method_name(method)
+        names.methods[method.name] = py
+        for role in method.roles:
+            other = seen.setdefault((role, py), method)
+            if other is not method:
+                where = f" at {other.pointer}" if other.pointer else ""
+                diags.error(
+                    method.pointer,
+                    f"method {method.name!r} maps to Python name {py!r} ({role} side), "
+                    f"as does {other.name!r}{where}",
+                )
+                break
 
 
 def method_name(method: Method) -> str:

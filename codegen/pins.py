@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import InputError
+from .parse.load import meta_names
 
 RAW_URL = "https://raw.githubusercontent.com/agentclientprotocol/agent-client-protocol/{ref}/schema/{path}"
 # Files a release may carry, by layout (flat before v2, then one folder per protocol version).
@@ -227,7 +228,7 @@ def ensure_with_meta(lock: Lock, pin: Pin) -> Path:
     """The cached schema of `pin`, with the pinned meta file(s) beside it in the cache too."""
     folder, _, name = pin.path.rpartition("/")
     prefix = f"{folder}/" if folder else ""
-    wanted = {prefix + name.replace("schema", "meta", 1), prefix + "meta.json"}
+    wanted = {prefix + meta for meta in meta_names(name)}
     for other in lock.pins:
         if other.ref == pin.ref and other.path in wanted:
             ensure(lock, other)

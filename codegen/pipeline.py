@@ -1,4 +1,9 @@
-"""The pipeline for one package: load → resolve/build (IR) → name → view → render → format."""
+"""The pipeline for one package: load → classify (IR) → name → lower → render → format.
+
+`analyse` is the part every command shares (a schema to its IR and names); `generate` adds
+the rendering: one typed context per module (`render.lower`), Jinja over `templates/`, and the
+hand-written runtime modules copied with the banner.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +14,13 @@ from typing import Any
 
 from .diagnostics import Diagnostics, InputError
 from .ir import Model
-from .modules import CORE_MODULES, EXTRA_MODULES, META_NAMES, ModuleSpec
+from .modules import CORE_MODULES, EXTRA_MODULES, ModuleSpec
 from .naming import Names, assign_names
 from .parse.classify import build_model
 from .parse.load import Source, load
-from .parse.methods import defines_batches
-from .render.context import ModuleView
 from .render.env import banner, environment
-from .render.lower import ViewBuilder
-from .render.rpc import build_rpc_view
+from .render.lower import lower
 from .render.ruff import format_files
-
-# dataclass() options of every generated class. `__init__` is written out in the template and
-# `__repr__`/`__eq__` come from the runtime's Model base: dataclass() would otherwise compile
-# three functions per class with exec() at every import, which triples the import time.
-DATACLASS_OPTIONS = "slots=True, kw_only=True, init=False, repr=False, eq=False"
 
 
 @dataclass(frozen=True)
@@ -50,7 +47,7 @@ class Generated:
 def analyse(
     path: Path, diags: Diagnostics, overrides: dict[str, Any] | None = None
 ) -> tuple[Source, Model, Names]:
-    """Load, build and name one schema; stops with InputError when the input has errors."""
+    """Load, classify and name one schema; stops with InputError when the input has errors."""
     source = load(path)
     model = build_model(source, diags)
     diags.raise_if_errors()
@@ -70,20 +67,23 @@ def generate(
             f"{target.schema_path}: sha256 {source.sha256} "
             f"does not match the pin {target.expected_sha256}"
         )
-    view = ViewBuilder(model, names).build()
     env = environment(template_dir)
     modules = _modules(model, template_dir)
-    context = _context(target, source, model, names, view, modules)
+    header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
+    contexts = lower(model, names, modules, banner=header, ref=target.ref, sha256=source.sha256)
     files: dict[str, str] = {}
+    runtime: set[str] = set()
     for module in modules:
         path = f"{target.package}/{module.filename}"
         if module.template is not None:
-            files[path] = env.get_template(module.template).render(**context)
+            variables = contexts[module.module].variables()
+            files[path] = env.get_template(module.template).render(variables)
         else:
-            files[path] = _runtime_text(module, template_dir, context["banner"])
+            files[path] = _runtime_text(module, template_dir, header)
+            runtime.add(path)
     files[f"{target.package}/py.typed"] = ""
-    if fmt:
-        files = format_files(files)
+    if fmt:  # the runtime modules are formatted source already (`make lint` checks them)
+        files.update(format_files({p: t for p, t in files.items() if p not in runtime}))
     return Generated(model, names, files)
 
 
@@ -110,63 +110,3 @@ def _runtime_text(module: ModuleSpec, template_dir: Path, banner_text: str) -> s
     except OSError as exc:
         raise InputError(f"cannot read the runtime module {module.runtime}: {exc}") from None
     return banner_text + "\n" + text
-
-
-def isort_key(name: str) -> tuple[int, str, str]:
-    """Ruff's import order within one `from` statement: CONSTANTS, Classes, then the rest."""
-    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
-    return (kind, name.lower(), name)
-
-
-def _sorted_imports(modules: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
-    return [(module, sorted(names, key=isort_key)) for module, names in sorted(modules.items())]
-
-
-def _context(
-    target: Target,
-    source: Source,
-    model: Model,
-    names: Names,
-    view: ModuleView,
-    modules: list[ModuleSpec],
-) -> dict[str, Any]:
-    methods = [
-        {
-            "name": m.name,
-            "side": m.side,
-            "kind": m.kind,
-            "params_py": names.types.get(m.params or "", ""),
-            "result_py": names.types.get(m.result or "", ""),
-            "unstable": m.unstable,
-        }
-        for m in model.methods
-    ]
-    eager: dict[str, list[str]] = {"models": list(view.exports)}
-    lazy: dict[str, list[str]] = {}
-    for m in modules:
-        if m.exports:
-            (lazy if m.lazy else eager)[m.module] = list(m.exports)
-    imports = _sorted_imports(eager)
-    lazy_imports = _sorted_imports(lazy)
-    all_names = [n for _, names in imports + lazy_imports for n in names] + list(META_NAMES)
-    return {
-        "banner": banner(target.ref, target.label or target.schema_path.name, source.sha256),
-        "title": model.title,
-        "ref": target.ref,
-        "sha256": source.sha256,
-        "version": model.version,
-        "enums": view.enums,
-        "unions": view.unions,
-        "classes": view.classes,
-        "aliases": view.aliases,
-        "exports": view.exports,
-        "methods": methods,
-        "imports": imports,
-        "lazy_imports": lazy_imports,
-        "union_by_name": {u.py: u for u in view.unions},
-        "class_by_name": {c.py: c for c in view.classes},
-        "type_names": names.types,
-        "all_names": all_names,
-        "dataclass_options": DATACLASS_OPTIONS,
-        "rpc": build_rpc_view(model, names, defines_batches(source.schema)),
-    }

@@ -13,6 +13,7 @@ The rules, in the order they are tried for one definition:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from ..diagnostics import Diagnostics, pointer_join
@@ -22,6 +23,7 @@ from ..ir import (
     EnumMember,
     EnumType,
     Field,
+    JsonKind,
     Method,
     Model,
     ObjectType,
@@ -31,10 +33,12 @@ from ..ir import (
     TypeDef,
     UntaggedUnion,
     Variant,
+    alias_refs,
 )
-from .load import Source
-from .methods import find_methods
-from .resolve import KNOWN_LENIENCY, Resolver, branches_of, def_pointer, iter_keys
+from .load import Source, meta_names
+from .methods import batch_titles, find_methods
+from .resolve import KNOWN_LENIENCY, Resolver, branches_of, def_pointer
+from .walk import iter_keys, pointer
 
 
 def build_model(source: Source, diags: Diagnostics) -> Model:
@@ -43,8 +47,10 @@ def build_model(source: Source, diags: Diagnostics) -> Model:
     builder = _Builder(Resolver(defs, diags), diags)
     _check_leniency_keywords(schema, diags)
     types = _break_alias_cycles(tuple(builder.get(name) for name in defs), diags)
-    index = {t.name: t for t in types}
-    methods: tuple[Method, ...] = find_methods(defs, source.meta, source.stable_meta, diags)
+    meta_name = meta_names(source.path.name)[0]
+    methods: tuple[Method, ...] = find_methods(
+        defs, source.meta, source.stable_meta, diags, meta_name
+    )
     title = schema.get("title") if isinstance(schema.get("title"), str) else ""
     version = source.meta.get("version") if source.meta else None
     return Model(
@@ -52,8 +58,7 @@ def build_model(source: Source, diags: Diagnostics) -> Model:
         version=version if type(version) is int else None,
         types=types,
         methods=methods,
-        source_sha256=source.sha256,
-        index=index,
+        batches=batch_titles(schema),
     )
 
 
@@ -62,27 +67,18 @@ def _break_alias_cycles(types: tuple[TypeDef, ...], diags: Diagnostics) -> tuple
     (`A = list[A]`) cannot be written out, so it is kept as raw JSON, with a warning."""
     index = {t.name: t for t in types}
 
-    def alias_refs(t: TypeDef) -> list[str]:
-        shapes = [t.shape] if isinstance(t, Alias) else []
-        shapes += [b.shape for b in t.branches] if isinstance(t, UntaggedUnion) else []
-        found = []
-        while shapes:
-            shape = shapes.pop()
-            if shape.ref is not None and isinstance(index.get(shape.ref), Alias | UntaggedUnion):
-                found.append(shape.ref)
-            if shape.item is not None:
-                shapes.append(shape.item)
-        return found
+    def aliases_named(t: TypeDef) -> list[str]:
+        return [r for r in alias_refs(t) if isinstance(index.get(r), Alias | UntaggedUnion)]
 
     def reaches_itself(t: TypeDef) -> bool:
-        stack, seen = alias_refs(t), set()
+        stack, seen = aliases_named(t), set()
         while stack:
             name = stack.pop()
             if name == t.name:
                 return True
             if name not in seen:
                 seen.add(name)
-                stack.extend(alias_refs(index[name]))
+                stack.extend(aliases_named(index[name]))
         return False
 
     out = list(types)
@@ -94,9 +90,11 @@ def _break_alias_cycles(types: tuple[TypeDef, ...], diags: Diagnostics) -> tuple
 
 
 def _check_leniency_keywords(schema: dict[str, Any], diags: Diagnostics) -> None:
-    for at, key, _ in iter_keys(schema, "#"):
+    for path, key, _ in iter_keys(schema):
         if key.startswith("x-deserialize-") and key not in KNOWN_LENIENCY:
-            diags.error(at, f"unknown leniency rule {key!r}: the generator cannot honour it")
+            diags.error(
+                pointer("#", path), f"unknown leniency rule {key!r}: the generator cannot honour it"
+            )
 
 
 class _Builder:
@@ -123,7 +121,6 @@ class _Builder:
                 self.diags.warning(at, "definition is not an object schema; kept as raw JSON")
             return Alias(name, "", Shape("any"), at)
         doc = _text(node.get("description"))
-        method, side = _text(node.get("x-method")) or None, _text(node.get("x-side")) or None
         if isinstance(node.get("enum"), list):
             enum = self._plain_enum(name, doc, node, at)
             if enum is not None:
@@ -134,14 +131,14 @@ class _Builder:
             enum = self._const_enum(name, doc, branches, at)
             if enum is not None:
                 return enum
-            tagged = self._tagged(name, doc, node, key, branches, at, method, side)
+            tagged = self._tagged(name, doc, node, key, branches, at)
             if tagged is not None:
                 return tagged
             if not _is_object(node):
                 return self._untagged(name, doc, key, branches, at)
         if _is_object(node):
-            return ObjectType(name, doc, tuple(self.r.fields(node, at)), at, method, side)
-        return Alias(name, doc, self.r.shape(node, at), at, method, side)
+            return ObjectType(name, doc, tuple(self.r.fields(node, at)), at)
+        return Alias(name, doc, self.r.shape(node, at), at)
 
     def _plain_enum(self, name: str, doc: str, node: dict[str, Any], at: str) -> EnumType | None:
         values = node["enum"]
@@ -185,8 +182,6 @@ class _Builder:
         key: str,
         branches: list[Any],
         at: str,
-        method: str | None,
-        side: str | None,
     ) -> TaggedUnion | None:
         consts = [self._consts(b) for b in branches]
         disc = node.get("discriminator")
@@ -233,9 +228,7 @@ class _Builder:
                 fallback = Variant(
                     "", _text(b.get("description")), _merge(shared, own), payload, bat, title
                 )
-                return TaggedUnion(
-                    name, doc, tag, tuple(variants), None, at, method, side, fallback
-                )
+                return TaggedUnion(name, doc, tag, tuple(variants), None, at, fallback=fallback)
             if tag_field is None or tag_field.shape.kind not in ("str", "any"):
                 return None  # the tag is there but not a string: not a tagged union
             own = [_as_required_str(f) if f.wire == tag else f for f in own]
@@ -244,7 +237,7 @@ class _Builder:
             open_variant = OpenVariant(
                 title, _text(b.get("description")), _merge(shared, own), tuple(reserved), bat
             )
-        return TaggedUnion(name, doc, tag, tuple(variants), open_variant, at, method, side)
+        return TaggedUnion(name, doc, tag, tuple(variants), open_variant, at)
 
     def _consts(self, branch: Any, depth: int = 0) -> dict[str, str]:
         """The string `const` properties of a branch, looking through `allOf` references."""
@@ -285,13 +278,15 @@ class _Builder:
             shape = self.r.shape(b, bat)
             title = _text(b.get("title")) if isinstance(b, dict) else ""
             bdoc = _text(b.get("description")) if isinstance(b, dict) else ""
-            json_kind, required = self._json_kind(shape, b, bat)
+            json_kind, required = self._json_kind(shape, b)
             if any((o.shape, o.json_kind, o.required) == (shape, json_kind, required) for o in out):
                 continue  # the same alternative again (v0.2's ClientResponse has `null` thrice)
             out.append(Branch(title or None, bdoc, shape, json_kind, required))
         return UntaggedUnion(name, doc, tuple(out), at)
 
-    def _json_kind(self, shape: Shape, node: Any, at: str) -> tuple[Any, tuple[str, ...]]:
+    def _json_kind(self, shape: Shape, node: Any) -> tuple[JsonKind, tuple[str, ...]]:
+        """The JSON type of an alternative, and the keys that tell it apart: an object's
+        required keys (a tagged union's tag), or those of the first item of a list."""
         if shape.kind == "ref" and shape.ref is not None:
             target = self.get(shape.ref)
             if isinstance(target, ObjectType):
@@ -301,20 +296,25 @@ class _Builder:
             if isinstance(target, EnumType):
                 return target.value_kind, ()
             if isinstance(target, Alias):
-                return self._json_kind(target.shape, None, at)
+                return self._json_kind(target.shape, None)
             return "any", ()
         if shape.kind == "object":
             req = node.get("required") if isinstance(node, dict) else None
             return "object", tuple(r for r in req or () if isinstance(r, str))
-        kinds = {
-            "str": "str",
-            "int": "int",
-            "float": "float",
-            "bool": "bool",
-            "null": "null",
-            "list": "list",
-        }
-        return kinds.get(shape.kind, "any"), ()
+        if shape.kind == "list":
+            items = node.get("items") if isinstance(node, dict) else None
+            kind, keys = self._json_kind(shape.item or Shape("any"), items)
+            return "list", keys if kind == "object" else ()
+        return _JSON_KINDS.get(shape.kind, "any"), ()
+
+
+_JSON_KINDS: dict[str, JsonKind] = {
+    "str": "str",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "null": "null",
+}
 
 
 def _infer_tag(consts: list[dict[str, str]]) -> str | None:
@@ -374,7 +374,7 @@ def _merge(shared: list[Field], own: list[Field]) -> tuple[Field, ...]:
 
 
 def _as_required_str(f: Field) -> Field:
-    return Field(f.wire, Shape("str"), True, f.doc, f.pointer, f.leniency)
+    return replace(f, shape=Shape("str"), required=True)
 
 
 def _is_object(node: dict[str, Any]) -> bool:

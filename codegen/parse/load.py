@@ -1,4 +1,8 @@
-"""Load a schema file and the meta.json beside it, with its sha256, or fail with one line."""
+"""Load a schema file and the meta files beside it, with its sha256, or fail with one line.
+
+`meta_names` is the one rule for which meta files a schema reads (`pins.ensure_with_meta`
+brings those of a pinned schema into the cache by it).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ MAX_SCHEMA_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """A loaded schema with the meta.json beside it and its sha256."""
+    """A loaded schema, the meta files beside it (see `meta_names`) and its sha256."""
 
     path: Path
     schema: dict[str, Any]
@@ -24,12 +28,12 @@ class Source:
     sha256: str
 
 
-def meta_path_for(schema_path: Path) -> Path:
-    """`schema.json` → `meta.json`, `schema.unstable.json` → `meta.unstable.json`."""
-    name = schema_path.name
-    if name.startswith("schema"):
-        return schema_path.with_name("meta" + name[len("schema") :])
-    return schema_path.with_name("meta.json")
+def meta_names(schema_name: str) -> tuple[str, ...]:
+    """The meta files a schema reads beside it: its lane's own (`schema.json` → `meta.json`,
+    `schema.unstable.json` → `meta.unstable.json`), then, for an unstable lane, the stable
+    lane's `meta.json`, which tells which methods are unstable."""
+    own = "meta" + schema_name[len("schema") :] if schema_name.startswith("schema") else "meta.json"
+    return (own, "meta.json") if ".unstable" in schema_name and own != "meta.json" else (own,)
 
 
 def read_json(path: Path, what: str) -> tuple[Any, bytes]:
@@ -55,10 +59,9 @@ def load(schema_path: Path) -> Source:
     defs = schema.get("$defs")
     if not isinstance(defs, dict):
         raise InputError(f"schema {schema_path} has no `$defs` object")
-    meta = _optional_meta(meta_path_for(schema_path))
-    stable_meta = None
-    if ".unstable" in schema_path.name:
-        stable_meta = _optional_meta(schema_path.with_name("meta.json"))
+    own, *stable = meta_names(schema_path.name)
+    meta = _optional_meta(schema_path.with_name(own))
+    stable_meta = _optional_meta(schema_path.with_name(stable[0])) if stable else None
     return Source(schema_path, schema, meta, stable_meta, hashlib.sha256(raw).hexdigest())
 
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..diagnostics import Diagnostics
-from ..ir import Method
-from .resolve import DEFS_PREFIX, defs_name
+from ..diagnostics import Diagnostics, pointer_join
+from ..ir import Method, Side
+from .resolve import def_pointer
+from .walk import refs_in
 
-Role = Literal["request", "notification", "response"]
-META_SIDES: dict[str, Literal["agent", "client", "protocol"]] = {
+# The part a definition plays in its method: the params of a request or a notification, or
+# the result (a response's).
+Part = Literal["request", "notification", "response"]
+META_SIDES: dict[str, Side] = {
     "agentMethods": "agent",
     "clientMethods": "client",
     "protocolMethods": "protocol",
@@ -27,9 +30,12 @@ def find_methods(
     meta: dict[str, Any] | None,
     stable_meta: dict[str, Any] | None,
     diags: Diagnostics,
+    meta_name: str = "meta.json",
 ) -> tuple[Method, ...]:
+    """Every method, in meta.json order (annotation order without one); `meta_name` is the
+    file the pointers of methods it lists name."""
     roles = _envelope_roles(defs)
-    by_method: dict[str, dict[Role, str]] = {}
+    by_method: dict[str, dict[Part, str]] = {}
     sides: dict[str, str] = {}
     for name, node in defs.items():
         if not isinstance(node, dict) or not isinstance(node.get("x-method"), str):
@@ -44,12 +50,15 @@ def find_methods(
         by_method.setdefault(wire, {}).setdefault(role, name)
         if isinstance(node.get("x-side"), str) and role != "response":
             sides[wire] = node["x-side"]
-    stable_names = set(_meta_entries(stable_meta).keys()) if stable_meta else None
+    stable_names = set(_meta_entries(stable_meta, "").keys()) if stable_meta else None
     out: list[Method] = []
-    listed = _meta_entries(meta)
+    listed = _meta_entries(meta, meta_name + "#")
     if not listed:  # no meta.json: the annotations alone
-        listed = {w: (w.replace("/", "_"), _side(sides.get(w))) for w in by_method}
-    for wire, (key, side) in listed.items():
+        listed = {
+            w: (w.replace("/", "_"), _side(sides.get(w)), _annotated_at(by_method[w]))
+            for w in by_method
+        }
+    for wire, (key, side, at) in listed.items():
         found = by_method.get(wire, {})
         kind: Literal["request", "notification"] = (
             "notification" if "notification" in found else "request"
@@ -71,15 +80,15 @@ def find_methods(
                 params=found.get(kind),
                 result=found.get("response") if kind == "request" else None,
                 unstable=stable_names is not None and wire not in stable_names,
+                pointer=at,
             )
         )
     return tuple(out)
 
 
-def _meta_entries(
-    meta: dict[str, Any] | None,
-) -> dict[str, tuple[str, Literal["agent", "client", "protocol"]]]:
-    out: dict[str, tuple[str, Literal["agent", "client", "protocol"]]] = {}
+def _meta_entries(meta: dict[str, Any] | None, base: str) -> dict[str, tuple[str, Side, str]]:
+    """Wire name → (key, side, pointer under `base`) of every method meta.json lists."""
+    out: dict[str, tuple[str, Side, str]] = {}
     if not meta:
         return out
     for group, side in META_SIDES.items():
@@ -87,11 +96,17 @@ def _meta_entries(
         if isinstance(entries, dict):
             for key, wire in entries.items():
                 if isinstance(wire, str):
-                    out[wire] = (str(key), side)
+                    out[wire] = (str(key), side, pointer_join(base, group, str(key)))
     return out
 
 
-def _side(value: str | None) -> Literal["agent", "client", "protocol"]:
+def _annotated_at(roles: dict[Part, str]) -> str:
+    """The `x-method` annotation of a method's first definition (params, else result)."""
+    name = roles.get("request") or roles.get("notification") or roles.get("response") or ""
+    return pointer_join(def_pointer(name), "x-method")
+
+
+def _side(value: str | None) -> Side:
     if value == "client":
         return "client"
     if value == "protocol":
@@ -99,7 +114,7 @@ def _side(value: str | None) -> Literal["agent", "client", "protocol"]:
     return "agent"
 
 
-def _role_from_name(name: str) -> Role | None:
+def _role_from_name(name: str) -> Part | None:
     for suffix, role in (
         ("Notification", "notification"),
         ("Request", "request"),
@@ -110,9 +125,9 @@ def _role_from_name(name: str) -> Role | None:
     return None
 
 
-def _envelope_roles(defs: dict[str, Any]) -> dict[str, Role]:
+def _envelope_roles(defs: dict[str, Any]) -> dict[str, Part]:
     """Map each definition listed in an envelope's `params`/`result` to its role."""
-    roles: dict[str, Role] = {}
+    roles: dict[str, Part] = {}
     for name, node in defs.items():
         if not isinstance(node, dict) or "x-method" in node:
             continue
@@ -126,26 +141,13 @@ def _envelope_roles(defs: dict[str, Any]) -> dict[str, Role]:
     return roles
 
 
-def refs_in(node: Any) -> list[str]:
-    """Every `#/$defs/...` name referenced anywhere inside a schema node."""
-    out: list[str] = []
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            ref = cur.get("$ref")
-            if isinstance(ref, str) and ref.startswith(DEFS_PREFIX):
-                out.append(defs_name(ref))
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return out
-
-
-def defines_batches(schema: dict[str, Any]) -> bool:
-    """Whether the root schema accepts a JSON-RPC batch: an `anyOf` branch of `type: array`
-    (alpha.3's `AgentBatchCall` ...; npm-sdk 2.2+ removed them from v2)."""
-    branches = schema.get("anyOf")
-    return isinstance(branches, list) and any(
-        isinstance(b, dict) and b.get("type") == "array" for b in branches
+def batch_titles(schema: dict[str, Any]) -> tuple[str, ...]:
+    """The titles of the root's array alternatives: the JSON-RPC batches a peer may send
+    (alpha.3 has `AgentBatchCall`, `AgentBatchResponse`, ...; npm-sdk 2.2+ removed them from
+    v2). The IR models `$defs` only, and a batch is not one."""
+    branches = schema.get("anyOf") or schema.get("oneOf") or []
+    return tuple(
+        str(b.get("title") or f"batch #{i}")
+        for i, b in enumerate(branches if isinstance(branches, list) else [])
+        if isinstance(b, dict) and b.get("type") == "array"
     )

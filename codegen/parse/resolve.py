@@ -5,14 +5,14 @@ Only local `#/$defs/...` references exist in ACP schemas; anything else is repor
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..diagnostics import Diagnostics, pointer_join
 from ..ir import Field, Leniency, Shape
+from .walk import DEFS_PREFIX, defs_name
 
-DEFS_PREFIX = "#/$defs/"
 KNOWN_LENIENCY = {
     "x-deserialize-default-on-error",
     "x-deserialize-skip-invalid-items",
@@ -122,10 +122,11 @@ class Resolver:
         return Shape("any")
 
     # -- fields -------------------------------------------------------------------------
-    def leniency(self, node: Any, pointer: str) -> Leniency:
+    def leniency(self, node: Any) -> Leniency:
+        """The known `x-deserialize-*` rules of a property (unknown ones are reported once,
+        by the schema-wide scan of `classify`)."""
         if not isinstance(node, dict):
             return Leniency()
-        # Unknown `x-deserialize-*` keywords are reported once, by the schema-wide scan.
         return Leniency(
             default_on_error=node.get("x-deserialize-default-on-error") is True,
             skip_invalid_items=node.get("x-deserialize-skip-invalid-items") is True,
@@ -173,7 +174,7 @@ class Resolver:
                     required=wire in required or (wire in out and out[wire].required),
                     doc=doc if isinstance(doc, str) else "",
                     pointer=at,
-                    leniency=self.leniency(sub, at),
+                    leniency=self.leniency(sub),
                 )
         all_of = node.get("allOf")
         if isinstance(all_of, list):
@@ -190,7 +191,7 @@ class Resolver:
         # Last: `required` also covers properties that came from `allOf` or alternatives.
         for wire in required:
             if wire in out and not out[wire].required:
-                out[wire] = _replace_required(out[wire], True)
+                out[wire] = replace(out[wire], required=True)
 
     def _collect_alternatives(
         self,
@@ -210,12 +211,7 @@ class Resolver:
                 if wire in out:
                     continue
                 in_all = all(wire in other and other[wire].required for other in per_branch)
-                out[wire] = _replace_required(f, f.required and in_all)
-
-
-def defs_name(ref: str) -> str:
-    """`#/$defs/a~1b` → `a/b`: the name a local reference points at (RFC 6901 escapes)."""
-    return ref[len(DEFS_PREFIX) :].replace("~1", "/").replace("~0", "~")
+                out[wire] = replace(f, required=f.required and in_all)
 
 
 def def_pointer(name: str) -> str:
@@ -230,20 +226,6 @@ def branches_of(node: dict[str, Any]) -> tuple[str, list[Any]] | None:
     return None
 
 
-def iter_keys(node: Any, pointer: str = "") -> Iterator[tuple[str, str, Any]]:
-    """Every (pointer, key, value) of a JSON tree, for whole-schema checks."""
-    stack: list[tuple[str, Any]] = [(pointer, node)]
-    while stack:
-        at, cur = stack.pop()
-        if isinstance(cur, dict):
-            for k, v in cur.items():
-                yield at, str(k), v
-                stack.append((pointer_join(at, str(k)), v))
-        elif isinstance(cur, list):
-            for i, v in enumerate(cur):
-                stack.append((pointer_join(at, i), v))
-
-
 def _only_ref(node: Any) -> bool:
     return isinstance(node, dict) and "$ref" in node and len(node) == 1
 
@@ -253,16 +235,11 @@ def _is_null(node: Any) -> bool:
 
 
 def _with_null(shape: Shape, nullable: bool) -> Shape:
-    if not nullable or shape.nullable:
-        return shape
-    return shape._replace(nullable=True)
+    return shape.with_nullable(True) if nullable else shape
 
 
 def _number(value: Any, default: int | None) -> int | float | None:
-    if type(value) in (int, float):
-        return value  # type: ignore[no-any-return]
+    """A bound: an integer or a finite number (JSON's `Infinity` and `NaN` bound nothing)."""
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        return value
     return default
-
-
-def _replace_required(f: Field, required: bool) -> Field:
-    return Field(f.wire, f.shape, required, f.doc, f.pointer, f.leniency)

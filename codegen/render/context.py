@@ -1,220 +1,237 @@
-"""The views the templates loop over: plain, frozen data about one generated module.
+"""The typed contexts the templates render: one per generated module, made by `lower`.
 
-`view.ViewBuilder` makes them from the IR and the decided names. Python expressions in here are
-names of functions and types only; schema text reaches templates through the `pylit` and
-`docstring` filters.
+All of it is plain data, made once by `lower` and only read by the templates (so no equality,
+hashing or repr: each would cost the CLI's start-up a compiled function a class). Schema text
+(wire names, tags, descriptions, enum values) is kept as data and reaches the output only
+through the `pylit` and `docstring` filters. A few fields hold Python source that `lower`
+builds from decided names, builtins, runtime helpers and `pylit` numbers, never from raw text:
+`annotation`s (type expressions), `Check.call` and `Check.table` (a decoder function or an
+expression that makes one, a lookup table), `Group.condition` (a JSON type test of `v`),
+`FieldContext.empty` (`[]` or `{}`), and `MethodContext`'s `*_type` and `*_annotation`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+CheckKind = Literal["any", "type", "int", "float", "bounds", "null", "call", "enum", "list", "map"]
+Encode = Literal["plain", "model", "list_model", "map_model", "enum", "generic"]
 
 
-class Check(NamedTuple):
-    """How to validate (and convert) one value held in the local `v`."""
+@dataclass(slots=True, eq=False, repr=False)
+class Check:
+    """How a decoder validates (and converts) the value held in its local `v`.
 
-    kind: str  # any | type | int | float | null | call | enum | list | map
-    expected: str = ""
-    pytype: str = ""  # kind "type": the exact Python type
+    `bounds` is an `int` or `float` check whose JSON type was tested already; `type_known`
+    says the same of an `enum`, `list` or `map` check (an untagged union tests the JSON type
+    once, before its alternatives)."""
+
+    kind: CheckKind
+    expected: str = ""  # how the DecodeError describes what was expected
+    pytype: str = ""  # type: the exact Python type; enum: `str` or `int`
     lo: int | float | None = None
     hi: int | float | None = None
-    call: str = ""  # kind "call": decoder function; list/map: item decoder expression
-    table: str = ""  # kind "enum": lookup table
-    open: bool = False  # kind "enum": unknown values are kept
+    call: str = ""  # call: the decoder function; list, map: the item decoder (an expression)
+    table: str = ""  # enum: the lookup table, value → member
+    open: bool = False  # enum: unknown values are kept as they are
     min_items: int | None = None
-    skip_invalid: bool = False
+    skip_invalid: bool = False  # list: items that fail to decode are dropped
+    type_known: bool = False
 
 
-class FieldView(NamedTuple):
-    """A field as the templates see it: names, annotation, check, encoding."""
+@dataclass(slots=True, eq=False, repr=False)
+class FieldContext:
+    """A field of a generated class: names, annotation, how it is decoded and encoded."""
 
     py: str
     wire: str
-    annotation: str
+    annotation: str  # with `| _UnsetType` when the field may be omitted
     required: bool
     nullable: bool
     doc: str
     check: Check
-    encode: str  # plain | model | list_model | map_model | str_enum | int_enum | generic
-    default_on_error: bool
-    default_on_null: bool
-    empty: str  # the empty value for lenient rules on collections ("[]", "{}") or ""
+    # What a null does: `check` (it is checked like any value, and fails unless the check
+    # takes null), `keep` (kept as None, not checked), `empty` (becomes `empty`: a lenient rule)
+    on_null: Literal["check", "keep", "empty"]
+    lenient: bool  # a value that fails its check becomes `empty` (required) or stays omitted
+    empty: str  # the empty collection the lenient rules use ("[]", "{}"), or ""
+    encode: Encode
+    enum_type: str  # encode `enum`: the plain type its members encode as (`str`, `int`)
 
 
-class ClassView(NamedTuple):
-    """A generated class: an object type, a tagged-union variant or an open variant."""
+@dataclass(slots=True, eq=False, repr=False)
+class ClassContext:
+    """A generated class: an object type, or a tagged union's variant, open or fallback one."""
 
     py: str
     doc: str
-    base: str
-    fields: tuple[FieldView, ...]
-    tag_wire: str = ""
-    tag: str = ""  # fixed tag of a variant
-    reserved: tuple[str, ...] = ()  # open variant: tags it must refuse
-    open_tag_py: str = ""  # open variant: Python name of its tag field
-    payload: str = ""
-
-    @property
-    def note(self) -> str:
-        if self.reserved:
-            return (
-                f"The open variant: any `{self.tag_wire}` outside the known and reserved tags, "
-                "with its whole payload kept."
-            )
-        if self.tag:
-            extra = f" Payload: `{self.payload}`." if self.payload else ""
-            return f"Wire tag: `{self.tag_wire}: {self.tag}`.{extra}"
-        return ""
-
-    @property
-    def required(self) -> tuple[FieldView, ...]:
-        return tuple(f for f in self.fields if f.required)
-
-    @property
-    def optional(self) -> tuple[FieldView, ...]:
-        return tuple(f for f in self.fields if not f.required)
-
-    @property
-    def known_keys(self) -> tuple[str, ...]:
-        keys = [f.wire for f in self.fields]
-        return tuple([self.tag_wire, *keys] if self.tag else keys)
+    note: str  # a paragraph the docstring adds about the wire, or ""
+    union: str  # the union a variant belongs to (its base class), "" for an object type
+    fields: tuple[FieldContext, ...]
+    required: tuple[FieldContext, ...]
+    optional: tuple[FieldContext, ...]
+    tag_wire: str = ""  # a variant's union's tag property
+    tag: str = ""  # a variant's fixed tag; "" for open and fallback variants
+    reserved: tuple[str, ...] = ()  # open variant: the tags it must refuse
+    open_tag_py: str = ""  # open variant: the Python name of its tag field
+    known_keys: tuple[str, ...] = ()  # every wire key the class declares, the tag included
+    min_keys: int = 0  # keys a decoded object always has: the required fields and the tag
 
 
-class UnionView(NamedTuple):
+@dataclass(slots=True, eq=False, repr=False)
+class UnionContext:
     """A tagged union's base class and its tag table."""
 
     py: str
     doc: str
+    note: str
     tag_wire: str
-    variants: tuple[tuple[str, str], ...]  # (tag, class)
+    variants: tuple[tuple[str, str], ...]  # (tag, variant class)
+    tags: tuple[str, ...]
     open_class: str
-    reserved: tuple[str, ...]
-    fallback_class: str = ""
-
-    @property
-    def rule(self) -> str:
-        tags = ", ".join(t for t, _ in self.variants)
-        text = f"Tagged union on `{self.tag_wire}` ({tags}): one table lookup picks the variant."
-        if self.open_class:
-            text += (
-                f" Any other tag decodes to `{self.open_class}`, which keeps the whole payload;"
-                " a known or reserved tag with a broken payload is a DecodeError."
-            )
-        elif self.fallback_class:
-            text += (
-                f" Without the tag, or with an unknown one, it decodes as `{self.fallback_class}`."
-            )
-        else:
-            text += " Closed: any other tag is a DecodeError."
-        return text
+    fallback_class: str
 
 
-class EnumView(NamedTuple):
-    """An enum; `check` decodes one value of it."""
+@dataclass(slots=True, eq=False, repr=False)
+class MemberContext:
+    py: str
+    value: str | int
+    doc: str
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class EnumContext:
+    """An enum class; `check` decodes one value of it."""
 
     py: str
     doc: str
-    base: str  # StrEnum | IntEnum
-    value_type: str  # str | int
-    members: tuple[tuple[str, str | int, str], ...]  # (name, value, doc)
+    note: str
+    value_type: str  # `str` or `int`
+    members: tuple[MemberContext, ...]
     open: bool
-    open_doc: str
-
-    @property
-    def check(self) -> Check:
-        values = ", ".join(repr(v) for _, v, _ in self.members)
-        expected = (
-            f"one of {values}"
-            if not self.open
-            else ("a string" if self.value_type == "str" else "an integer")
-        )
-        return Check(
-            "enum", expected, pytype=self.value_type, table="_E_" + self.py, open=self.open
-        )
-
-    @property
-    def open_note(self) -> str:
-        if not self.open:
-            return "Closed: any other value is a DecodeError."
-        return f"Open: any other {self.value_type} decodes as itself. " + self.open_doc
-
-
-class Option(NamedTuple):
-    """One alternative of an untagged union, with the keys that select it."""
-
-    required: tuple[str, ...]  # keys (objects) or first-item keys (lists) that select it
     check: Check
-    doc: str
-    list_item: bool = False
-
-    @property
-    def condition(self) -> str:
-        if self.list_item:
-            keys = "".join(f" and {k!r} in first" for k in self.required)
-            return f"first is None or (type(first) is dict{keys})" if keys else "True"
-        return " and ".join(f"{k!r} in v" for k in self.required) or "True"
 
 
-_CONDITIONS = {
-    "null": "v is None",
-    "bool": "type(v) is bool",
-    "int": "type(v) is int",
-    "float": "type(v) is float or type(v) is int",
-    "str": "type(v) is str",
-    "list": "type(v) is list",
-    "object": "type(v) is dict",
-    "any": "True",
-}
+@dataclass(slots=True, eq=False, repr=False)
+class Option:
+    """One alternative of an untagged union, among those of its JSON type."""
+
+    check: Check
+    keys: tuple[str, ...]  # the keys of the object (or of a list's first item) that select it
+    always: bool  # selected whatever the value of its JSON type: the last one tried
+    takes_empty: bool = False  # lists: the alternative an empty list decodes as
 
 
-class Group(NamedTuple):
-    """The alternatives of an untagged union that share one JSON type."""
+@dataclass(slots=True, eq=False, repr=False)
+class Group:
+    """The alternatives of an untagged union that share one JSON type, in schema order."""
 
     json_kind: str
+    condition: str  # the JSON type test, a Python expression over `v`
     options: tuple[Option, ...]
-
-    @property
-    def condition(self) -> str:
-        return _CONDITIONS[self.json_kind]
-
-    @property
-    def missing_message(self) -> str:
-        sets = ["{" + ", ".join(o.required) + "}" for o in self.options]
-        return "needs the keys of one of " + " or ".join(sets)
+    missing: str  # objects: what the DecodeError says when no alternative's keys are there
 
 
-class AliasView(NamedTuple):
-    """A named alias: of a class, of a plain shape, or an untagged union."""
+@dataclass(slots=True, eq=False, repr=False)
+class AliasContext:
+    """A named alias: of a class or enum (`name`), of a plain shape, or an untagged union."""
 
     py: str
     doc: str
+    note: str
+    kind: Literal["name", "shape", "untagged"]
     annotation: str
-    check: Check | None  # None: alias of a class or enum, decoded by its target
-    target: str = ""  # decoder of the target when `check` is None
-    groups: tuple[Group, ...] = ()  # untagged unions
-    untagged: bool = False
-    expected: str = ""
-
-    @property
-    def rule(self) -> str:
-        if not self.untagged:
-            return ""
-        return (
-            "Untagged union, decoded without trying alternatives in turn: first by JSON type "
-            "(null, boolean, integer, number, string, list, object, in that order; an integer "
-            "may fill a number); among objects, the first alternative in schema order whose "
-            "required keys are all present; among lists, the same test on the first item "
-            "(an empty list takes the first list alternative)."
-        )
+    target: str = ""  # name: the class or enum it names
+    check: Check | None = None  # shape: how a value is checked
+    groups: tuple[Group, ...] = ()  # untagged: by JSON type, in the order they are tested
+    always: bool = False  # untagged: the last group takes any value
+    expected: str = ""  # untagged: the JSON types the error names
 
 
-@dataclass
-class ModuleView:
-    """Everything `models.py` declares, in the order it is declared."""
+@dataclass(slots=True, eq=False, repr=False)
+class ModuleContext:
+    """What every generated module's template sees: the banner, and its own fields."""
 
-    enums: list[EnumView] = field(default_factory=list)
-    unions: list[UnionView] = field(default_factory=list)
-    classes: list[ClassView] = field(default_factory=list)
-    aliases: list[AliasView] = field(default_factory=list)
-    exports: list[str] = field(default_factory=list)
+    banner: str
+
+    def variables(self) -> dict[str, Any]:
+        """The template's variables: every field by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class ModelsContext(ModuleContext):
+    """`models.py`: everything it declares, in the order it declares it."""
+
+    title: str
+    enums: tuple[EnumContext, ...]
+    unions: tuple[UnionContext, ...]
+    classes: tuple[ClassContext, ...]
+    aliases: tuple[AliasContext, ...]
+    exports: tuple[str, ...]
+    needs_annotated: bool  # some alias carries its own decoder
+    needs_unset_type: bool  # some field may be omitted
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class MethodContext:
+    """One JSON-RPC method as the method table and the dispatchers see it."""
+
+    name: str  # the wire method, e.g. "session/prompt"
+    py: str  # the handler's Python name, "" for a method no role handles
+    side: str
+    kind: str  # request | notification
+    unstable: bool
+    doc: str
+    params_class: str  # the params class, "" when the schema has none
+    result_class: str  # the result class, "" for a notification or when the schema has none
+    params_type: str  # `_m.X`, or `None`: the params type as the route tables hold it
+    result_type: str
+    params_annotation: str  # `_m.X`, or `Any`: the annotation of a handler's `params`
+    result_annotation: str  # `_m.X`, `Any`, or `None` for a notification
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class MethodsContext(ModuleContext):
+    """`methods.py`: every method of the schema."""
+
+    methods: tuple[MethodContext, ...]
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class RpcContext(ModuleContext):
+    """`rpc.py`: the methods each role handles, and the protocol-level cancel method."""
+
+    agent: tuple[MethodContext, ...]  # handled by the agent: AgentBase, called by AgentStub
+    client: tuple[MethodContext, ...]  # handled by the client: ClientBase, called by ClientStub
+    cancel_method: str | None  # `$/cancel_request` when the schema has it
+    batches: bool  # the schema defines JSON-RPC batches (arrays of messages)
+    needs_any: bool  # some handler's params or result is untyped
+    needs_models: bool
+    has_requests: bool
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class SessionStateContext(ModuleContext):
+    """`session_state.py`: which `SessionUpdate` kinds follow which rule."""
+
+    tag_wire: str
+    kinds: tuple[tuple[str, str], ...]  # (tag, class) of every kind the schema knows
+    roles: tuple[tuple[str, str], ...]  # (tag, role) of the message kinds that have a rule
+    rules: tuple[tuple[str, str], ...]  # (class, SessionState method) of the kinds with a rule
+    tool_call_collections: tuple[str, ...]  # tool call fields that hold lists
+    usage_fields: tuple[str, ...]  # the usage fields kept (not `_meta`)
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class InitContext(ModuleContext):
+    """`__init__.py`: what the package exports, eagerly and on first use."""
+
+    title: str
+    ref: str
+    sha256: str
+    version: int | None
+    imports: tuple[tuple[str, tuple[str, ...]], ...]  # (module, names), imported at once
+    lazy_imports: tuple[tuple[str, tuple[str, ...]], ...]  # imported on first use of a name
+    all_names: tuple[str, ...]

@@ -1,8 +1,10 @@
-"""Render templates with Jinja2 (StrictUndefined). Schema text reaches the output only through
-the `pylit` and `docstring` filters, which always produce valid, inert Python literals."""
+"""The Jinja2 environment (StrictUndefined) and its filters. Schema text reaches the output only
+as identifiers decided by `naming`, or through `pylit` and `docstring`, which always make
+valid, inert Python literals (`lower` calls `pylit` too, for the numbers it writes)."""
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -44,22 +46,31 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     return jinja2.FileSystemBytecodeCache(str(folder))
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def pylit(value: Any) -> str:
-    """A Python literal for JSON-ish data: `repr` of str/int/float/bool/None, lists of them."""
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(pylit(v) for v in value) + "]"
-    if value is None or isinstance(value, bool | int | float | str):
+    """A Python literal for JSON-ish data: `repr` of str/int/finite float/bool/None, and
+    lists of them."""
+    if type(value) in _SCALARS:  # the common case first: the filter runs for every key
         return repr(value)
-    raise TypeError(f"cannot render {type(value).__name__} as a literal")
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join([pylit(v) for v in value]) + "]"
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    if value is None or isinstance(value, bool | int | str):
+        return repr(value)
+    raise TypeError(f"cannot render {value!r} as a literal")
 
 
 def docstring(text: str, indent: int = 0, note: str = "") -> str:
-    """A triple-quoted docstring that holds `text` verbatim and can never end early."""
-    body = "\n\n".join(part.strip() for part in (text, note) if part and part.strip())
-    body = body or "No description in the schema."
+    """A triple-quoted docstring that holds `text` (then the paragraph `note`) verbatim and
+    can never end early."""
+    text, note = text.strip(), note.strip()
+    body = f"{text}\n\n{note}" if text and note else text or note or "No description in the schema."
     escaped = body.replace("\\", "\\\\")
-    if not escaped.replace("\n", "").replace("\t", "").isprintable():  # rare: escape one by one
-        escaped = "".join(_escape_char(ch) for ch in escaped)
+    if not escaped.isprintable() and not escaped.replace("\n", "").replace("\t", "").isprintable():
+        escaped = "".join(_escape_char(ch) for ch in escaped)  # rare: escape one by one
     escaped = escaped.replace('"""', '\\"\\"\\"')
     if escaped.endswith('"'):
         # A final quote would merge with the closing `"""`; escape it unless it already is
@@ -67,19 +78,12 @@ def docstring(text: str, indent: int = 0, note: str = "") -> str:
         body = escaped[:-1]
         if (len(body) - len(body.rstrip("\\"))) % 2 == 0:
             escaped = body + '\\"'
+    if "\n" not in escaped:
+        return f'"""{escaped.rstrip()}"""'
     pad = " " * indent
-    lines = [line.rstrip() for line in escaped.split("\n")]
-    if len(lines) == 1:
-        return f'"""{lines[0]}"""'
-    return (
-        '"""'
-        + lines[0]
-        + "\n"
-        + "\n".join((pad + ln) if ln else "" for ln in lines[1:])
-        + "\n"
-        + pad
-        + '"""'
-    )
+    first, *rest = escaped.split("\n")
+    lines = [pad + line if line else "" for line in (ln.rstrip() for ln in rest)]
+    return '"""' + first.rstrip() + "\n" + "\n".join(lines) + "\n" + pad + '"""'
 
 
 def _escape_char(ch: str) -> str:

@@ -1,198 +1,380 @@
-"""Views: what the templates loop over, derived from the IR and the decided names.
+"""The lowering: IR + decided names → the typed context of every generated module.
 
-Each shape becomes a `Check` (how a value is validated and converted) and an annotation. Both
-are plain data; the templates decide the statements. Python expressions in here are names of
-functions and types only — never text taken from the schema (that goes through `pyliteral`).
+This is the one place that decides what the templates see (`context.py` has the types); the
+templates only loop over it and look things up. `lower` makes the contexts of a package;
+`Lowering` does the work and also answers `annotation` for `specdiff`.
+
+- models: each shape becomes a `Check` (how a decoder validates and converts a value) and an
+  annotation; each field, class, union, enum and alias a context in declaration order.
+- methods and rpc: each method with its handler name (from `naming`) and its payload types.
+- session_state: which `SessionUpdate` kinds follow which rule of the protocol.
+- __init__: what the package exports, eagerly and lazily.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Literal
 
+from ..diagnostics import InputError
 from ..ir import (
     Alias,
     EnumType,
     Field,
+    Method,
     Model,
     ObjectType,
+    OpenVariant,
     Shape,
     TaggedUnion,
     UntaggedUnion,
+    Variant,
+    alias_refs,
 )
+from ..modules import META_NAMES, ModuleSpec
 from ..naming import Names
 from .context import (
-    AliasView,
+    AliasContext,
     Check,
-    ClassView,
-    EnumView,
-    FieldView,
+    ClassContext,
+    Encode,
+    EnumContext,
+    FieldContext,
     Group,
-    ModuleView,
+    InitContext,
+    MemberContext,
+    MethodContext,
+    MethodsContext,
+    ModelsContext,
+    ModuleContext,
     Option,
-    UnionView,
+    RpcContext,
+    SessionStateContext,
+    UnionContext,
 )
+from .env import pylit
 
-_PRIMITIVE_TYPES = {"str": "str", "bool": "bool", "object": "dict"}
+NOTE_WIDTH = 88  # our own docstring paragraphs are wrapped; the schema's text is kept as is
 _EXPECTED = {
-    "str": "a string",
-    "bool": "a boolean",
-    "object": "an object",
-    "null": "null",
-    "list": "a list",
-    "map": "an object",
-}
-
-
-_KIND_ORDER = ("null", "bool", "int", "float", "str", "list", "object", "any")
-_KIND_EXPECTED = {
     "null": "null",
     "bool": "a boolean",
     "int": "an integer",
     "float": "a number",
     "str": "a string",
     "list": "a list",
+    "map": "an object",
     "object": "an object",
     "any": "any value",
 }
+_PLAIN_TYPES = {"str": "str", "bool": "bool", "object": "dict"}
+_ANNOTATIONS = {
+    "str": "str",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "null": "None",
+    "object": "dict[str, _Any]",
+}
+# Untagged unions: the JSON types in the order they are tested, and how each is tested.
+_KIND_ORDER = ("null", "bool", "int", "float", "str", "list", "object", "any")
+_CONDITIONS = {
+    "null": "v is None",
+    "bool": "type(v) is bool",
+    "int": "type(v) is int",
+    "float": "type(v) is float or type(v) is int",
+    "str": "type(v) is str",
+    "list": "type(v) is list",
+    "object": "type(v) is dict",
+    "any": "",  # no test: any value
+}
+_KIND_WORDS = {
+    "null": "null",
+    "bool": "boolean",
+    "int": "integer",
+    "float": "number",
+    "str": "string",
+    "list": "list",
+    "object": "object",
+    "any": "any other value",
+}
 
 
-class ViewBuilder:
+def lower(
+    model: Model,
+    names: Names,
+    modules: Sequence[ModuleSpec],
+    *,
+    banner: str,
+    ref: str,
+    sha256: str,
+) -> dict[str, ModuleContext]:
+    """The context of each templated module of `modules`, by module name."""
+    lowering = Lowering(model, names)
+    models = lowering.models(banner)
+    methods = lowering.methods()
+    made: dict[str, ModuleContext] = {
+        "models": models,
+        "methods": MethodsContext(banner, methods),
+        "rpc": _rpc(banner, model.methods, methods, bool(model.batches)),
+        "__init__": _init(banner, model, models.exports, modules, ref, sha256),
+    }
+    wanted = {m.module for m in modules if m.template is not None}
+    if "session_state" in wanted:
+        made["session_state"] = lowering.session_state(banner)
+    return {name: made[name] for name in wanted}
+
+
+class Lowering:
     def __init__(self, model: Model, names: Names) -> None:
         self.model = model
         self.names = names
 
-    def build(self) -> ModuleView:
-        view = ModuleView()
+    # -- models.py --------------------------------------------------------------------------
+    def models(self, banner: str) -> ModelsContext:
+        enums: list[EnumContext] = []
+        unions: list[UnionContext] = []
+        classes: list[ClassContext] = []
+        aliases: list[AliasContext] = []
+        exports: list[str] = []
         for t in self.model.types:
             py = self.names.types[t.name]
-            view.exports.append(py)
+            exports.append(py)
             if isinstance(t, EnumType):
-                view.enums.append(self._enum(t, py))
+                enums.append(self._enum(t, py))
             elif isinstance(t, ObjectType):
-                view.classes.append(self._class(py, t.doc, "_rt.Model", t.fields))
+                classes.append(self._class(py, t.doc, "", t.fields))
             elif isinstance(t, TaggedUnion):
-                self._tagged(t, py, view)
+                unions.append(self._union(t, py))
+                for cls, made in self._variants(t, py):
+                    exports.append(cls)
+                    classes.append(made)
             elif isinstance(t, UntaggedUnion):
-                view.aliases.append(self._untagged(t, py))
+                aliases.append(self._untagged(t, py))
             else:
-                view.aliases.append(self._alias(t, py))
-        view.aliases = _alias_order(view.aliases)
-        return view
-
-    # -- types ------------------------------------------------------------------------------
-    def _enum(self, t: EnumType, py: str) -> EnumView:
-        members = tuple((self.names.members[(t.name, m.value)], m.value, m.doc) for m in t.members)
-        base = "_enum.StrEnum" if t.value_kind == "str" else "_enum.IntEnum"
-        return EnumView(py, t.doc, base, t.value_kind, members, t.open, t.open_doc)
-
-    def _class(
-        self, py: str, doc: str, base: str, fields: tuple[Field, ...], **kw: Any
-    ) -> ClassView:
-        pys = self.names.fields(py) if kw.get("owner") is None else self.names.fields(kw["owner"])
-        kw.pop("owner", None)
-        views = tuple(self._field(f, p) for f, p in zip(fields, pys, strict=True))
-        return ClassView(py, doc, base, views, **kw)
-
-    def _tagged(self, t: TaggedUnion, py: str, view: ModuleView) -> None:
-        variants = []
-        for v in t.variants:
-            cls = self.names.variants[(t.name, v.tag)]
-            view.exports.append(cls)
-            variants.append((v.tag, cls))
-            payload = self.names.types.get(v.payload or "", "")  # its Python name
-            view.classes.append(
-                self._class(cls, v.doc, py, v.fields, tag_wire=t.tag, tag=v.tag, payload=payload)
-            )
-        open_cls = ""
-        reserved: tuple[str, ...] = ()
-        if t.open is not None:
-            open_cls = self.names.open_variants[t.name]
-            view.exports.append(open_cls)
-            reserved = t.open.reserved
-            tag_py = self.names.fields(open_cls)[[f.wire for f in t.open.fields].index(t.tag)]
-            view.classes.append(
-                self._class(
-                    open_cls,
-                    t.open.doc,
-                    py,
-                    t.open.fields,
-                    tag_wire=t.tag,
-                    reserved=reserved,
-                    open_tag_py=tag_py,
-                )
-            )
-        fallback_cls = ""
-        if t.fallback is not None:
-            fallback_cls = self.names.fallback_variants[t.name]
-            view.exports.append(fallback_cls)
-            view.classes.append(
-                self._class(
-                    fallback_cls,
-                    t.fallback.doc,
-                    py,
-                    t.fallback.fields,
-                    payload=self.names.types.get(t.fallback.payload or "", ""),
-                )
-            )
-        view.unions.append(
-            UnionView(py, t.doc, t.tag, tuple(variants), open_cls, reserved, fallback_cls)
+                aliases.append(self._alias(t, py))
+        return ModelsContext(
+            banner,
+            title=self.model.title,
+            enums=tuple(enums),
+            unions=tuple(unions),
+            classes=tuple(classes),
+            aliases=self._alias_order(aliases),
+            exports=tuple(exports),
+            needs_annotated=any(a.kind != "name" for a in aliases),
+            needs_unset_type=any(c.optional for c in classes),
         )
 
-    def _alias(self, t: Alias, py: str) -> AliasView:
-        shape = t.shape
-        if shape.kind == "ref" and shape.ref is not None and not shape.nullable:
-            target_py = self.names.types[shape.ref]
-            return AliasView(py, t.doc, target_py, None, target="_d_" + target_py)
-        return AliasView(py, t.doc, self.annotation(shape), self.check(shape))
+    def _enum(self, t: EnumType, py: str) -> EnumContext:
+        members = tuple(
+            MemberContext(self.names.members[(t.name, m.value)], m.value, m.doc) for m in t.members
+        )
+        note = "Closed: any other value is a DecodeError."
+        if t.open:
+            note = _wrap(f"Open: any other {_EXPECTED[t.value_kind][2:]} decodes as itself.")
+            note += f"\n\n{t.open_doc}" if t.open_doc.strip() else ""
+        return EnumContext(py, t.doc, note, t.value_kind, members, t.open, self._enum_check(t))
 
-    def _untagged(self, t: UntaggedUnion, py: str) -> AliasView:
-        by_kind: dict[str, list[Option]] = {}
-        for b in t.branches:
-            required = b.required
-            if b.json_kind == "list" and b.shape.item is not None:
-                required = self._object_required(b.shape.item)
-            option = Option(required, self.check(b.shape), b.doc, list_item=b.json_kind == "list")
-            by_kind.setdefault(b.json_kind, []).append(option)
-        groups = tuple(Group(k, tuple(by_kind[k])) for k in _KIND_ORDER if k in by_kind)
-        parts = [_KIND_EXPECTED[g.json_kind] for g in groups]
-        expected = ", ".join(parts[:-1]) + " or " + parts[-1] if len(parts) > 1 else parts[0]
-        members = " | ".join(dict.fromkeys(self.annotation(b.shape) for b in t.branches))
-        return AliasView(py, t.doc, members, None, groups=groups, untagged=True, expected=expected)
+    def _enum_check(self, t: EnumType) -> Check:
+        py = self.names.types[t.name]
+        expected = _EXPECTED[t.value_kind]
+        if not t.open:
+            expected = "one of " + ", ".join(repr(m.value) for m in t.members)
+        return Check("enum", expected, pytype=t.value_kind, table="_E_" + py, open=t.open)
 
-    def _object_required(self, shape: Shape) -> tuple[str, ...]:
-        if shape.kind == "ref" and shape.ref is not None:
-            target = self.model.get(shape.ref)
-            if isinstance(target, ObjectType):
-                return tuple(f.wire for f in target.fields if f.required)
-            if isinstance(target, TaggedUnion):
-                return (target.tag,)
-        return ()
+    def _union(self, t: TaggedUnion, py: str) -> UnionContext:
+        variants = tuple((v.tag, self.names.variants[(t.name, v.tag)]) for v in t.variants)
+        open_cls = self.names.open_variants[t.name] if t.open is not None else ""
+        fallback_cls = self.names.fallback_variants[t.name] if t.fallback is not None else ""
+        tags = ", ".join(t.known_tags)
+        note = f"Tagged union on `{t.tag}` ({tags}): one table lookup picks the variant."
+        if open_cls:
+            note += (
+                f" Any other tag decodes to `{open_cls}`, which keeps the whole payload;"
+                " a known or reserved tag with a broken payload is a DecodeError."
+            )
+        elif fallback_cls:
+            note += f" Without the tag, or with an unknown one, it decodes as `{fallback_cls}`."
+        else:
+            note += " Closed: any other tag is a DecodeError."
+        note += (
+            f" Each tag's class is `{py}` followed by the tag in PascalCase, unless a names file"
+            " pins another name."
+        )
+        return UnionContext(
+            py, t.doc, _wrap(note), t.tag, variants, t.known_tags, open_cls, fallback_cls
+        )
 
-    # -- fields -----------------------------------------------------------------------------
-    def _field(self, f: Field, py: str) -> FieldView:
+    def _variants(self, t: TaggedUnion, union: str) -> Iterable[tuple[str, ClassContext]]:
+        for v in t.variants:
+            cls = self.names.variants[(t.name, v.tag)]
+            note = f"Wire tag: `{t.tag}: {v.tag}`." + (
+                f" Payload: `{self.names.types[v.payload]}`." if v.payload else ""
+            )
+            yield (
+                cls,
+                self._class(cls, v.doc, union, v.fields, tag_wire=t.tag, tag=v.tag, note=note),
+            )
+        if t.open is not None:
+            cls = self.names.open_variants[t.name]
+            yield cls, self._open_variant(t.open, t.tag, cls, union)
+        if t.fallback is not None:
+            cls = self.names.fallback_variants[t.name]
+            yield cls, self._fallback(t.fallback, cls, union)
+
+    def _open_variant(self, v: OpenVariant, tag: str, cls: str, union: str) -> ClassContext:
+        note = (
+            f"The open variant: any `{tag}` outside the known and reserved tags, "
+            "with its whole payload kept."
+        )
+        return self._class(
+            cls,
+            v.doc,
+            union,
+            v.fields,
+            tag_wire=tag,
+            reserved=v.reserved,
+            open_tag_py=self.names.fields(cls)[tag],
+            note=note,
+        )
+
+    def _fallback(self, v: Variant, cls: str, union: str) -> ClassContext:
+        note = f"Payload: `{self.names.types[v.payload]}`." if v.payload else ""
+        return self._class(cls, v.doc, union, v.fields, note=note)
+
+    def _class(
+        self,
+        py: str,
+        doc: str,
+        union: str,
+        fields: tuple[Field, ...],
+        *,
+        tag_wire: str = "",
+        tag: str = "",
+        reserved: tuple[str, ...] = (),
+        open_tag_py: str = "",
+        note: str = "",
+    ) -> ClassContext:
+        pys = self.names.fields(py)
+        views = tuple(self._field(f, pys[f.wire]) for f in fields)
+        required = tuple(f for f in views if f.required)
+        keys = tuple(f.wire for f in fields)
+        return ClassContext(
+            py,
+            doc,
+            _wrap(note),
+            union,
+            views,
+            required,
+            tuple(f for f in views if not f.required),
+            tag_wire=tag_wire,
+            tag=tag,
+            reserved=reserved,
+            open_tag_py=open_tag_py,
+            known_keys=(tag_wire, *keys) if tag else keys,
+            min_keys=len(required) + (1 if tag else 0),
+        )
+
+    def _field(self, f: Field, py: str) -> FieldContext:
         shape = f.shape
-        ann = self.annotation(shape)
-        if not f.required:
-            ann += " | _UnsetType"
         check = self.check(shape.non_null(), skip_invalid=f.leniency.skip_invalid_items)
-        resolved = self._resolve(shape)
-        empty = {"list": "[]", "map": "{}", "object": "{}"}.get(resolved.kind, "")
-        return FieldView(
+        empty = {"list": "[]", "map": "{}", "object": "{}"}.get(self._wire(shape).kind, "")
+        on_null: Literal["check", "keep", "empty"] = "check"
+        if f.leniency.default_on_null and empty:
+            on_null = "empty"
+        elif shape.nullable and check.kind != "any":
+            on_null = "keep"
+        encode, enum_type = self._encode(shape)
+        return FieldContext(
             py=py,
             wire=f.wire,
-            annotation=ann,
+            annotation=self.annotation(shape) + ("" if f.required else " | _UnsetType"),
             required=f.required,
             nullable=shape.nullable,
             doc=f.doc,
             check=check,
-            encode=self._encode_kind(shape),
-            default_on_error=f.leniency.default_on_error and (not f.required or bool(empty)),
-            default_on_null=f.leniency.default_on_null and bool(empty),
+            on_null=on_null,
+            lenient=(
+                f.leniency.default_on_error
+                and check.kind != "any"
+                and (not f.required or bool(empty))
+            ),
             empty=empty,
+            encode=encode,
+            enum_type=enum_type,
         )
 
+    def _alias(self, t: Alias, py: str) -> AliasContext:
+        shape = t.shape
+        if shape.kind == "ref" and shape.ref is not None and not shape.nullable:
+            target = self.names.types[shape.ref]
+            return AliasContext(py, t.doc, "", "name", target, target=target)
+        return AliasContext(py, t.doc, "", "shape", self.annotation(shape), check=self.check(shape))
+
+    def _untagged(self, t: UntaggedUnion, py: str) -> AliasContext:
+        by_kind: dict[str, list[Option]] = {}
+        for b in t.branches:
+            options = by_kind.setdefault(b.json_kind, [])
+            if options and options[-1].always:
+                continue  # an earlier alternative of this JSON type takes every value
+            check = self.check(b.shape, type_known=True)
+            if b.json_kind in ("object", "list"):
+                always = not b.required  # told apart by keys, or by nothing
+            else:
+                always = check.kind == "any" or (check.kind == "enum" and check.open)
+            takes_empty = b.json_kind == "list" and not options
+            options.append(Option(check, b.required, always, takes_empty))
+        groups = []
+        for kind in _KIND_ORDER:
+            if kind not in by_kind:
+                continue
+            condition = _CONDITIONS[kind]
+            if kind == "float" and "int" in by_kind:
+                condition = "type(v) is float"  # integers went to the integer alternatives
+            found = tuple(by_kind[kind])
+            sets = ["{" + ", ".join(o.keys) + "}" for o in found]
+            missing = "needs the keys of one of " + " or ".join(sets)
+            groups.append(Group(kind, condition, found, missing))
+        words = [_EXPECTED[g.json_kind] for g in groups]
+        expected = ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+        annotation = " | ".join(dict.fromkeys(self.annotation(b.shape) for b in t.branches))
+        return AliasContext(
+            py,
+            t.doc,
+            _untagged_rule(groups),
+            "untagged",
+            annotation,
+            groups=tuple(groups),
+            always=not groups[-1].condition and groups[-1].options[-1].always,
+            expected=expected,
+        )
+
+    def _alias_order(self, aliases: list[AliasContext]) -> tuple[AliasContext, ...]:
+        """Aliases are module-level expressions: one naming another must come after it."""
+        by_py = {a.py: a for a in aliases}
+        deps = {
+            self.names.types[t.name]: [self.names.types[r] for r in alias_refs(t)]
+            for t in self.model.types
+            if isinstance(t, Alias | UntaggedUnion)
+        }
+        done: dict[str, AliasContext] = {}
+
+        def visit(a: AliasContext, stack: set[str]) -> None:
+            if a.py in done or a.py in stack:
+                return
+            stack.add(a.py)
+            for dep in deps.get(a.py, ()):
+                if dep in by_py and dep != a.py:
+                    visit(by_py[dep], stack)
+            done[a.py] = a
+
+        for a in aliases:
+            visit(a, set())
+        return tuple(done.values())
+
+    # -- shapes -----------------------------------------------------------------------------
     def annotation(self, shape: Shape) -> str:
-        base: str
+        """The Python type of a shape, as written in `models.py` (`list[ContentBlock] | None`)."""
         if shape.kind == "ref" and shape.ref is not None:
             target = self.model.get(shape.ref)
             base = self.names.types[shape.ref]
@@ -203,127 +385,260 @@ class ViewBuilder:
         elif shape.kind == "map":
             base = f"dict[str, {self.annotation(shape.item or Shape('any'))}]"
         else:
-            base = {
-                "str": "str",
-                "int": "int",
-                "float": "float",
-                "bool": "bool",
-                "null": "None",
-                "object": "dict[str, _Any]",
-            }.get(shape.kind, "_Any")
+            base = _ANNOTATIONS.get(shape.kind, "_Any")
         if shape.nullable and base not in ("None", "_Any"):
             base += " | None"
         return base
 
-    def _resolve(self, shape: Shape) -> Shape:
-        """Look through aliases of plain shapes (a `SessionId` is checked as a string)."""
-        seen = set()
-        while shape.kind == "ref" and shape.ref is not None and shape.ref not in seen:
-            seen.add(shape.ref)
-            target = self.model.get(shape.ref)
-            if not isinstance(target, Alias):
-                return shape
-            inner = target.shape
-            shape = inner._replace(nullable=inner.nullable or shape.nullable)
-        return shape
+    def _wire(self, shape: Shape) -> Shape:
+        return self.model.look_through(shape)
 
-    def check(self, shape: Shape, skip_invalid: bool = False) -> Check:
-        shape = self._resolve(shape)
+    def check(self, shape: Shape, skip_invalid: bool = False, type_known: bool = False) -> Check:
+        """How to check a value of `shape`; with `type_known`, its JSON type was tested already
+        (and found to be the shape's own), so only the rest is checked."""
+        shape = self._wire(shape)
         kind = shape.kind
         if kind == "ref" and shape.ref is not None:
             target = self.model.get(shape.ref)
-            py = self.names.types[shape.ref]
             if isinstance(target, EnumType):
-                values = ", ".join(repr(m.value) for m in target.members)
-                expected = (
-                    f"one of {values}"
-                    if not target.open
-                    else _EXPECTED.get(target.value_kind, "an integer")
-                )
-                if target.value_kind == "int" and target.open:
-                    expected = "an integer"
-                return Check(
-                    "enum", expected, pytype=target.value_kind, table="_E_" + py, open=target.open
-                )
-            return Check("call", call="_d_" + py)
-        if kind in _PRIMITIVE_TYPES:
-            return Check("type", _EXPECTED[kind], pytype=_PRIMITIVE_TYPES[kind])
-        if kind == "int":
-            return Check(
-                "int", _number_expected("an integer", shape), lo=shape.minimum, hi=shape.maximum
-            )
-        if kind == "float":
-            return Check(
-                "float", _number_expected("a number", shape), lo=shape.minimum, hi=shape.maximum
-            )
+                check = self._enum_check(target)
+                return replace(check, type_known=True) if type_known else check
+            return Check("call", call="_d_" + self.names.types[shape.ref])
+        if kind in _PLAIN_TYPES:
+            if type_known:
+                return Check("any")
+            return Check("type", _EXPECTED[kind], pytype=_PLAIN_TYPES[kind])
+        if kind in ("int", "float"):
+            expected = _number_expected(_EXPECTED[kind], shape)
+            if type_known:
+                if shape.minimum is None and shape.maximum is None:
+                    return Check("any")
+                return Check("bounds", expected, lo=shape.minimum, hi=shape.maximum)
+            return Check(kind, expected, lo=shape.minimum, hi=shape.maximum)
         if kind == "null":
-            return Check("null", "null")
+            return Check("any") if type_known else Check("null", "null")
         if kind in ("list", "map"):
-            item = shape.item or Shape("any")
             return Check(
                 kind,
                 _EXPECTED[kind],
-                call=self.item_decoder(item),
+                call=self.item_decoder(shape.item or Shape("any")),
                 min_items=shape.min_items,
                 skip_invalid=skip_invalid,
+                type_known=type_known,
             )
         return Check("any")
 
     def item_decoder(self, shape: Shape) -> str:
-        """An expression for a function `(value) -> decoded` (items of lists and maps)."""
-        nullable = shape.nullable
-        base = self._item_decoder(shape.non_null() if not self._resolve(shape).nullable else shape)
-        if nullable:
-            return f"_rt.or_null({base})"
-        return base
+        """A Python expression for a function `(value) -> decoded` (items of lists and maps)."""
+        base = self._item_decoder(shape if self._wire(shape).nullable else shape.non_null())
+        return f"_rt.or_null({base})" if shape.nullable else base
 
     def _item_decoder(self, shape: Shape) -> str:
         if shape.kind == "ref" and shape.ref is not None:
             return "_d_" + self.names.types[shape.ref]
-        if shape.kind in ("str", "bool", "object", "any", "null"):
-            return f"_rt.d_{shape.kind}"
         if shape.kind in ("int", "float"):
             if shape.minimum is None and shape.maximum is None:
                 return f"_rt.d_{shape.kind}"
-            return f"_rt.{shape.kind}_range({shape.minimum!r}, {shape.maximum!r})"
-        if shape.kind == "list":
-            return f"_rt.list_decoder({self.item_decoder(shape.item or Shape('any'))})"
-        if shape.kind == "map":
-            return f"_rt.map_decoder({self.item_decoder(shape.item or Shape('any'))})"
+            return f"_rt.{shape.kind}_range({pylit(shape.minimum)}, {pylit(shape.maximum)})"
+        if shape.kind in ("list", "map"):
+            item = self.item_decoder(shape.item or Shape("any"))
+            return f"_rt.{shape.kind}_decoder({item})"
+        if shape.kind in ("str", "bool", "object", "null"):
+            return f"_rt.d_{shape.kind}"
         return "_rt.d_any"
 
-    def _encode_kind(self, shape: Shape) -> str:
+    def _encode(self, shape: Shape) -> tuple[Encode, str]:
+        """How a field's value becomes JSON, and for enum members their plain type."""
         if self._is_model(shape):
-            return "model"
-        enum = self._enum_of(shape)
-        if enum is not None:  # members become plain str/int on the wire
-            return f"{enum.value_kind}_enum"
+            return "model", ""
+        wire = self._wire(shape)
+        target = self.model.index.get(wire.ref or "") if wire.kind == "ref" else None
+        if isinstance(target, EnumType):  # members become plain str/int on the wire
+            return "enum", target.value_kind
         if shape.kind in ("list", "map") and shape.item is not None:
             if self._is_model(shape.item) and not shape.item.nullable:
-                return f"{shape.kind}_model"
-            return "plain" if self._is_plain(shape.item) else "generic"
-        return "plain" if self._is_plain(shape) else "generic"
+                return ("list_model" if shape.kind == "list" else "map_model"), ""
+            return ("plain" if self._is_plain(shape.item) else "generic"), ""
+        return ("plain" if self._is_plain(shape) else "generic"), ""
 
     def _is_model(self, shape: Shape) -> bool:
         if shape.kind != "ref" or shape.ref is None:
             return False
         return isinstance(self.model.get(shape.ref), ObjectType | TaggedUnion)
 
-    def _enum_of(self, shape: Shape) -> EnumType | None:
-        shape = self._resolve(shape)
-        if shape.kind == "ref" and shape.ref is not None:
-            target = self.model.get(shape.ref)
-            return target if isinstance(target, EnumType) else None
-        return None
-
     def _is_plain(self, shape: Shape) -> bool:
         """JSON that encodes as itself: no models, no enum members inside."""
-        shape = self._resolve(shape)
-        if shape.kind == "ref" and shape.ref is not None:
+        shape = self._wire(shape)
+        if shape.kind == "ref":
             return False
         if shape.kind in ("list", "map"):
             return self._is_plain(shape.item or Shape("any"))
         return True
+
+    # -- methods.py and rpc.py --------------------------------------------------------------
+    def methods(self) -> tuple[MethodContext, ...]:
+        return tuple(self._method(m) for m in self.model.methods)
+
+    def _method(self, method: Method) -> MethodContext:
+        params = self.names.types.get(method.params or "", "")
+        result = self.names.types.get(method.result or "", "")
+        request = method.kind == "request"
+        arrow = f"`{params or 'JSON'}` → `{result or 'JSON'}`"
+        if not request:
+            arrow = f"`{params or 'JSON'}`, never answered"
+        lane = " Unstable: only in the unstable schema." if method.unstable else ""
+        result_annotation = "None"
+        if request:
+            result_annotation = f"_m.{result}" if result else "Any"
+        return MethodContext(
+            name=method.name,
+            py=self.names.methods.get(method.name, ""),
+            side=method.side,
+            kind=method.kind,
+            unstable=method.unstable,
+            doc=f"`{method.name}` ({method.kind}): {arrow}.{lane}",
+            params_class=params,
+            result_class=result,
+            params_type=f"_m.{params}" if params else "None",
+            result_type=f"_m.{result}" if result else "None",
+            params_annotation=f"_m.{params}" if params else "Any",
+            result_annotation=result_annotation,
+        )
+
+    # -- session_state.py -------------------------------------------------------------------
+    def session_state(self, banner: str) -> SessionStateContext:
+        union = self.model.index.get(SESSION_UPDATE)
+        if not isinstance(union, TaggedUnion):
+            raise InputError(f"{SESSION_UPDATE} is not a tagged union: no session model for it")
+        kinds = tuple((v.tag, self.names.variants[(union.name, v.tag)]) for v in union.variants)
+        usable = {
+            v.tag: v
+            for v in union.variants
+            if v.tag in SESSION_RULES
+            and set(SESSION_RULES[v.tag][1]) <= {f.wire for f in v.fields if f.required}
+        }
+        rules = tuple((cls, SESSION_RULES[tag][0]) for tag, cls in kinds if tag in usable)
+        tool_call = usable.get("tool_call_update")
+        usage = usable.get("usage_update")
+        return SessionStateContext(
+            banner,
+            tag_wire=union.tag,
+            kinds=kinds,
+            roles=tuple(
+                (tag, MESSAGE_ROLES[tag])
+                for tag, _ in kinds
+                if tag in usable and tag in MESSAGE_ROLES
+            ),
+            rules=rules,
+            tool_call_collections=tuple(
+                f.wire
+                for f in (tool_call.fields if tool_call else ())
+                if self._wire(f.shape).kind == "list"
+            ),
+            usage_fields=tuple(
+                f.wire for f in (usage.fields if usage else ()) if f.wire != "_meta"
+            ),
+        )
+
+
+# The session model (`session_state.py`): the rule each `session/update` kind follows is
+# protocol semantics (upsert, chunk, patch, replace), so it is written here, keyed by tag, as
+# (the SessionState method, the wire fields it reads). A rule is used only for a variant that
+# has those fields as required ones, so a draft or v1 lane of another shape gets no wrong
+# rule; a kind without a usable rule is kept raw in `unknown`, like an unknown kind.
+SESSION_UPDATE = "SessionUpdate"
+SESSION_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "user_message": ("_message_upsert", ("messageId",)),
+    "agent_message": ("_message_upsert", ("messageId",)),
+    "agent_thought": ("_message_upsert", ("messageId",)),
+    "user_message_chunk": ("_message_chunk", ("messageId", "content")),
+    "agent_message_chunk": ("_message_chunk", ("messageId", "content")),
+    "agent_thought_chunk": ("_message_chunk", ("messageId", "content")),
+    "tool_call_update": ("_tool_call_update", ("toolCallId",)),
+    "tool_call_content_chunk": ("_tool_call_chunk", ("toolCallId", "content")),
+    "plan_update": ("_plan_update", ("plan",)),
+    "available_commands_update": ("_available_commands_update", ("availableCommands",)),
+    "config_option_update": ("_config_option_update", ("configOptions",)),
+    "session_info_update": ("_session_info_update", ()),
+    "usage_update": ("_usage_update", ("used", "size")),
+    "state_update": ("_state_update", ("state",)),
+    "terminal_update": ("_terminal_update", ("terminalId",)),
+    "terminal_output_chunk": ("_terminal_output_chunk", ("terminalId", "data")),
+}
+# The role of the message that a message update or chunk creates.
+MESSAGE_ROLES = {
+    "user_message": "user",
+    "user_message_chunk": "user",
+    "agent_message": "agent",
+    "agent_message_chunk": "agent",
+    "agent_thought": "thought",
+    "agent_thought_chunk": "thought",
+}
+
+
+def _rpc(
+    banner: str, methods: tuple[Method, ...], contexts: tuple[MethodContext, ...], batches: bool
+) -> RpcContext:
+    roles: dict[str, list[MethodContext]] = {"agent": [], "client": []}
+    cancel: str | None = None
+    for method, context in zip(methods, contexts, strict=True):
+        if not method.roles and method.side == "protocol":
+            cancel = method.name  # the runtime cancels in-flight handlers itself
+        for role in method.roles:
+            roles[role].append(context)
+    every = roles["agent"] + roles["client"]
+    return RpcContext(
+        banner,
+        agent=tuple(roles["agent"]),
+        client=tuple(roles["client"]),
+        cancel_method=cancel,
+        batches=batches,
+        needs_any=any("Any" in (m.params_annotation, m.result_annotation) for m in every),
+        needs_models=any(m.params_class or m.result_class for m in every),
+        has_requests=any(m.kind == "request" for m in every),
+    )
+
+
+def _init(
+    banner: str,
+    model: Model,
+    exports: tuple[str, ...],
+    modules: Sequence[ModuleSpec],
+    ref: str,
+    sha256: str,
+) -> InitContext:
+    eager: dict[str, tuple[str, ...]] = {"models": exports}
+    lazy: dict[str, tuple[str, ...]] = {}
+    for m in modules:
+        if m.exports:
+            (lazy if m.lazy else eager)[m.module] = m.exports
+    imports = _sorted_imports(eager)
+    lazy_imports = _sorted_imports(lazy)
+    all_names = tuple(n for _, names in imports + lazy_imports for n in names) + META_NAMES
+    return InitContext(
+        banner,
+        title=model.title,
+        ref=ref,
+        sha256=sha256,
+        version=model.version,
+        imports=imports,
+        lazy_imports=lazy_imports,
+        all_names=all_names,
+    )
+
+
+def isort_key(name: str) -> tuple[int, str, str]:
+    """Ruff's import order within one `from` statement: CONSTANTS, Classes, then the rest."""
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return (kind, name.lower(), name)
+
+
+def _sorted_imports(
+    modules: dict[str, tuple[str, ...]],
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple(
+        (module, tuple(sorted(names, key=isort_key))) for module, names in sorted(modules.items())
+    )
 
 
 def _number_expected(what: str, shape: Shape) -> str:
@@ -337,27 +652,43 @@ def _number_expected(what: str, shape: Shape) -> str:
     return what
 
 
-def _alias_order(aliases: list[AliasView]) -> list[AliasView]:
-    """Aliases are runtime expressions: one naming another must come after it."""
-    by_name = {a.py: a for a in aliases}
-    done: dict[str, AliasView] = {}
+def _untagged_rule(groups: list[Group]) -> str:
+    """What the decoder of an untagged union does, said for the JSON types it has."""
+    kinds = [_KIND_WORDS[g.json_kind] for g in groups]
+    if len(kinds) > 1:
+        text = f"Untagged union, decided by JSON type first, in this order: {', '.join(kinds)}."
+    else:
+        text = f"Untagged union: every alternative is {_EXPECTED[groups[0].json_kind]}."
+    several = {g.json_kind for g in groups if len(g.options) > 1}
+    if "number" in kinds and "integer" not in kinds:
+        text += " An integer may fill a number."
+    if "object" in several:
+        text += (
+            " Among objects, the first alternative in schema order whose required keys"
+            " are all present."
+        )
+    if "list" in several:
+        text += (
+            " Among lists, the same test on the first item; an empty list takes the first"
+            " list alternative."
+        )
+    if several - {"object", "list"}:
+        text += (
+            " Among alternatives of another shared JSON type, the first in schema order"
+            " that accepts the value."
+        )
+    return _wrap(text)
 
-    def visit(a: AliasView, stack: set[str]) -> None:
-        if a.py in done or a.py in stack:
-            return
-        stack.add(a.py)
-        for word in (
-            a.annotation.replace("[", " ")
-            .replace("]", " ")
-            .replace("|", " ")
-            .replace(",", " ")
-            .split()
-        ):
-            dep = by_name.get(word)
-            if dep is not None and dep is not a:
-                visit(dep, stack)
-        done[a.py] = a
 
-    for a in aliases:
-        visit(a, set())
-    return list(done.values())
+def _wrap(text: str) -> str:
+    """One of our own paragraphs, wrapped at spaces to lines of at most `NOTE_WIDTH`
+    characters (a longer word keeps its own line)."""
+    if len(text) <= NOTE_WIDTH:
+        return text
+    lines = [""]
+    for word in text.split(" "):
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > NOTE_WIDTH:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}" if lines[-1] else word
+    return "\n".join(lines)

@@ -239,8 +239,8 @@ class Comparer(UnionComparer):
         classes: tuple[str, str],  # the keys of `Names.fields` (a type or a variant class)
         skip: frozenset[str] = frozenset(),
     ) -> None:
-        o_py = dict(zip((f.wire for f in old), self.old.names.fields(classes[0]), strict=True))
-        n_py = dict(zip((f.wire for f in new), self.new.names.fields(classes[1]), strict=True))
+        o_py = self.old.names.fields(classes[0])
+        n_py = self.new.names.fields(classes[1])
         o_by, n_by = {f.wire: f for f in old}, {f.wire: f for f in new}
         cls_py = self.py_class(classes[1], new=True)
         for f in old:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..ir import Field, Shape
-from ..render.lower import ViewBuilder
+from ..render.lower import Lowering
 from .finding import Change
 from .load import Input
 from .rules import Direction
@@ -19,8 +21,8 @@ class Context:
         self.renames: dict[str, str] = {}
         self.changes: list[Change] = []
         self.relater = Relater(old.model, new.model, self.rename)
-        self._old_view = ViewBuilder(old.model, old.names)
-        self._new_view = ViewBuilder(new.model, new.names)
+        self._old_lowering = Lowering(old.model, old.names)
+        self._new_lowering = Lowering(new.model, new.names)
 
     def rename(self, old_name: str) -> str:
         return self.renames.get(old_name, old_name)
@@ -49,12 +51,12 @@ class Context:
         """An old shape with its references spelled by their new names."""
         item = self.renamed(shape.item) if shape.item is not None else None
         ref = self.rename(shape.ref) if shape.ref is not None else None
-        return shape._replace(ref=ref, item=item)
+        return replace(shape, ref=ref, item=item)
 
     def annotation(self, shape: Shape, *, new: bool) -> str:
         """The annotation the generator writes for a shape (`list[ContentBlock] | None`)."""
-        view = self._new_view if new else self._old_view
-        return view.annotation(shape).replace("_Any", "Any")
+        lowering = self._new_lowering if new else self._old_lowering
+        return lowering.annotation(shape).replace("_Any", "Any")
 
     def py_class(self, key: str, *, new: bool) -> str:
         """The Python class of a `Names.fields` key (a `$defs` name or a variant class)."""

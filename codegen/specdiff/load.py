@@ -13,12 +13,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..config import find_project, load_config
 from ..diagnostics import Diagnostics, InputError
 from ..ir import Model
 from ..naming import Names
+from ..parse.walk import ref_graph
 from ..pins import check_ref, ensure_with_meta, pin_ref, read_lock
 from ..pipeline import analyse
 from .reach import directions
@@ -41,20 +41,8 @@ def load_input(spec: str, unstable: bool = False) -> Input:
     path, label = resolve(spec, unstable)
     diags = Diagnostics()
     source, model, names = analyse(path, diags)
-    defs: dict[str, Any] = source.schema["$defs"]
-    return Input(label, path, model, names, directions(defs, model), batches(source.schema))
-
-
-def batches(schema: dict[str, Any]) -> tuple[str, ...]:
-    """The titles of the root's array alternatives: the JSON-RPC batches a peer may send
-    (alpha.3 has `AgentBatchCall`, `AgentBatchResponse`, ...; npm 2.2+ has none). The IR
-    models `$defs` only, and a batch is not one."""
-    branches = schema.get("anyOf") or schema.get("oneOf") or []
-    return tuple(
-        str(b.get("title") or f"batch #{i}")
-        for i, b in enumerate(branches if isinstance(branches, list) else [])
-        if isinstance(b, dict) and b.get("type") == "array"
-    )
+    graph = ref_graph(source.schema)
+    return Input(label, path, model, names, directions(graph, model), model.batches)
 
 
 def resolve(spec: str, unstable: bool) -> tuple[Path, str]:

@@ -10,10 +10,9 @@ sees exactly what a message of that type can contain.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from ..ir import Method, Model
-from ..parse.methods import refs_in
 from .rules import Direction
 
 CLIENT_TO_AGENT = "client->agent"
@@ -21,11 +20,11 @@ AGENT_TO_CLIENT = "agent->client"
 _ENVELOPES = ("Request", "Response", "Notification")
 
 
-def directions(defs: dict[str, Any], model: Model) -> dict[str, Direction]:
-    """The direction of every `$defs` name ("none" when nothing reaches it)."""
-    edges = {name: refs_in(node) for name, node in defs.items()}
-    flows: dict[str, set[str]] = {name: set() for name in defs}
-    for seed, flow in _seeds(defs, model.methods):
+def directions(edges: Mapping[str, list[str]], model: Model) -> dict[str, Direction]:
+    """The direction of every `$defs` name ("none" when nothing reaches it), given what each
+    definition references (`parse.walk.ref_graph`)."""
+    flows: dict[str, set[str]] = {name: set() for name in edges}
+    for seed, flow in _seeds(edges, model.methods):
         stack = [seed]
         while stack:
             name = stack.pop()
@@ -72,7 +71,7 @@ def merge(a: Direction, b: Direction) -> Direction:
     return as_direction(flows)
 
 
-def _seeds(defs: dict[str, Any], methods: tuple[Method, ...]) -> list[tuple[str, str]]:
+def _seeds(defs: Mapping[str, object], methods: tuple[Method, ...]) -> list[tuple[str, str]]:
     seeds: list[tuple[str, str]] = []
     for m in methods:
         there = method_direction(m)

@@ -10,6 +10,7 @@ stay names: what changed inside those types is reported on the types themselves.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Literal
 
 from ..ir import Alias, EnumType, Model, Shape, UntaggedUnion
@@ -20,20 +21,10 @@ _MAX_ALIAS_DEPTH = 16
 
 
 def wire(shape: Shape, model: Model) -> Shape:
-    """The shape with aliases (and open enums) replaced by what they accept."""
-    for _ in range(_MAX_ALIAS_DEPTH):
-        if shape.kind != "ref" or shape.ref is None or shape.ref not in model.index:
-            break
-        target = model.index[shape.ref]
-        if isinstance(target, Alias):
-            inner = target.shape
-        elif isinstance(target, EnumType) and target.open:
-            inner = Shape(target.value_kind)
-        else:
-            break
-        shape = inner._replace(nullable=inner.nullable or shape.nullable)
+    """The shape with aliases (and open enums) replaced by what they accept, items too."""
+    shape = model.look_through(shape, open_enums=True)
     if shape.item is not None:
-        shape = shape._replace(item=wire(shape.item, model))
+        shape = replace(shape, item=wire(shape.item, model))
     return shape
 
 
@@ -83,17 +74,12 @@ class Relater:
 
 
 def _expand(shape: Shape, model: Model) -> Shape | None:
-    """One level of an alias, open enum or catch-all union reference, or None."""
-    if shape.kind != "ref" or shape.ref is None:
-        return None
-    target = model.index.get(shape.ref)
-    if isinstance(target, Alias):
-        return target.shape
-    if isinstance(target, EnumType) and target.open:
-        return Shape(target.value_kind)
-    if catch_all_union(shape, model):
+    """One step through an alias or open enum (`Model.step_through`), or a reference to a
+    catch-all union as any JSON; None for any other shape."""
+    inner = model.step_through(shape, open_enums=True)
+    if inner is None and catch_all_union(shape, model):
         return Shape("any")
-    return None
+    return inner
 
 
 def open_enum(shape: Shape, model: Model) -> str | None:

@@ -2,7 +2,8 @@
 # sha256 caf62ff962ada396878372ced11efb2c6764e59d90919a38583c319948931a42. Do not edit: regenerate instead.
 """Agent Client Protocol bindings generated from Agent Client Protocol.
 
-Every `$defs` type is exported here; `decode(tp, data)` and `encode(value)` convert between typed values and parsed JSON.
+Every `$defs` type is exported here; `decode(tp, data)` and `encode(value)` convert
+between typed values and parsed JSON.
 """
 
 import importlib as _importlib

@@ -62,6 +62,19 @@ class ToolKind(_enum.StrEnum):
         return self.value
 
 
+_E_ToolKind: dict[_Any, ToolKind] = {m.value: m for m in ToolKind}
+
+
+def _d_ToolKind(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_ToolKind:
+        raise _rt.expected(
+            "one of 'read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'",
+            v,
+        )
+    v = _E_ToolKind[v]
+    return v
+
+
 class ToolCallStatus(_enum.StrEnum):
     """Execution status of a tool call.
 
@@ -92,6 +105,16 @@ class ToolCallStatus(_enum.StrEnum):
         return self.value
 
 
+_E_ToolCallStatus: dict[_Any, ToolCallStatus] = {m.value: m for m in ToolCallStatus}
+
+
+def _d_ToolCallStatus(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_ToolCallStatus:
+        raise _rt.expected("one of 'pending', 'in_progress', 'completed', 'failed'", v)
+    v = _E_ToolCallStatus[v]
+    return v
+
+
 class Role(_enum.StrEnum):
     """The sender or recipient of messages and data in a conversation.
 
@@ -110,6 +133,16 @@ class Role(_enum.StrEnum):
 
     def to_json(self) -> str:
         return self.value
+
+
+_E_Role: dict[_Any, Role] = {m.value: m for m in Role}
+
+
+def _d_Role(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_Role:
+        raise _rt.expected("one of 'assistant', 'user'", v)
+    v = _E_Role[v]
+    return v
 
 
 class PermissionOptionKind(_enum.StrEnum):
@@ -138,6 +171,18 @@ class PermissionOptionKind(_enum.StrEnum):
         return self.value
 
 
+_E_PermissionOptionKind: dict[_Any, PermissionOptionKind] = {
+    m.value: m for m in PermissionOptionKind
+}
+
+
+def _d_PermissionOptionKind(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_PermissionOptionKind:
+        raise _rt.expected("one of 'allow_once', 'allow_always', 'reject_once', 'reject_always'", v)
+    v = _E_PermissionOptionKind[v]
+    return v
+
+
 class ElicitationSchemaType(_enum.StrEnum):
     """Type discriminator for elicitation schemas.
 
@@ -154,6 +199,18 @@ class ElicitationSchemaType(_enum.StrEnum):
 
     def to_json(self) -> str:
         return self.value
+
+
+_E_ElicitationSchemaType: dict[_Any, ElicitationSchemaType] = {
+    m.value: m for m in ElicitationSchemaType
+}
+
+
+def _d_ElicitationSchemaType(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_ElicitationSchemaType:
+        raise _rt.expected("one of 'object'", v)
+    v = _E_ElicitationSchemaType[v]
+    return v
 
 
 class StringFormat(_enum.StrEnum):
@@ -180,6 +237,16 @@ class StringFormat(_enum.StrEnum):
         return self.value
 
 
+_E_StringFormat: dict[_Any, StringFormat] = {m.value: m for m in StringFormat}
+
+
+def _d_StringFormat(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_StringFormat:
+        raise _rt.expected("one of 'email', 'uri', 'date', 'date-time'", v)
+    v = _E_StringFormat[v]
+    return v
+
+
 class SessionConfigOptionCategory(_enum.StrEnum):
     """Semantic category for a session configuration option.
 
@@ -191,7 +258,9 @@ class SessionConfigOptionCategory(_enum.StrEnum):
     Category names beginning with `_` are free for custom use, like other ACP extension methods.
     Category names that do not begin with `_` are reserved for the ACP spec.
 
-    Open: any other str decodes as itself. Unknown / uncategorized selector.
+    Open: any other string decodes as itself.
+
+    Unknown / uncategorized selector.
     """
 
     MODE = "mode"
@@ -210,6 +279,18 @@ class SessionConfigOptionCategory(_enum.StrEnum):
 
     def to_json(self) -> str:
         return self.value
+
+
+_E_SessionConfigOptionCategory: dict[_Any, SessionConfigOptionCategory] = {
+    m.value: m for m in SessionConfigOptionCategory
+}
+
+
+def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_SessionConfigOptionCategory.get(v, v)
+    return v
 
 
 class StopReason(_enum.StrEnum):
@@ -251,13 +332,27 @@ class StopReason(_enum.StrEnum):
         return self.value
 
 
+_E_StopReason: dict[_Any, StopReason] = {m.value: m for m in StopReason}
+
+
+def _d_StopReason(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_StopReason:
+        raise _rt.expected(
+            "one of 'end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'", v
+        )
+    v = _E_StopReason[v]
+    return v
+
+
 class ErrorCode(_enum.IntEnum):
     """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
     These codes follow the JSON-RPC 2.0 specification for standard errors
     and use the reserved range (-32000 to -32099) for protocol-specific errors.
 
-    Open: any other int decodes as itself. Other undefined error code.
+    Open: any other  integer decodes as itself.
+
+    Other undefined error code.
     """
 
     PARSE_ERROR = -32700
@@ -292,6 +387,16 @@ class ErrorCode(_enum.IntEnum):
         return self.value
 
 
+_E_ErrorCode: dict[_Any, ErrorCode] = {m.value: m for m in ErrorCode}
+
+
+def _d_ErrorCode(v: _Any) -> _Any:
+    if type(v) is not int:
+        raise _rt.expected("an integer", v)
+    v = _E_ErrorCode.get(v, v)
+    return v
+
+
 class PlanEntryPriority(_enum.StrEnum):
     """Priority levels for plan entries.
 
@@ -316,6 +421,16 @@ class PlanEntryPriority(_enum.StrEnum):
 
     def to_json(self) -> str:
         return self.value
+
+
+_E_PlanEntryPriority: dict[_Any, PlanEntryPriority] = {m.value: m for m in PlanEntryPriority}
+
+
+def _d_PlanEntryPriority(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_PlanEntryPriority:
+        raise _rt.expected("one of 'high', 'medium', 'low'", v)
+    v = _E_PlanEntryPriority[v]
+    return v
 
 
 class PlanEntryStatus(_enum.StrEnum):
@@ -343,6 +458,16 @@ class PlanEntryStatus(_enum.StrEnum):
         return self.value
 
 
+_E_PlanEntryStatus: dict[_Any, PlanEntryStatus] = {m.value: m for m in PlanEntryStatus}
+
+
+def _d_PlanEntryStatus(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_PlanEntryStatus:
+        raise _rt.expected("one of 'pending', 'in_progress', 'completed'", v)
+    v = _E_PlanEntryStatus[v]
+    return v
+
+
 # -- tagged unions ------------------------------------------------------------------------------
 
 
@@ -354,7 +479,9 @@ class ToolCallContent(_rt.Model):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
 
-    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `ToolCallContent` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant.
+    Closed: any other tag is a DecodeError. Each tag's class is `ToolCallContent` followed
+    by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -364,6 +491,16 @@ class ToolCallContent(_rt.Model):
     def from_json(cls, data: _Any) -> ToolCallContent:
         """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
         return _rt.guard(_d_ToolCallContent, data)  # type: ignore[no-any-return]
+
+
+def _d_ToolCallContent(data: _Any) -> ToolCallContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_ToolCallContent.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    raise _rt.bad_tag("type", tag, ["content", "diff", "terminal"])
 
 
 class ContentBlock(_rt.Model):
@@ -382,7 +519,9 @@ class ContentBlock(_rt.Model):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
 
-    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `ContentBlock` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup
+    picks the variant. Closed: any other tag is a DecodeError. Each tag's class is
+    `ContentBlock` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -394,6 +533,16 @@ class ContentBlock(_rt.Model):
         return _rt.guard(_d_ContentBlock, data)  # type: ignore[no-any-return]
 
 
+def _d_ContentBlock(data: _Any) -> ContentBlock:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_ContentBlock.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    raise _rt.bad_tag("type", tag, ["text", "image", "audio", "resource_link", "resource"])
+
+
 class CreateElicitationRequest(_rt.Model):
     """Request from the agent to elicit structured user input.
 
@@ -401,7 +550,11 @@ class CreateElicitationRequest(_rt.Model):
     either via a form or by directing them to a URL.
     Elicitations are tied to a session (optionally a tool call) or a request.
 
-    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag
+    decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or
+    reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins
+    another name.
     """
 
     __slots__ = ()
@@ -413,6 +566,18 @@ class CreateElicitationRequest(_rt.Model):
         return _rt.guard(_d_CreateElicitationRequest, data)  # type: ignore[no-any-return]
 
 
+def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("mode")
+    decoder = _T_CreateElicitationRequest.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_CreateElicitationRequestOther(data)
+    raise _rt.bad_tag("mode", tag, ["form", "url"])
+
+
 class ElicitationPropertySchema(_rt.Model):
     """Property schema for elicitation form fields.
 
@@ -420,7 +585,11 @@ class ElicitationPropertySchema(_rt.Model):
     Single-select enums use the `String` variant with `enum` or `oneOf` set.
     Multi-select enums use the `Array` variant.
 
-    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks
+    the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the
+    whole payload; a known or reserved tag with a broken payload is a DecodeError. Each
+    tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a
+    names file pins another name.
     """
 
     __slots__ = ()
@@ -432,13 +601,27 @@ class ElicitationPropertySchema(_rt.Model):
         return _rt.guard(_d_ElicitationPropertySchema, data)  # type: ignore[no-any-return]
 
 
+def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_ElicitationPropertySchema.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_ElicitationPropertySchemaOther(data)
+    raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
+
+
 class AuthMethod(_rt.Model):
     """Describes an available authentication method.
 
     The `type` field acts as the discriminator in the serialized JSON form.
     When no `type` is present, the method is treated as `agent`.
 
-    Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `AuthMethodAgent`. Each tag's class is `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag,
+    or with an unknown one, it decodes as `AuthMethodAgent`. Each tag's class is
+    `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -450,10 +633,24 @@ class AuthMethod(_rt.Model):
         return _rt.guard(_d_AuthMethod, data)  # type: ignore[no-any-return]
 
 
+def _d_AuthMethod(data: _Any) -> AuthMethod:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if tag is None or type(tag) is str:
+        return _d_AuthMethodAgent(data)
+    raise _rt.bad_tag("type", tag, ["terminal"])
+
+
 class SessionConfigOption(_rt.Model):
     """A session configuration option selector and its current state.
 
-    Tagged union on `type` (select, boolean): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `SessionConfigOption` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (select, boolean): one table lookup picks the variant. Closed:
+    any other tag is a DecodeError. Each tag's class is `SessionConfigOption` followed by
+    the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -465,6 +662,16 @@ class SessionConfigOption(_rt.Model):
         return _rt.guard(_d_SessionConfigOption, data)  # type: ignore[no-any-return]
 
 
+def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_SessionConfigOption.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    raise _rt.bad_tag("type", tag, ["select", "boolean"])
+
+
 class SessionUpdate(_rt.Model):
     """Different types of updates that can be sent during session processing.
 
@@ -472,7 +679,12 @@ class SessionUpdate(_rt.Model):
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
 
-    Tagged union on `sessionUpdate` (user_message_chunk, agent_message_chunk, agent_thought_chunk, tool_call, tool_call_update, plan, available_commands_update, current_mode_update, config_option_update, session_info_update, usage_update): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `SessionUpdate` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `sessionUpdate` (user_message_chunk, agent_message_chunk,
+    agent_thought_chunk, tool_call, tool_call_update, plan, available_commands_update,
+    current_mode_update, config_option_update, session_info_update, usage_update): one table
+    lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is
+    `SessionUpdate` followed by the tag in PascalCase, unless a names file pins another
+    name.
     """
 
     __slots__ = ()
@@ -484,6 +696,32 @@ class SessionUpdate(_rt.Model):
         return _rt.guard(_d_SessionUpdate, data)  # type: ignore[no-any-return]
 
 
+def _d_SessionUpdate(data: _Any) -> SessionUpdate:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("sessionUpdate")
+    decoder = _T_SessionUpdate.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    raise _rt.bad_tag(
+        "sessionUpdate",
+        tag,
+        [
+            "user_message_chunk",
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "tool_call",
+            "tool_call_update",
+            "plan",
+            "available_commands_update",
+            "current_mode_update",
+            "config_option_update",
+            "session_info_update",
+            "usage_update",
+        ],
+    )
+
+
 class McpServer(_rt.Model):
     """Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -492,7 +730,9 @@ class McpServer(_rt.Model):
 
     See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
 
-    Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `McpServerStdio`. Each tag's class is `McpServer` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag,
+    or with an unknown one, it decodes as `McpServerStdio`. Each tag's class is `McpServer`
+    followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -504,10 +744,25 @@ class McpServer(_rt.Model):
         return _rt.guard(_d_McpServer, data)  # type: ignore[no-any-return]
 
 
+def _d_McpServer(data: _Any) -> McpServer:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_McpServer.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if tag is None or type(tag) is str:
+        return _d_McpServerStdio(data)
+    raise _rt.bad_tag("type", tag, ["http", "sse"])
+
+
 class SetSessionConfigOptionRequest(_rt.Model):
     """Request parameters for setting a session configuration option.
 
-    Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag, or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`. Each tag's class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag,
+    or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`. Each tag's
+    class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a
+    names file pins another name.
     """
 
     __slots__ = ()
@@ -519,10 +774,24 @@ class SetSessionConfigOptionRequest(_rt.Model):
         return _rt.guard(_d_SetSessionConfigOptionRequest, data)  # type: ignore[no-any-return]
 
 
+def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if tag is None or type(tag) is str:
+        return _d_SetSessionConfigOptionRequestValueId(data)
+    raise _rt.bad_tag("type", tag, ["boolean"])
+
+
 class RequestPermissionOutcome(_rt.Model):
     """The outcome of a permission request.
 
-    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Closed: any other tag is a DecodeError. Each tag's class is `RequestPermissionOutcome` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant.
+    Closed: any other tag is a DecodeError. Each tag's class is `RequestPermissionOutcome`
+    followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -534,10 +803,24 @@ class RequestPermissionOutcome(_rt.Model):
         return _rt.guard(_d_RequestPermissionOutcome, data)  # type: ignore[no-any-return]
 
 
+def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("outcome")
+    decoder = _T_RequestPermissionOutcome.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    raise _rt.bad_tag("outcome", tag, ["cancelled", "selected"])
+
+
 class CreateElicitationResponse(_rt.Model):
     """Response from the client to an elicitation request.
 
-    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant. Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant.
+    Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole
+    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
+    class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names
+    file pins another name.
     """
 
     __slots__ = ()
@@ -547,6 +830,18 @@ class CreateElicitationResponse(_rt.Model):
     def from_json(cls, data: _Any) -> CreateElicitationResponse:
         """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
         return _rt.guard(_d_CreateElicitationResponse, data)  # type: ignore[no-any-return]
+
+
+def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("action")
+    decoder = _T_CreateElicitationResponse.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_CreateElicitationResponseOther(data)
+    raise _rt.bad_tag("action", tag, ["accept", "decline", "cancel"])
 
 
 # -- classes -------------------------------------------------------------------------------------
@@ -594,6 +889,41 @@ class AgentRequest(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
+
+
+def _d_AgentRequest(data: _Any) -> AgentRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AgentRequest)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_RequestId(v)
+        self.id = v
+        key = "method"
+        v = data.get("method", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.method = v
+        key = "params"
+        v = data.get("params", _UNSET)
+        if v is not _UNSET:
+            n += 1
+        self.params = v
+        key = None
+        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -651,6 +981,55 @@ class WriteTextFileRequest(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_WriteTextFileRequest: frozenset[str] = frozenset(["sessionId", "path", "content", "_meta"])
+
+
+def _d_WriteTextFileRequest(data: _Any) -> WriteTextFileRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(WriteTextFileRequest)
+    n = 3
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = "content"
+        v = data.get("content", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.content = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_WriteTextFileRequest) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -717,6 +1096,70 @@ class ReadTextFileRequest(_rt.Model):
         return out
 
 
+_K_ReadTextFileRequest: frozenset[str] = frozenset(["sessionId", "path", "line", "limit", "_meta"])
+
+
+def _d_ReadTextFileRequest(data: _Any) -> ReadTextFileRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ReadTextFileRequest)
+    n = 2
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = "line"
+        v = data.get("line", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < 0 or v > 4294967295:
+                        raise _rt.expected("an integer from 0 to 4294967295", v)
+            except _DecodeError:
+                v = _UNSET
+        self.line = v
+        key = "limit"
+        v = data.get("limit", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < 0 or v > 4294967295:
+                        raise _rt.expected("an integer from 0 to 4294967295", v)
+            except _DecodeError:
+                v = _UNSET
+        self.limit = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ReadTextFileRequest) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionRequest(_rt.Model):
     """Request for user permission to execute a tool call.
@@ -774,6 +1217,59 @@ class RequestPermissionRequest(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_RequestPermissionRequest: frozenset[str] = frozenset(
+    ["sessionId", "toolCall", "options", "_meta"]
+)
+
+
+def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(RequestPermissionRequest)
+    n = 3
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCall"
+        v = data.get("toolCall", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ToolCallUpdate(v)
+        self.tool_call = v
+        key = "options"
+        v = data.get("options", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_PermissionOption)
+        self.options = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -872,6 +1368,127 @@ class ToolCallUpdate(_rt.Model):
         return out
 
 
+_K_ToolCallUpdate: frozenset[str] = frozenset(
+    [
+        "toolCallId",
+        "kind",
+        "status",
+        "title",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
+
+
+def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ToolCallUpdate)
+    n = 1
+    key: str | None = None
+    try:
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.tool_call_id = v
+        key = "kind"
+        v = data.get("kind", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str or v not in _E_ToolKind:
+                        raise _rt.expected(
+                            "one of 'read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'",
+                            v,
+                        )
+                    v = _E_ToolKind[v]
+            except _DecodeError:
+                v = _UNSET
+        self.kind = v
+        key = "status"
+        v = data.get("status", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str or v not in _E_ToolCallStatus:
+                        raise _rt.expected(
+                            "one of 'pending', 'in_progress', 'completed', 'failed'", v
+                        )
+                    v = _E_ToolCallStatus[v]
+            except _DecodeError:
+                v = _UNSET
+        self.status = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "content"
+        v = data.get("content", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _d_ToolCallContent)
+            except _DecodeError:
+                v = _UNSET
+        self.content = v
+        key = "locations"
+        v = data.get("locations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _d_ToolCallLocation)
+            except _DecodeError:
+                v = _UNSET
+        self.locations = v
+        key = "rawInput"
+        v = data.get("rawInput", _UNSET)
+        if v is not _UNSET:
+            n += 1
+        self.raw_input = v
+        key = "rawOutput"
+        v = data.get("rawOutput", _UNSET)
+        if v is not _UNSET:
+            n += 1
+        self.raw_output = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentContent(ToolCallContent):
     """Standard content block (text, images, resources).
@@ -919,6 +1536,45 @@ class ToolCallContentContent(ToolCallContent):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ToolCallContentContent: frozenset[str] = frozenset(["type", "content", "_meta"])
+
+
+def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallContentContent:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "content":
+            raise _rt.wrong_tag("type", "content", tag)
+    self = _new(ToolCallContentContent)
+    n = 2
+    key: str | None = None
+    try:
+        key = "content"
+        v = data.get("content", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ContentBlock(v)
+        self.content = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -981,6 +1637,64 @@ class ToolCallContentDiff(ToolCallContent):
         return out
 
 
+_K_ToolCallContentDiff: frozenset[str] = frozenset(["type", "path", "oldText", "newText", "_meta"])
+
+
+def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentDiff:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "diff":
+            raise _rt.wrong_tag("type", "diff", tag)
+    self = _new(ToolCallContentDiff)
+    n = 3
+    key: str | None = None
+    try:
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = "oldText"
+        v = data.get("oldText", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.old_text = v
+        key = "newText"
+        v = data.get("newText", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.new_text = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentTerminal(ToolCallContent):
     """Embed a terminal created with `terminal/create` by its id.
@@ -1032,6 +1746,46 @@ class ToolCallContentTerminal(ToolCallContent):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ToolCallContentTerminal: frozenset[str] = frozenset(["type", "terminalId", "_meta"])
+
+
+def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallContentTerminal:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "terminal":
+            raise _rt.wrong_tag("type", "terminal", tag)
+    self = _new(ToolCallContentTerminal)
+    n = 2
+    key: str | None = None
+    try:
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1092,6 +1846,56 @@ class ContentBlockText(ContentBlock):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ContentBlockText: frozenset[str] = frozenset(["type", "annotations", "text", "_meta"])
+
+
+def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "text":
+            raise _rt.wrong_tag("type", "text", tag)
+    self = _new(ContentBlockText)
+    n = 2
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "text"
+        v = data.get("text", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.text = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1164,6 +1968,76 @@ class ContentBlockImage(ContentBlock):
         return out
 
 
+_K_ContentBlockImage: frozenset[str] = frozenset(
+    ["type", "annotations", "data", "mimeType", "uri", "_meta"]
+)
+
+
+def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "image":
+            raise _rt.wrong_tag("type", "image", tag)
+    self = _new(ContentBlockImage)
+    n = 3
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "data"
+        v = data.get("data", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.data = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.mime_type = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.uri = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockAudio(ContentBlock):
     """Audio data for transcription or analysis.
@@ -1226,6 +2100,65 @@ class ContentBlockAudio(ContentBlock):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ContentBlockAudio: frozenset[str] = frozenset(
+    ["type", "annotations", "data", "mimeType", "_meta"]
+)
+
+
+def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "audio":
+            raise _rt.wrong_tag("type", "audio", tag)
+    self = _new(ContentBlockAudio)
+    n = 3
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "data"
+        v = data.get("data", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.data = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1316,6 +2249,113 @@ class ContentBlockResourceLink(ContentBlock):
         return out
 
 
+_K_ContentBlockResourceLink: frozenset[str] = frozenset(
+    ["type", "annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
+)
+
+
+def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBlockResourceLink:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "resource_link":
+            raise _rt.wrong_tag("type", "resource_link", tag)
+    self = _new(ContentBlockResourceLink)
+    n = 3
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "size"
+        v = data.get("size", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                        raise _rt.expected(
+                            "an integer from -9223372036854775808 to 9223372036854775807", v
+                        )
+            except _DecodeError:
+                v = _UNSET
+        self.size = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.uri = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockResource(ContentBlock):
     """Complete resource contents embedded directly in the message.
@@ -1377,6 +2417,55 @@ class ContentBlockResource(ContentBlock):
         return out
 
 
+_K_ContentBlockResource: frozenset[str] = frozenset(["type", "annotations", "resource", "_meta"])
+
+
+def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockResource:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "resource":
+            raise _rt.wrong_tag("type", "resource", tag)
+    self = _new(ContentBlockResource)
+    n = 2
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "resource"
+        v = data.get("resource", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_EmbeddedResourceResource(v)
+        self.resource = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Annotations(_rt.Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
@@ -1433,6 +2522,68 @@ class Annotations(_rt.Model):
         return out
 
 
+_K_Annotations: frozenset[str] = frozenset(["audience", "lastModified", "priority", "_meta"])
+
+
+def _d_Annotations(data: _Any) -> Annotations:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Annotations)
+    n = 0
+    key: str | None = None
+    try:
+        key = "audience"
+        v = data.get("audience", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _d_Role)
+            except _DecodeError:
+                v = _UNSET
+        self.audience = v
+        key = "lastModified"
+        v = data.get("lastModified", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.last_modified = v
+        key = "priority"
+        v = data.get("priority", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not float and type(v) is not int:
+                        raise _rt.expected("a number", v)
+            except _DecodeError:
+                v = _UNSET
+        self.priority = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextContent(_rt.Model):
     """Text provided to or from an LLM."""
@@ -1483,6 +2634,51 @@ class TextContent(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_TextContent: frozenset[str] = frozenset(["annotations", "text", "_meta"])
+
+
+def _d_TextContent(data: _Any) -> TextContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(TextContent)
+    n = 1
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "text"
+        v = data.get("text", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.text = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1548,6 +2744,69 @@ class ImageContent(_rt.Model):
         return out
 
 
+_K_ImageContent: frozenset[str] = frozenset(["annotations", "data", "mimeType", "uri", "_meta"])
+
+
+def _d_ImageContent(data: _Any) -> ImageContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ImageContent)
+    n = 2
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "data"
+        v = data.get("data", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.data = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.mime_type = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.uri = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AudioContent(_rt.Model):
     """Audio provided to or from an LLM."""
@@ -1603,6 +2862,58 @@ class AudioContent(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_AudioContent: frozenset[str] = frozenset(["annotations", "data", "mimeType", "_meta"])
+
+
+def _d_AudioContent(data: _Any) -> AudioContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AudioContent)
+    n = 2
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "data"
+        v = data.get("data", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.data = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1686,6 +2997,106 @@ class ResourceLink(_rt.Model):
         return out
 
 
+_K_ResourceLink: frozenset[str] = frozenset(
+    ["annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
+)
+
+
+def _d_ResourceLink(data: _Any) -> ResourceLink:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ResourceLink)
+    n = 2
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "size"
+        v = data.get("size", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                        raise _rt.expected(
+                            "an integer from -9223372036854775808 to 9223372036854775807", v
+                        )
+            except _DecodeError:
+                v = _UNSET
+        self.size = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.uri = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextResourceContents(_rt.Model):
     """Text-based resource contents."""
@@ -1739,6 +3150,59 @@ class TextResourceContents(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_TextResourceContents: frozenset[str] = frozenset(["mimeType", "text", "uri", "_meta"])
+
+
+def _d_TextResourceContents(data: _Any) -> TextResourceContents:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(TextResourceContents)
+    n = 2
+    key: str | None = None
+    try:
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "text"
+        v = data.get("text", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.text = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.uri = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1796,6 +3260,59 @@ class BlobResourceContents(_rt.Model):
         return out
 
 
+_K_BlobResourceContents: frozenset[str] = frozenset(["blob", "mimeType", "uri", "_meta"])
+
+
+def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(BlobResourceContents)
+    n = 2
+    key: str | None = None
+    try:
+        key = "blob"
+        v = data.get("blob", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.blob = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.uri = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EmbeddedResource(_rt.Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
@@ -1848,6 +3365,50 @@ class EmbeddedResource(_rt.Model):
         return out
 
 
+_K_EmbeddedResource: frozenset[str] = frozenset(["annotations", "resource", "_meta"])
+
+
+def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(EmbeddedResource)
+    n = 1
+    key: str | None = None
+    try:
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "resource"
+        v = data.get("resource", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_EmbeddedResourceResource(v)
+        self.resource = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Content(_rt.Model):
     """Standard content block (text, images, resources)."""
@@ -1890,6 +3451,40 @@ class Content(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_Content: frozenset[str] = frozenset(["content", "_meta"])
+
+
+def _d_Content(data: _Any) -> Content:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Content)
+    n = 1
+    key: str | None = None
+    try:
+        key = "content"
+        v = data.get("content", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ContentBlock(v)
+        self.content = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1952,6 +3547,59 @@ class Diff(_rt.Model):
         return out
 
 
+_K_Diff: frozenset[str] = frozenset(["path", "oldText", "newText", "_meta"])
+
+
+def _d_Diff(data: _Any) -> Diff:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Diff)
+    n = 2
+    key: str | None = None
+    try:
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = "oldText"
+        v = data.get("oldText", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.old_text = v
+        key = "newText"
+        v = data.get("newText", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.new_text = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Terminal(_rt.Model):
     """Embed a terminal created with `terminal/create` by its id.
@@ -1999,6 +3647,41 @@ class Terminal(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
+
+
+def _d_Terminal(data: _Any) -> Terminal:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Terminal)
+    n = 1
+    key: str | None = None
+    try:
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2057,6 +3740,52 @@ class ToolCallLocation(_rt.Model):
         return out
 
 
+_K_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
+
+
+def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ToolCallLocation)
+    n = 1
+    key: str | None = None
+    try:
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = "line"
+        v = data.get("line", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < 0 or v > 4294967295:
+                        raise _rt.expected("an integer from 0 to 4294967295", v)
+            except _DecodeError:
+                v = _UNSET
+        self.line = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PermissionOption(_rt.Model):
     """An option presented to the user when requesting permission."""
@@ -2109,6 +3838,58 @@ class PermissionOption(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_PermissionOption: frozenset[str] = frozenset(["optionId", "name", "kind", "_meta"])
+
+
+def _d_PermissionOption(data: _Any) -> PermissionOption:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(PermissionOption)
+    n = 3
+    key: str | None = None
+    try:
+        key = "optionId"
+        v = data.get("optionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.option_id = v
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "kind"
+        v = data.get("kind", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str or v not in _E_PermissionOptionKind:
+            raise _rt.expected(
+                "one of 'allow_once', 'allow_always', 'reject_once', 'reject_always'", v
+            )
+        v = _E_PermissionOptionKind[v]
+        self.kind = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2192,6 +3973,94 @@ class CreateTerminalRequest(_rt.Model):
         return out
 
 
+_K_CreateTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "command", "args", "env", "cwd", "outputByteLimit", "_meta"]
+)
+
+
+def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(CreateTerminalRequest)
+    n = 2
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "command"
+        v = data.get("command", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.command = v
+        key = "args"
+        v = data.get("args", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_skip(v, _rt.d_str)
+            except _DecodeError:
+                v = _UNSET
+        self.args = v
+        key = "env"
+        v = data.get("env", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_skip(v, _d_EnvVariable)
+            except _DecodeError:
+                v = _UNSET
+        self.env = v
+        key = "cwd"
+        v = data.get("cwd", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.cwd = v
+        key = "outputByteLimit"
+        v = data.get("outputByteLimit", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < 0 or v > 18446744073709551615:
+                        raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+            except _DecodeError:
+                v = _UNSET
+        self.output_byte_limit = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_CreateTerminalRequest) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EnvVariable(_rt.Model):
     """An environment variable to set when launching an MCP server."""
@@ -2239,6 +4108,48 @@ class EnvVariable(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
+
+
+def _d_EnvVariable(data: _Any) -> EnvVariable:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(EnvVariable)
+    n = 2
+    key: str | None = None
+    try:
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "value"
+        v = data.get("value", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.value = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2290,6 +4201,48 @@ class TerminalOutputRequest(_rt.Model):
         return out
 
 
+_K_TerminalOutputRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
+
+
+def _d_TerminalOutputRequest(data: _Any) -> TerminalOutputRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(TerminalOutputRequest)
+    n = 2
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_TerminalOutputRequest) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReleaseTerminalRequest(_rt.Model):
     """Request to release a terminal and free its resources."""
@@ -2337,6 +4290,48 @@ class ReleaseTerminalRequest(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ReleaseTerminalRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
+
+
+def _d_ReleaseTerminalRequest(data: _Any) -> ReleaseTerminalRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ReleaseTerminalRequest)
+    n = 2
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ReleaseTerminalRequest) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2388,6 +4383,50 @@ class WaitForTerminalExitRequest(_rt.Model):
         return out
 
 
+_K_WaitForTerminalExitRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
+
+
+def _d_WaitForTerminalExitRequest(data: _Any) -> WaitForTerminalExitRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(WaitForTerminalExitRequest)
+    n = 2
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_WaitForTerminalExitRequest) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class KillTerminalRequest(_rt.Model):
     """Request to kill a terminal without releasing it."""
@@ -2435,6 +4474,48 @@ class KillTerminalRequest(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_KillTerminalRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
+
+
+def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(KillTerminalRequest)
+    n = 2
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_KillTerminalRequest) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2513,6 +4594,82 @@ class CreateElicitationRequestForm(CreateElicitationRequest):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_CreateElicitationRequestForm: frozenset[str] = frozenset(
+    ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
+
+
+def _d_CreateElicitationRequestForm(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationRequestForm:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("mode", _UNSET)
+        if tag != "form":
+            raise _rt.wrong_tag("mode", "form", tag)
+    self = _new(CreateElicitationRequestForm)
+    n = 3
+    key: str | None = None
+    try:
+        key = "message"
+        v = data.get("message", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.message = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "requestedSchema"
+        v = data.get("requestedSchema", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ElicitationSchema(v)
+        self.requested_schema = v
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if type(v) is not str:
+                raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = "requestId"
+        v = data.get("requestId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            v = _d_RequestId(v)
+        self.request_id = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2598,6 +4755,88 @@ class CreateElicitationRequestUrl(CreateElicitationRequest):
         return out
 
 
+_K_CreateElicitationRequestUrl: frozenset[str] = frozenset(
+    ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
+
+
+def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateElicitationRequestUrl:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("mode", _UNSET)
+        if tag != "url":
+            raise _rt.wrong_tag("mode", "url", tag)
+    self = _new(CreateElicitationRequestUrl)
+    n = 4
+    key: str | None = None
+    try:
+        key = "message"
+        v = data.get("message", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.message = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "elicitationId"
+        v = data.get("elicitationId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.elicitation_id = v
+        key = "url"
+        v = data.get("url", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.url = v
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if type(v) is not str:
+                raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = "requestId"
+        v = data.get("requestId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            v = _d_RequestId(v)
+        self.request_id = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationRequestOther(CreateElicitationRequest):
     """Custom or future elicitation mode.
@@ -2610,7 +4849,8 @@ class CreateElicitationRequestOther(CreateElicitationRequest):
     when storing, replaying, proxying, or forwarding elicitation requests.
     They MUST NOT render it as a known elicitation mode.
 
-    The open variant: any `mode` outside the known and reserved tags, with its whole payload kept.
+    The open variant: any `mode` outside the known and reserved tags, with its whole payload
+    kept.
     """
 
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["form", "url"])
@@ -2688,6 +4928,78 @@ class CreateElicitationRequestOther(CreateElicitationRequest):
         return out
 
 
+_K_CreateElicitationRequestOther: frozenset[str] = frozenset(
+    ["message", "_meta", "mode", "sessionId", "toolCallId", "requestId"]
+)
+
+
+def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(CreateElicitationRequestOther)
+    n = 2
+    key: str | None = None
+    try:
+        key = "message"
+        v = data.get("message", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.message = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "mode"
+        v = data.get("mode", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in CreateElicitationRequestOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.mode = v
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if type(v) is not str:
+                raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = "requestId"
+        v = data.get("requestId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            v = _d_RequestId(v)
+        self.request_id = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationSessionScope(_rt.Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
@@ -2736,6 +5048,41 @@ class ElicitationSessionScope(_rt.Model):
         return out
 
 
+_K_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
+
+
+def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ElicitationSessionScope)
+    n = 1
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = None
+        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationRequestScope(_rt.Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
@@ -2769,6 +5116,29 @@ class ElicitationRequestScope(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
+
+
+def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ElicitationRequestScope)
+    n = 1
+    key: str | None = None
+    try:
+        key = "requestId"
+        v = data.get("requestId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_RequestId(v)
+        self.request_id = v
+        key = None
+        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2852,6 +5222,86 @@ class ElicitationSchema(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationSchema: frozenset[str] = frozenset(
+    ["type", "title", "properties", "required", "description", "_meta"]
+)
+
+
+def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ElicitationSchema)
+    n = 0
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if type(v) is not str or v not in _E_ElicitationSchemaType:
+                    raise _rt.expected("one of 'object'", v)
+                v = _E_ElicitationSchemaType[v]
+            except _DecodeError:
+                v = _UNSET
+        self.type = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "properties"
+        v = data.get("properties", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if type(v) is not dict:
+                raise _rt.expected("an object", v)
+            v = _rt.map_of(v, _d_ElicitationPropertySchema)
+        self.properties = v
+        key = "required"
+        v = data.get("required", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_of(v, _rt.d_str)
+        self.required = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2981,6 +5431,141 @@ class ElicitationPropertySchemaString(ElicitationPropertySchema):
         return out
 
 
+_K_ElicitationPropertySchemaString: frozenset[str] = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
+
+
+def _d_ElicitationPropertySchemaString(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaString:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "string":
+            raise _rt.wrong_tag("type", "string", tag)
+    self = _new(ElicitationPropertySchemaString)
+    n = 1
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "minLength"
+        v = data.get("minLength", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < 0 or v > 4294967295:
+                    raise _rt.expected("an integer from 0 to 4294967295", v)
+        self.min_length = v
+        key = "maxLength"
+        v = data.get("maxLength", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < 0 or v > 4294967295:
+                    raise _rt.expected("an integer from 0 to 4294967295", v)
+        self.max_length = v
+        key = "pattern"
+        v = data.get("pattern", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not str:
+                    raise _rt.expected("a string", v)
+        self.pattern = v
+        key = "format"
+        v = data.get("format", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not str or v not in _E_StringFormat:
+                    raise _rt.expected("one of 'email', 'uri', 'date', 'date-time'", v)
+                v = _E_StringFormat[v]
+        self.format = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "enum"
+        v = data.get("enum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_of(v, _rt.d_str)
+        self.enum = v
+        key = "oneOf"
+        v = data.get("oneOf", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_of(v, _d_EnumOption)
+        self.one_of = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaNumber(ElicitationPropertySchema):
     """Number (floating-point) property.
@@ -3070,6 +5655,94 @@ class ElicitationPropertySchemaNumber(ElicitationPropertySchema):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationPropertySchemaNumber: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
+
+
+def _d_ElicitationPropertySchemaNumber(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaNumber:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "number":
+            raise _rt.wrong_tag("type", "number", tag)
+    self = _new(ElicitationPropertySchemaNumber)
+    n = 1
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "minimum"
+        v = data.get("minimum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not float and type(v) is not int:
+                    raise _rt.expected("a number", v)
+        self.minimum = v
+        key = "maximum"
+        v = data.get("maximum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not float and type(v) is not int:
+                    raise _rt.expected("a number", v)
+        self.maximum = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not float and type(v) is not int:
+                        raise _rt.expected("a number", v)
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3163,6 +5836,100 @@ class ElicitationPropertySchemaInteger(ElicitationPropertySchema):
         return out
 
 
+_K_ElicitationPropertySchemaInteger: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
+
+
+def _d_ElicitationPropertySchemaInteger(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaInteger:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "integer":
+            raise _rt.wrong_tag("type", "integer", tag)
+    self = _new(ElicitationPropertySchemaInteger)
+    n = 1
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "minimum"
+        v = data.get("minimum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                    raise _rt.expected(
+                        "an integer from -9223372036854775808 to 9223372036854775807", v
+                    )
+        self.minimum = v
+        key = "maximum"
+        v = data.get("maximum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                    raise _rt.expected(
+                        "an integer from -9223372036854775808 to 9223372036854775807", v
+                    )
+        self.maximum = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                        raise _rt.expected(
+                            "an integer from -9223372036854775808 to 9223372036854775807", v
+                        )
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaBoolean(ElicitationPropertySchema):
     """Boolean property.
@@ -3234,6 +6001,78 @@ class ElicitationPropertySchemaBoolean(ElicitationPropertySchema):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationPropertySchemaBoolean: frozenset[str] = frozenset(
+    ["type", "title", "description", "default", "_meta"]
+)
+
+
+def _d_ElicitationPropertySchemaBoolean(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaBoolean:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "boolean":
+            raise _rt.wrong_tag("type", "boolean", tag)
+    self = _new(ElicitationPropertySchemaBoolean)
+    n = 1
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not bool:
+                        raise _rt.expected("a boolean", v)
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3332,6 +6171,101 @@ class ElicitationPropertySchemaArray(ElicitationPropertySchema):
         return out
 
 
+_K_ElicitationPropertySchemaArray: frozenset[str] = frozenset(
+    ["type", "title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
+
+
+def _d_ElicitationPropertySchemaArray(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaArray:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "array":
+            raise _rt.wrong_tag("type", "array", tag)
+    self = _new(ElicitationPropertySchemaArray)
+    n = 2
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "minItems"
+        v = data.get("minItems", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < 0 or v > 18446744073709551615:
+                    raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        self.min_items = v
+        key = "maxItems"
+        v = data.get("maxItems", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < 0 or v > 18446744073709551615:
+                    raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        self.max_items = v
+        key = "items"
+        v = data.get("items", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_MultiSelectItems(v)
+        self.items = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _rt.d_str)
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaOther(ElicitationPropertySchema):
     """Custom or future elicitation property schema.
@@ -3344,7 +6278,8 @@ class ElicitationPropertySchemaOther(ElicitationPropertySchema):
     the raw schema when storing, replaying, proxying, or forwarding
     elicitation requests. They MUST NOT render it as a known input control.
 
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
     """
 
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
@@ -3382,6 +6317,34 @@ class ElicitationPropertySchemaOther(ElicitationPropertySchema):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationPropertySchemaOther: frozenset[str] = frozenset(["type"])
+
+
+def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ElicitationPropertySchemaOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in ElicitationPropertySchemaOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.type = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3442,6 +6405,59 @@ class EnumOption(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_EnumOption: frozenset[str] = frozenset(["const", "title", "description", "_meta"])
+
+
+def _d_EnumOption(data: _Any) -> EnumOption:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(EnumOption)
+    n = 2
+    key: str | None = None
+    try:
+        key = "const"
+        v = data.get("const", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.const = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3569,9555 +6585,20 @@ class StringPropertySchema(_rt.Model):
         return out
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class NumberPropertySchema(_rt.Model):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    title: str | None | _UnsetType = _UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None | _UnsetType = _UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: float | None | _UnsetType = _UNSET
-    """Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: float | None | _UnsetType = _UNSET
-    """Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: float | None | _UnsetType = _UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        description: str | None | _UnsetType = _UNSET,
-        minimum: float | None | _UnsetType = _UNSET,
-        maximum: float | None | _UnsetType = _UNSET,
-        default: float | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.description = description
-        self.minimum = minimum
-        self.maximum = maximum
-        self.default = default
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> NumberPropertySchema:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_NumberPropertySchema, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.minimum is not _UNSET:
-            out["minimum"] = self.minimum
-        if self.maximum is not _UNSET:
-            out["maximum"] = self.maximum
-        if self.default is not _UNSET:
-            out["default"] = self.default
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class IntegerPropertySchema(_rt.Model):
-    """Schema for integer properties in an elicitation form."""
-
-    title: str | None | _UnsetType = _UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None | _UnsetType = _UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | None | _UnsetType = _UNSET
-    """Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | None | _UnsetType = _UNSET
-    """Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: int | None | _UnsetType = _UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        description: str | None | _UnsetType = _UNSET,
-        minimum: int | None | _UnsetType = _UNSET,
-        maximum: int | None | _UnsetType = _UNSET,
-        default: int | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.description = description
-        self.minimum = minimum
-        self.maximum = maximum
-        self.default = default
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> IntegerPropertySchema:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_IntegerPropertySchema, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.minimum is not _UNSET:
-            out["minimum"] = self.minimum
-        if self.maximum is not _UNSET:
-            out["maximum"] = self.maximum
-        if self.default is not _UNSET:
-            out["default"] = self.default
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class BooleanPropertySchema(_rt.Model):
-    """Schema for boolean properties in an elicitation form."""
-
-    title: str | None | _UnsetType = _UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None | _UnsetType = _UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    default: bool | None | _UnsetType = _UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        description: str | None | _UnsetType = _UNSET,
-        default: bool | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.description = description
-        self.default = default
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> BooleanPropertySchema:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_BooleanPropertySchema, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.default is not _UNSET:
-            out["default"] = self.default
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StringMultiSelectItems(_rt.Model):
-    """String item schema for multi-select enum properties."""
-
-    enum: list[str]
-    """Allowed enum values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        enum: list[str],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.enum = enum
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> StringMultiSelectItems:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StringMultiSelectItems, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "enum": self.enum,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TitledMultiSelectItems(_rt.Model):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: list[EnumOption]
-    """Titled enum options."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        any_of: list[EnumOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.any_of = any_of
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TitledMultiSelectItems:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TitledMultiSelectItems, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "anyOf": [i.to_json() for i in self.any_of],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class MultiSelectPropertySchema(_rt.Model):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    title: str | None | _UnsetType = _UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None | _UnsetType = _UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_items: int | None | _UnsetType = _UNSET
-    """Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-    max_items: int | None | _UnsetType = _UNSET
-    """Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-    default: list[str] | None | _UnsetType = _UNSET
-    """Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        items: MultiSelectItems,
-        title: str | None | _UnsetType = _UNSET,
-        description: str | None | _UnsetType = _UNSET,
-        min_items: int | None | _UnsetType = _UNSET,
-        max_items: int | None | _UnsetType = _UNSET,
-        default: list[str] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.description = description
-        self.min_items = min_items
-        self.max_items = max_items
-        self.items = items
-        self.default = default
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> MultiSelectPropertySchema:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_MultiSelectPropertySchema, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "items": _rt.enc(self.items),
-        }
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.min_items is not _UNSET:
-            out["minItems"] = self.min_items
-        if self.max_items is not _UNSET:
-            out["maxItems"] = self.max_items
-        if self.default is not _UNSET:
-            out["default"] = self.default
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationFormMode(_rt.Model):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: ElicitationSchema
-    """A JSON Schema describing the form fields to present to the user."""
-    session_id: SessionId | _UnsetType = _UNSET
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-    request_id: RequestId | _UnsetType = _UNSET
-    """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        requested_schema: ElicitationSchema,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.requested_schema = requested_schema
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationFormMode:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationFormMode, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "requestedSchema": self.requested_schema.to_json(),
-        }
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationUrlMode(_rt.Model):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    elicitation_id: ElicitationId
-    """The unique identifier for this elicitation."""
-    url: str
-    """The URL to direct the user to."""
-    session_id: SessionId | _UnsetType = _UNSET
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-    request_id: RequestId | _UnsetType = _UNSET
-    """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        elicitation_id: ElicitationId,
-        url: str,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.elicitation_id = elicitation_id
-        self.url = url
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationUrlMode:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationUrlMode, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "elicitationId": self.elicitation_id,
-            "url": self.url,
-        }
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class InitializeResponse(_rt.Model):
-    """Response to the `initialize` method.
-
-    Contains the negotiated protocol version and agent capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
-    """
-
-    protocol_version: ProtocolVersion
-    """The protocol version the client specified if supported by the agent,
-    or the latest protocol version supported by the agent.
-
-    The client should disconnect, if it doesn't support this version.
-    """
-    agent_capabilities: AgentCapabilities | _UnsetType = _UNSET
-    """Capabilities supported by the agent."""
-    auth_methods: list[AuthMethod] | _UnsetType = _UNSET
-    """Authentication methods supported by the agent."""
-    agent_info: Implementation | None | _UnsetType = _UNSET
-    """Information about the Agent name and version sent to the Client.
-
-    Note: in future versions of the protocol, this will be required.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        protocol_version: ProtocolVersion,
-        agent_capabilities: AgentCapabilities | _UnsetType = _UNSET,
-        auth_methods: list[AuthMethod] | _UnsetType = _UNSET,
-        agent_info: Implementation | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.protocol_version = protocol_version
-        self.agent_capabilities = agent_capabilities
-        self.auth_methods = auth_methods
-        self.agent_info = agent_info
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> InitializeResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_InitializeResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "protocolVersion": self.protocol_version,
-        }
-        if self.agent_capabilities is not _UNSET:
-            out["agentCapabilities"] = self.agent_capabilities.to_json()
-        if self.auth_methods is not _UNSET:
-            out["authMethods"] = [i.to_json() for i in self.auth_methods]
-        if self.agent_info is not _UNSET:
-            out["agentInfo"] = self.agent_info.to_json() if self.agent_info is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentCapabilities(_rt.Model):
-    """Capabilities supported by the agent.
-
-    Advertised during initialization to inform the client about
-    available features and content types.
-
-    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)
-    """
-
-    load_session: bool | _UnsetType = _UNSET
-    """Whether the agent supports `session/load`."""
-    prompt_capabilities: PromptCapabilities | _UnsetType = _UNSET
-    """Prompt capabilities supported by the agent."""
-    mcp_capabilities: McpCapabilities | _UnsetType = _UNSET
-    """MCP capabilities supported by the agent."""
-    session_capabilities: SessionCapabilities | _UnsetType = _UNSET
-    """Session lifecycle and prompt capabilities advertised by the agent."""
-    auth: AgentAuthCapabilities | _UnsetType = _UNSET
-    """Authentication-related capabilities supported by the agent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        load_session: bool | _UnsetType = _UNSET,
-        prompt_capabilities: PromptCapabilities | _UnsetType = _UNSET,
-        mcp_capabilities: McpCapabilities | _UnsetType = _UNSET,
-        session_capabilities: SessionCapabilities | _UnsetType = _UNSET,
-        auth: AgentAuthCapabilities | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.load_session = load_session
-        self.prompt_capabilities = prompt_capabilities
-        self.mcp_capabilities = mcp_capabilities
-        self.session_capabilities = session_capabilities
-        self.auth = auth
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AgentCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.load_session is not _UNSET:
-            out["loadSession"] = self.load_session
-        if self.prompt_capabilities is not _UNSET:
-            out["promptCapabilities"] = self.prompt_capabilities.to_json()
-        if self.mcp_capabilities is not _UNSET:
-            out["mcpCapabilities"] = self.mcp_capabilities.to_json()
-        if self.session_capabilities is not _UNSET:
-            out["sessionCapabilities"] = self.session_capabilities.to_json()
-        if self.auth is not _UNSET:
-            out["auth"] = self.auth.to_json()
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptCapabilities(_rt.Model):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for [`ContentBlock::Text`]
-    and [`ContentBlock::ResourceLink`] in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
-    """
-
-    image: bool | _UnsetType = _UNSET
-    """Agent supports [`ContentBlock::Image`]."""
-    audio: bool | _UnsetType = _UNSET
-    """Agent supports [`ContentBlock::Audio`]."""
-    embedded_context: bool | _UnsetType = _UNSET
-    """Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include [`ContentBlock::Resource`]
-    in prompt requests for pieces of context that are referenced in the message.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        image: bool | _UnsetType = _UNSET,
-        audio: bool | _UnsetType = _UNSET,
-        embedded_context: bool | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.image = image
-        self.audio = audio
-        self.embedded_context = embedded_context
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.image is not _UNSET:
-            out["image"] = self.image
-        if self.audio is not _UNSET:
-            out["audio"] = self.audio
-        if self.embedded_context is not _UNSET:
-            out["embeddedContext"] = self.embedded_context
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpCapabilities(_rt.Model):
-    """MCP capabilities supported by the agent"""
-
-    http: bool | _UnsetType = _UNSET
-    """Agent supports [`McpServer::Http`]."""
-    sse: bool | _UnsetType = _UNSET
-    """Agent supports [`McpServer::Sse`]."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        http: bool | _UnsetType = _UNSET,
-        sse: bool | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.http = http
-        self.sse = sse
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.http is not _UNSET:
-            out["http"] = self.http
-        if self.sse is not _UNSET:
-            out["sse"] = self.sse
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionCapabilities(_rt.Model):
-    """Session capabilities supported by the agent.
-
-    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
-
-    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
-
-    Note: `session/load` is still handled by the top-level `load_session` capability. This will be unified in future versions of the protocol.
-
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
-    """
-
-    list_: SessionListCapabilities | None | _UnsetType = _UNSET
-    """Whether the agent supports `session/list`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports listing sessions.
-    """
-    delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET
-    """Whether the agent supports `session/delete`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _UnsetType = _UNSET
-    """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `additionalDirectories` on
-    supported session lifecycle requests.
-
-    Agents that also support `session/list` may return
-    `SessionInfo.additionalDirectories` to report the complete ordered
-    additional-root list associated with a listed session.
-    """
-    resume: SessionResumeCapabilities | None | _UnsetType = _UNSET
-    """Whether the agent supports `session/resume`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-    close: SessionCloseCapabilities | None | _UnsetType = _UNSET
-    """Whether the agent supports `session/close`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports closing sessions.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        list_: SessionListCapabilities | None | _UnsetType = _UNSET,
-        delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET,
-        additional_directories: SessionAdditionalDirectoriesCapabilities
-        | None
-        | _UnsetType = _UNSET,
-        resume: SessionResumeCapabilities | None | _UnsetType = _UNSET,
-        close: SessionCloseCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.list_ = list_
-        self.delete = delete
-        self.additional_directories = additional_directories
-        self.resume = resume
-        self.close = close
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.list_ is not _UNSET:
-            out["list"] = self.list_.to_json() if self.list_ is not None else None
-        if self.delete is not _UNSET:
-            out["delete"] = self.delete.to_json() if self.delete is not None else None
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = (
-                self.additional_directories.to_json()
-                if self.additional_directories is not None
-                else None
-            )
-        if self.resume is not _UNSET:
-            out["resume"] = self.resume.to_json() if self.resume is not None else None
-        if self.close is not _UNSET:
-            out["close"] = self.close.to_json() if self.close is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionListCapabilities(_rt.Model):
-    """Capabilities for the `session/list` method.
-
-    Supplying `{}` means the agent supports listing sessions.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionListCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionListCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionDeleteCapabilities(_rt.Model):
-    """Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionDeleteCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionDeleteCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionAdditionalDirectoriesCapabilities(_rt.Model):
-    """Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionAdditionalDirectoriesCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionAdditionalDirectoriesCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionResumeCapabilities(_rt.Model):
-    """Capabilities for the `session/resume` method.
-
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionResumeCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionResumeCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionCloseCapabilities(_rt.Model):
-    """Capabilities for the `session/close` method.
-
-    Supplying `{}` means the agent supports closing sessions.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionCloseCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionCloseCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentAuthCapabilities(_rt.Model):
-    """Authentication-related capabilities supported by the agent."""
-
-    logout: LogoutCapabilities | None | _UnsetType = _UNSET
-    """Whether the agent supports the logout method.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports the logout method.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        logout: LogoutCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.logout = logout
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AgentAuthCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentAuthCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.logout is not _UNSET:
-            out["logout"] = self.logout.to_json() if self.logout is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LogoutCapabilities(_rt.Model):
-    """Logout capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the logout method.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LogoutCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LogoutCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodTerminal(AuthMethod):
-    """Client runs the configured agent program as a separate interactive
-    process, without passing this method to `authenticate`.
-
-    Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
-    """
-
-    TAG: _ClassVar[str] = "terminal"
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    args: list[str] | _UnsetType = _UNSET
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: dict[str, str] | _UnsetType = _UNSET
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        args: list[str] | _UnsetType = _UNSET,
-        env: dict[str, str] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.args = args
-        self.env = env
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodTerminal:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodTerminal, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "terminal",
-            "id": self.id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.args is not _UNSET:
-            out["args"] = self.args
-        if self.env is not _UNSET:
-            out["env"] = self.env
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodAgent(AuthMethod):
-    """Agent handles authentication itself through `authenticate`.
-
-    This is the default when no `type` is specified.
-    """
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodAgent:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodAgent, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "id": self.id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodTerminalPayload(_rt.Model):
-    """Terminal-based authentication method.
-
-    The client runs the configured agent program as a separate interactive
-    process for the user to authenticate via a TUI. Agents MUST advertise this
-    method only when the client enabled its terminal authentication capability.
-    A zero exit status signals success; any other termination signals failure.
-    The client MUST NOT pass this method to `authenticate`.
-    """
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    args: list[str] | _UnsetType = _UNSET
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: dict[str, str] | _UnsetType = _UNSET
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        args: list[str] | _UnsetType = _UNSET,
-        env: dict[str, str] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.args = args
-        self.env = env
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodTerminalPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodTerminalPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "id": self.id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.args is not _UNSET:
-            out["args"] = self.args
-        if self.env is not _UNSET:
-            out["env"] = self.env
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodAgentPayload(_rt.Model):
-    """Agent handles authentication itself through `authenticate`.
-
-    This is the default authentication method type.
-    """
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodAgentPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodAgentPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "id": self.id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Implementation(_rt.Model):
-    """Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation.
-    """
-
-    name: str
-    """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn’t present.
-    """
-    title: str | None | _UnsetType = _UNSET
-    """Intended for UI and end-user contexts — optimized to be human-readable
-    and easily understood.
-
-    If not provided, the name should be used for display.
-    """
-    version: str
-    """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0").
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        version: str,
-        title: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.title = title
-        self.version = version
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> Implementation:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Implementation, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "version": self.version,
-        }
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthenticateResponse(_rt.Model):
-    """Response to the `authenticate` method."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthenticateResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthenticateResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LogoutResponse(_rt.Model):
-    """Response to the `logout` method."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LogoutResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LogoutResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class NewSessionResponse(_rt.Model):
-    """Response from creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
-    """
-
-    session_id: SessionId
-    """Unique identifier for the created session.
-
-    Used in all subsequent requests for this conversation.
-    """
-    modes: SessionModeState | None | _UnsetType = _UNSET
-    """Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
-    """Initial session configuration options if supported by the Agent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        modes: SessionModeState | None | _UnsetType = _UNSET,
-        config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.modes = modes
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> NewSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_NewSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-        }
-        if self.modes is not _UNSET:
-            out["modes"] = self.modes.to_json() if self.modes is not None else None
-        if self.config_options is not _UNSET:
-            out["configOptions"] = (
-                [i.to_json() for i in self.config_options]
-                if self.config_options is not None
-                else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionModeState(_rt.Model):
-    """The set of modes and the one currently active."""
-
-    current_mode_id: SessionModeId
-    """The current mode the Agent is in."""
-    available_modes: list[SessionMode]
-    """The set of modes that the Agent can operate in"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        current_mode_id: SessionModeId,
-        available_modes: list[SessionMode],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.current_mode_id = current_mode_id
-        self.available_modes = available_modes
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionModeState:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionModeState, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "currentModeId": self.current_mode_id,
-            "availableModes": [i.to_json() for i in self.available_modes],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionMode(_rt.Model):
-    """A mode the agent can operate in.
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    id: SessionModeId
-    """Stable identifier used to refer to this protocol object in later messages."""
-    name: str
-    """Human-readable name shown for this protocol object."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional human-readable details shown with this protocol object."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: SessionModeId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionMode:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionMode, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "id": self.id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionSelect(SessionConfigOption):
-    """Single-value selector (dropdown).
-
-    Wire tag: `type: select`. Payload: `SessionConfigSelect`.
-    """
-
-    TAG: _ClassVar[str] = "select"
-    id: SessionConfigId
-    """Unique identifier for the configuration option."""
-    name: str
-    """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
-    """Optional semantic category for this option (UX only)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    current_value: SessionConfigValueId
-    """The currently selected value."""
-    options: SessionConfigSelectOptions
-    """The set of selectable options."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: SessionConfigId,
-        name: str,
-        current_value: SessionConfigValueId,
-        options: SessionConfigSelectOptions,
-        description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.category = category
-        self.meta = meta
-        self.current_value = current_value
-        self.options = options
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOptionSelect:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigOptionSelect, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "select",
-            "id": self.id,
-            "name": self.name,
-            "currentValue": self.current_value,
-            "options": _rt.enc(self.options),
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.category is not _UNSET:
-            out["category"] = str(self.category) if self.category is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionBoolean(SessionConfigOption):
-    """Boolean on/off toggle.
-
-    Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
-    """
-
-    TAG: _ClassVar[str] = "boolean"
-    id: SessionConfigId
-    """Unique identifier for the configuration option."""
-    name: str
-    """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
-    """Optional semantic category for this option (UX only)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    current_value: bool
-    """The current value of the boolean option."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: SessionConfigId,
-        name: str,
-        current_value: bool,
-        description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.category = category
-        self.meta = meta
-        self.current_value = current_value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOptionBoolean:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigOptionBoolean, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "boolean",
-            "id": self.id,
-            "name": self.name,
-            "currentValue": self.current_value,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.category is not _UNSET:
-            out["category"] = str(self.category) if self.category is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigSelectOption(_rt.Model):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId
-    """Unique identifier for this option value."""
-    name: str
-    """Human-readable label for this option value."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description for this option value."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        value: SessionConfigValueId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.value = value
-        self.name = name
-        self.description = description
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigSelectOption:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigSelectOption, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "value": self.value,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigSelectGroup(_rt.Model):
-    """A group of possible values for a session configuration option."""
-
-    group: SessionConfigGroupId
-    """Unique identifier for this group."""
-    name: str
-    """Human-readable label for this group."""
-    options: list[SessionConfigSelectOption]
-    """The set of option values in this group."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        group: SessionConfigGroupId,
-        name: str,
-        options: list[SessionConfigSelectOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.group = group
-        self.name = name
-        self.options = options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigSelectGroup:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigSelectGroup, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "group": self.group,
-            "name": self.name,
-            "options": [i.to_json() for i in self.options],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigSelect(_rt.Model):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    current_value: SessionConfigValueId
-    """The currently selected value."""
-    options: SessionConfigSelectOptions
-    """The set of selectable options."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        current_value: SessionConfigValueId,
-        options: SessionConfigSelectOptions,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.current_value = current_value
-        self.options = options
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigSelect:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigSelect, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "currentValue": self.current_value,
-            "options": _rt.enc(self.options),
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigBoolean(_rt.Model):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: bool
-    """The current value of the boolean option."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        current_value: bool,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.current_value = current_value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigBoolean:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigBoolean, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "currentValue": self.current_value,
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LoadSessionResponse(_rt.Model):
-    """Response from loading an existing session."""
-
-    modes: SessionModeState | None | _UnsetType = _UNSET
-    """Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
-    """Initial session configuration options if supported by the Agent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        modes: SessionModeState | None | _UnsetType = _UNSET,
-        config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.modes = modes
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LoadSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LoadSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.modes is not _UNSET:
-            out["modes"] = self.modes.to_json() if self.modes is not None else None
-        if self.config_options is not _UNSET:
-            out["configOptions"] = (
-                [i.to_json() for i in self.config_options]
-                if self.config_options is not None
-                else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ListSessionsResponse(_rt.Model):
-    """Response from listing sessions."""
-
-    sessions: list[SessionInfo]
-    """Array of session information objects"""
-    next_cursor: str | None | _UnsetType = _UNSET
-    """Opaque cursor token. If present, pass this in the next request's cursor parameter
-    to fetch the next page. If absent, there are no more results.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        sessions: list[SessionInfo],
-        next_cursor: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.sessions = sessions
-        self.next_cursor = next_cursor
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ListSessionsResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ListSessionsResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessions": [i.to_json() for i in self.sessions],
-        }
-        if self.next_cursor is not _UNSET:
-            out["nextCursor"] = self.next_cursor
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionInfo(_rt.Model):
-    """Information about a session returned by session/list"""
-
-    session_id: SessionId
-    """Unique identifier for the session"""
-    cwd: str
-    """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[str] | _UnsetType = _UNSET
-    """Additional workspace roots reported for this session. Each path must be absolute.
-
-    When present, this is the complete ordered additional-root list reported
-    by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots.
-    """
-    title: str | None | _UnsetType = _UNSET
-    """Human-readable title for the session"""
-    updated_at: str | None | _UnsetType = _UNSET
-    """ISO 8601 timestamp of last activity"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        cwd: str,
-        additional_directories: list[str] | _UnsetType = _UNSET,
-        title: str | None | _UnsetType = _UNSET,
-        updated_at: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.cwd = cwd
-        self.additional_directories = additional_directories
-        self.title = title
-        self.updated_at = updated_at
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionInfo:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionInfo, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "cwd": self.cwd,
-        }
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.updated_at is not _UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DeleteSessionResponse(_rt.Model):
-    """Response from deleting a session."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> DeleteSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_DeleteSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ResumeSessionResponse(_rt.Model):
-    """Response from resuming an existing session."""
-
-    modes: SessionModeState | None | _UnsetType = _UNSET
-    """Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
-    """Initial session configuration options if supported by the Agent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        modes: SessionModeState | None | _UnsetType = _UNSET,
-        config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.modes = modes
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ResumeSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ResumeSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.modes is not _UNSET:
-            out["modes"] = self.modes.to_json() if self.modes is not None else None
-        if self.config_options is not _UNSET:
-            out["configOptions"] = (
-                [i.to_json() for i in self.config_options]
-                if self.config_options is not None
-                else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CloseSessionResponse(_rt.Model):
-    """Response from closing a session."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CloseSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CloseSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionModeResponse(_rt.Model):
-    """Response to `session/set_mode` method."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionModeResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionModeResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionResponse(_rt.Model):
-    """Response to `session/set_config_option` method."""
-
-    config_options: list[SessionConfigOption]
-    """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_options: list[SessionConfigOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "configOptions": [i.to_json() for i in self.config_options],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptResponse(_rt.Model):
-    """Response from processing a user prompt.
-
-    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)
-    """
-
-    stop_reason: StopReason
-    """Indicates why the agent stopped processing the turn."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        stop_reason: StopReason,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.stop_reason = stop_reason
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "stopReason": str(self.stop_reason),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Error(_rt.Model):
-    """JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode | int
-    """A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification.
-    """
-    message: str
-    """A string providing a short description of the error.
-    The message should be limited to a concise single sentence.
-    """
-    data: _Any | _UnsetType = _UNSET
-    """Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        code: ErrorCode | int,
-        message: str,
-        data: _Any | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.code = code
-        self.message = message
-        self.data = data
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> Error:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Error, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "code": int(self.code),
-            "message": self.message,
-        }
-        if self.data is not _UNSET:
-            out["data"] = self.data
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentNotification(_rt.Model):
-    """A JSON-RPC notification object."""
-
-    method: str
-    """The notification method name."""
-    params: _Any | _UnsetType = _UNSET
-    """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method: str,
-        params: _Any | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method = method
-        self.params = params
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AgentNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "method": self.method,
-        }
-        if self.params is not _UNSET:
-            out["params"] = self.params
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionNotification(_rt.Model):
-    """Notification containing a session update from the agent.
-
-    Used to stream real-time progress and results during prompt processing.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
-    """
-
-    session_id: SessionId
-    """The ID of the session this update pertains to."""
-    update: SessionUpdate
-    """The actual update content."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        update: SessionUpdate,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.update = update
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "update": self.update.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUserMessageChunk(SessionUpdate):
-    """A chunk of the user's message being streamed.
-
-    Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
-    """
-
-    TAG: _ClassVar[str] = "user_message_chunk"
-    content: ContentBlock
-    """A single item of content"""
-    message_id: MessageId | None | _UnsetType = _UNSET
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: ContentBlock,
-        message_id: MessageId | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.message_id = message_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateUserMessageChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateUserMessageChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "user_message_chunk",
-            "content": self.content.to_json(),
-        }
-        if self.message_id is not _UNSET:
-            out["messageId"] = self.message_id
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentMessageChunk(SessionUpdate):
-    """A chunk of the agent's response being streamed.
-
-    Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
-    """
-
-    TAG: _ClassVar[str] = "agent_message_chunk"
-    content: ContentBlock
-    """A single item of content"""
-    message_id: MessageId | None | _UnsetType = _UNSET
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: ContentBlock,
-        message_id: MessageId | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.message_id = message_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateAgentMessageChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateAgentMessageChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "agent_message_chunk",
-            "content": self.content.to_json(),
-        }
-        if self.message_id is not _UNSET:
-            out["messageId"] = self.message_id
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentThoughtChunk(SessionUpdate):
-    """A chunk of the agent's internal reasoning being streamed.
-
-    Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
-    """
-
-    TAG: _ClassVar[str] = "agent_thought_chunk"
-    content: ContentBlock
-    """A single item of content"""
-    message_id: MessageId | None | _UnsetType = _UNSET
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: ContentBlock,
-        message_id: MessageId | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.message_id = message_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateAgentThoughtChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateAgentThoughtChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "agent_thought_chunk",
-            "content": self.content.to_json(),
-        }
-        if self.message_id is not _UNSET:
-            out["messageId"] = self.message_id
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateToolCall(SessionUpdate):
-    """Notification that a new tool call has been initiated.
-
-    Wire tag: `sessionUpdate: tool_call`. Payload: `ToolCall`.
-    """
-
-    TAG: _ClassVar[str] = "tool_call"
-    tool_call_id: ToolCallId
-    """Unique identifier for this tool call within the session."""
-    title: str
-    """Human-readable title describing what the tool is doing."""
-    kind: ToolKind | _UnsetType = _UNSET
-    """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-    """
-    status: ToolCallStatus | _UnsetType = _UNSET
-    """Current execution status of the tool call."""
-    content: list[ToolCallContent] | _UnsetType = _UNSET
-    """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | _UnsetType = _UNSET
-    """File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: _Any | _UnsetType = _UNSET
-    """Raw input parameters sent to the tool."""
-    raw_output: _Any | _UnsetType = _UNSET
-    """Raw output returned by the tool."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        tool_call_id: ToolCallId,
-        title: str,
-        kind: ToolKind | _UnsetType = _UNSET,
-        status: ToolCallStatus | _UnsetType = _UNSET,
-        content: list[ToolCallContent] | _UnsetType = _UNSET,
-        locations: list[ToolCallLocation] | _UnsetType = _UNSET,
-        raw_input: _Any | _UnsetType = _UNSET,
-        raw_output: _Any | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.tool_call_id = tool_call_id
-        self.title = title
-        self.kind = kind
-        self.status = status
-        self.content = content
-        self.locations = locations
-        self.raw_input = raw_input
-        self.raw_output = raw_output
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateToolCall:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateToolCall, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "tool_call",
-            "toolCallId": self.tool_call_id,
-            "title": self.title,
-        }
-        if self.kind is not _UNSET:
-            out["kind"] = str(self.kind)
-        if self.status is not _UNSET:
-            out["status"] = str(self.status)
-        if self.content is not _UNSET:
-            out["content"] = [i.to_json() for i in self.content]
-        if self.locations is not _UNSET:
-            out["locations"] = [i.to_json() for i in self.locations]
-        if self.raw_input is not _UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not _UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateToolCallUpdate(SessionUpdate):
-    """Update on the status or results of a tool call.
-
-    Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "tool_call_update"
-    tool_call_id: ToolCallId
-    """The ID of the tool call being updated."""
-    kind: ToolKind | None | _UnsetType = _UNSET
-    """Update the tool kind."""
-    status: ToolCallStatus | None | _UnsetType = _UNSET
-    """Update the execution status."""
-    title: str | None | _UnsetType = _UNSET
-    """Update the human-readable title."""
-    content: list[ToolCallContent] | None | _UnsetType = _UNSET
-    """Replace the content collection."""
-    locations: list[ToolCallLocation] | None | _UnsetType = _UNSET
-    """Replace the locations collection."""
-    raw_input: _Any | _UnsetType = _UNSET
-    """Update the raw input."""
-    raw_output: _Any | _UnsetType = _UNSET
-    """Update the raw output."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        tool_call_id: ToolCallId,
-        kind: ToolKind | None | _UnsetType = _UNSET,
-        status: ToolCallStatus | None | _UnsetType = _UNSET,
-        title: str | None | _UnsetType = _UNSET,
-        content: list[ToolCallContent] | None | _UnsetType = _UNSET,
-        locations: list[ToolCallLocation] | None | _UnsetType = _UNSET,
-        raw_input: _Any | _UnsetType = _UNSET,
-        raw_output: _Any | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.tool_call_id = tool_call_id
-        self.kind = kind
-        self.status = status
-        self.title = title
-        self.content = content
-        self.locations = locations
-        self.raw_input = raw_input
-        self.raw_output = raw_output
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateToolCallUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateToolCallUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": self.tool_call_id,
-        }
-        if self.kind is not _UNSET:
-            out["kind"] = str(self.kind) if self.kind is not None else None
-        if self.status is not _UNSET:
-            out["status"] = str(self.status) if self.status is not None else None
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.content is not _UNSET:
-            out["content"] = (
-                [i.to_json() for i in self.content] if self.content is not None else None
-            )
-        if self.locations is not _UNSET:
-            out["locations"] = (
-                [i.to_json() for i in self.locations] if self.locations is not None else None
-            )
-        if self.raw_input is not _UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not _UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdatePlan(SessionUpdate):
-    """The agent's execution plan for complex tasks.
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
-
-    Wire tag: `sessionUpdate: plan`. Payload: `Plan`.
-    """
-
-    TAG: _ClassVar[str] = "plan"
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished.
-
-    When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        entries: list[PlanEntry],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.entries = entries
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdatePlan:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdatePlan, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "plan",
-            "entries": [i.to_json() for i in self.entries],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAvailableCommandsUpdate(SessionUpdate):
-    """Available commands are ready or have changed
-
-    Wire tag: `sessionUpdate: available_commands_update`. Payload: `AvailableCommandsUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "available_commands_update"
-    available_commands: list[AvailableCommand]
-    """Commands the agent can execute"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        available_commands: list[AvailableCommand],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.available_commands = available_commands
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateAvailableCommandsUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateAvailableCommandsUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "available_commands_update",
-            "availableCommands": [i.to_json() for i in self.available_commands],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateCurrentModeUpdate(SessionUpdate):
-    """The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-
-    Wire tag: `sessionUpdate: current_mode_update`. Payload: `CurrentModeUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "current_mode_update"
-    current_mode_id: SessionModeId
-    """The ID of the current mode"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        current_mode_id: SessionModeId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.current_mode_id = current_mode_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateCurrentModeUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateCurrentModeUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "current_mode_update",
-            "currentModeId": self.current_mode_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateConfigOptionUpdate(SessionUpdate):
-    """Session configuration options have been updated.
-
-    Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "config_option_update"
-    config_options: list[SessionConfigOption]
-    """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_options: list[SessionConfigOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateConfigOptionUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateConfigOptionUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "config_option_update",
-            "configOptions": [i.to_json() for i in self.config_options],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateSessionInfoUpdate(SessionUpdate):
-    """Session metadata has been updated (title, timestamps, custom metadata)
-
-    Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "session_info_update"
-    title: str | None | _UnsetType = _UNSET
-    """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | _UnsetType = _UNSET
-    """ISO 8601 timestamp of last activity. Set to null to clear."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        updated_at: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.updated_at = updated_at
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateSessionInfoUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateSessionInfoUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "session_info_update",
-        }
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.updated_at is not _UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUsageUpdate(SessionUpdate):
-    """Context window and cost update for the session.
-
-    Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "usage_update"
-    used: int
-    """Tokens currently in context."""
-    size: int
-    """Total context window size in tokens."""
-    cost: Cost | None | _UnsetType = _UNSET
-    """Cumulative session cost (optional)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        used: int,
-        size: int,
-        cost: Cost | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.used = used
-        self.size = size
-        self.cost = cost
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateUsageUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateUsageUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "usage_update",
-            "used": self.used,
-            "size": self.size,
-        }
-        if self.cost is not _UNSET:
-            out["cost"] = self.cost.to_json() if self.cost is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentChunk(_rt.Model):
-    """A streamed item of content"""
-
-    content: ContentBlock
-    """A single item of content"""
-    message_id: MessageId | None | _UnsetType = _UNSET
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: ContentBlock,
-        message_id: MessageId | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.message_id = message_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ContentChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ContentChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "content": self.content.to_json(),
-        }
-        if self.message_id is not _UNSET:
-            out["messageId"] = self.message_id
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCall(_rt.Model):
-    """Represents a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/tool-calls)
-    """
-
-    tool_call_id: ToolCallId
-    """Unique identifier for this tool call within the session."""
-    title: str
-    """Human-readable title describing what the tool is doing."""
-    kind: ToolKind | _UnsetType = _UNSET
-    """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-    """
-    status: ToolCallStatus | _UnsetType = _UNSET
-    """Current execution status of the tool call."""
-    content: list[ToolCallContent] | _UnsetType = _UNSET
-    """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | _UnsetType = _UNSET
-    """File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: _Any | _UnsetType = _UNSET
-    """Raw input parameters sent to the tool."""
-    raw_output: _Any | _UnsetType = _UNSET
-    """Raw output returned by the tool."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        tool_call_id: ToolCallId,
-        title: str,
-        kind: ToolKind | _UnsetType = _UNSET,
-        status: ToolCallStatus | _UnsetType = _UNSET,
-        content: list[ToolCallContent] | _UnsetType = _UNSET,
-        locations: list[ToolCallLocation] | _UnsetType = _UNSET,
-        raw_input: _Any | _UnsetType = _UNSET,
-        raw_output: _Any | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.tool_call_id = tool_call_id
-        self.title = title
-        self.kind = kind
-        self.status = status
-        self.content = content
-        self.locations = locations
-        self.raw_input = raw_input
-        self.raw_output = raw_output
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ToolCall:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ToolCall, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "toolCallId": self.tool_call_id,
-            "title": self.title,
-        }
-        if self.kind is not _UNSET:
-            out["kind"] = str(self.kind)
-        if self.status is not _UNSET:
-            out["status"] = str(self.status)
-        if self.content is not _UNSET:
-            out["content"] = [i.to_json() for i in self.content]
-        if self.locations is not _UNSET:
-            out["locations"] = [i.to_json() for i in self.locations]
-        if self.raw_input is not _UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not _UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PlanEntry(_rt.Model):
-    """A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-    """
-
-    content: str
-    """Human-readable description of what this task aims to accomplish."""
-    priority: PlanEntryPriority
-    """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal.
-    """
-    status: PlanEntryStatus
-    """Current execution status of this task."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: str,
-        priority: PlanEntryPriority,
-        status: PlanEntryStatus,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.priority = priority
-        self.status = status
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PlanEntry:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PlanEntry, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "content": self.content,
-            "priority": str(self.priority),
-            "status": str(self.status),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Plan(_rt.Model):
-    """An execution plan for accomplishing complex tasks.
-
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
-
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
-    """
-
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished.
-
-    When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        entries: list[PlanEntry],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.entries = entries
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> Plan:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Plan, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "entries": [i.to_json() for i in self.entries],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommand(_rt.Model):
-    """Information about a command."""
-
-    name: str
-    """Command name (e.g., `create_plan`, `research_codebase`)."""
-    description: str
-    """Human-readable description of what the command does."""
-    input: AvailableCommandInput | None | _UnsetType = _UNSET
-    """Input for the command if required"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        description: str,
-        input: AvailableCommandInput | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.description = description
-        self.input = input
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AvailableCommand:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AvailableCommand, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "description": self.description,
-        }
-        if self.input is not _UNSET:
-            out["input"] = _rt.enc(self.input)
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class UnstructuredCommandInput(_rt.Model):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: str
-    """A hint to display when the input hasn't been provided yet"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        hint: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.hint = hint
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> UnstructuredCommandInput:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_UnstructuredCommandInput, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "hint": self.hint,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommandsUpdate(_rt.Model):
-    """Available commands are ready or have changed"""
-
-    available_commands: list[AvailableCommand]
-    """Commands the agent can execute"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        available_commands: list[AvailableCommand],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.available_commands = available_commands
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AvailableCommandsUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AvailableCommandsUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "availableCommands": [i.to_json() for i in self.available_commands],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CurrentModeUpdate(_rt.Model):
-    """The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    current_mode_id: SessionModeId
-    """The ID of the current mode"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        current_mode_id: SessionModeId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.current_mode_id = current_mode_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CurrentModeUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CurrentModeUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "currentModeId": self.current_mode_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ConfigOptionUpdate(_rt.Model):
-    """Session configuration options have been updated."""
-
-    config_options: list[SessionConfigOption]
-    """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_options: list[SessionConfigOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ConfigOptionUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ConfigOptionUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "configOptions": [i.to_json() for i in self.config_options],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionInfoUpdate(_rt.Model):
-    """Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    This allows clients to display dynamic session names and track session state changes.
-    """
-
-    title: str | None | _UnsetType = _UNSET
-    """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | _UnsetType = _UNSET
-    """ISO 8601 timestamp of last activity. Set to null to clear."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        updated_at: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.updated_at = updated_at
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionInfoUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionInfoUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.updated_at is not _UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Cost(_rt.Model):
-    """Cost information for a session."""
-
-    amount: float
-    """Total cumulative cost for session."""
-    currency: str
-    """ISO 4217 currency code (e.g., "USD", "EUR")."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        amount: float,
-        currency: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.amount = amount
-        self.currency = currency
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> Cost:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Cost, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "amount": self.amount,
-            "currency": self.currency,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class UsageUpdate(_rt.Model):
-    """Context window and cost update for a session."""
-
-    used: int
-    """Tokens currently in context."""
-    size: int
-    """Total context window size in tokens."""
-    cost: Cost | None | _UnsetType = _UNSET
-    """Cumulative session cost (optional)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        used: int,
-        size: int,
-        cost: Cost | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.used = used
-        self.size = size
-        self.cost = cost
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> UsageUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_UsageUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "used": self.used,
-            "size": self.size,
-        }
-        if self.cost is not _UNSET:
-            out["cost"] = self.cost.to_json() if self.cost is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CompleteElicitationNotification(_rt.Model):
-    """Notification sent by the agent when a URL-based elicitation is complete."""
-
-    elicitation_id: ElicitationId
-    """The ID of the elicitation that completed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        elicitation_id: ElicitationId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.elicitation_id = elicitation_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CompleteElicitationNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CompleteElicitationNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "elicitationId": self.elicitation_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ClientRequest(_rt.Model):
-    """A JSON-RPC request object."""
-
-    id: RequestId
-    """The request id used to correlate the matching response."""
-    method: str
-    """The method name to invoke."""
-    params: _Any | _UnsetType = _UNSET
-    """Method-specific request parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: RequestId,
-        method: str,
-        params: _Any | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.method = method
-        self.params = params
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ClientRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ClientRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "id": _rt.enc(self.id),
-            "method": self.method,
-        }
-        if self.params is not _UNSET:
-            out["params"] = self.params
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class InitializeRequest(_rt.Model):
-    """Request parameters for the initialize method.
-
-    Sent by the client to establish connection and negotiate capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
-    """
-
-    protocol_version: ProtocolVersion
-    """The latest protocol version supported by the client."""
-    client_capabilities: ClientCapabilities | _UnsetType = _UNSET
-    """Capabilities supported by the client."""
-    client_info: Implementation | None | _UnsetType = _UNSET
-    """Information about the Client name and version sent to the Agent.
-
-    Note: in future versions of the protocol, this will be required.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        protocol_version: ProtocolVersion,
-        client_capabilities: ClientCapabilities | _UnsetType = _UNSET,
-        client_info: Implementation | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.protocol_version = protocol_version
-        self.client_capabilities = client_capabilities
-        self.client_info = client_info
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> InitializeRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_InitializeRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "protocolVersion": self.protocol_version,
-        }
-        if self.client_capabilities is not _UNSET:
-            out["clientCapabilities"] = self.client_capabilities.to_json()
-        if self.client_info is not _UNSET:
-            out["clientInfo"] = self.client_info.to_json() if self.client_info is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ClientCapabilities(_rt.Model):
-    """Capabilities supported by the client.
-
-    Advertised during initialization to inform the agent about
-    available features and methods.
-
-    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/initialization#client-capabilities)
-    """
-
-    fs: FileSystemCapabilities | _UnsetType = _UNSET
-    """File system capabilities supported by the client.
-    Determines which file operations the agent can request.
-    """
-    terminal: bool | _UnsetType = _UNSET
-    """Whether the Client support all `terminal/*` methods."""
-    session: ClientSessionCapabilities | None | _UnsetType = _UNSET
-    """Session-related capabilities supported by the client.
-
-    Optional. Omitted or `null` both mean the client does not advertise any
-    session-related extensions.
-    """
-    auth: AuthCapabilities | _UnsetType = _UNSET
-    """Authentication capabilities supported by the client.
-    Determines which authentication method types the agent may include
-    in its `InitializeResponse`.
-    """
-    elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET
-    """Elicitation capabilities supported by the client.
-    Determines which elicitation modes the agent may use.
-
-    Optional. Omitted or `null` both mean the client does not advertise
-    elicitation support.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        fs: FileSystemCapabilities | _UnsetType = _UNSET,
-        terminal: bool | _UnsetType = _UNSET,
-        session: ClientSessionCapabilities | None | _UnsetType = _UNSET,
-        auth: AuthCapabilities | _UnsetType = _UNSET,
-        elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.fs = fs
-        self.terminal = terminal
-        self.session = session
-        self.auth = auth
-        self.elicitation = elicitation
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ClientCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ClientCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.fs is not _UNSET:
-            out["fs"] = self.fs.to_json()
-        if self.terminal is not _UNSET:
-            out["terminal"] = self.terminal
-        if self.session is not _UNSET:
-            out["session"] = self.session.to_json() if self.session is not None else None
-        if self.auth is not _UNSET:
-            out["auth"] = self.auth.to_json()
-        if self.elicitation is not _UNSET:
-            out["elicitation"] = (
-                self.elicitation.to_json() if self.elicitation is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class FileSystemCapabilities(_rt.Model):
-    """File system capabilities that a client may support.
-
-    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
-    """
-
-    read_text_file: bool | _UnsetType = _UNSET
-    """Whether the Client supports `fs/read_text_file` requests."""
-    write_text_file: bool | _UnsetType = _UNSET
-    """Whether the Client supports `fs/write_text_file` requests."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        read_text_file: bool | _UnsetType = _UNSET,
-        write_text_file: bool | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.read_text_file = read_text_file
-        self.write_text_file = write_text_file
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> FileSystemCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_FileSystemCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.read_text_file is not _UNSET:
-            out["readTextFile"] = self.read_text_file
-        if self.write_text_file is not _UNSET:
-            out["writeTextFile"] = self.write_text_file
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ClientSessionCapabilities(_rt.Model):
-    """Session-related capabilities supported by the client."""
-
-    config_options: SessionConfigOptionsCapabilities | None | _UnsetType = _UNSET
-    """Config option capabilities supported by the client.
-
-    Omitted or `null` both mean the client does not advertise support for any
-    config option extensions.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_options: SessionConfigOptionsCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ClientSessionCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ClientSessionCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.config_options is not _UNSET:
-            out["configOptions"] = (
-                self.config_options.to_json() if self.config_options is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionsCapabilities(_rt.Model):
-    """Session configuration option capabilities supported by the client."""
-
-    boolean: BooleanConfigOptionCapabilities | None | _UnsetType = _UNSET
-    """Whether the client supports boolean session configuration options.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means agents may include `type: "boolean"` entries in
-    `configOptions`, and the client may send `session/set_config_option`
-    requests with `type: "boolean"` and a boolean `value`.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        boolean: BooleanConfigOptionCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.boolean = boolean
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOptionsCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigOptionsCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.boolean is not _UNSET:
-            out["boolean"] = self.boolean.to_json() if self.boolean is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class BooleanConfigOptionCapabilities(_rt.Model):
-    """Capabilities for boolean session configuration options.
-
-    Supplying `{}` means the client supports boolean session configuration options.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> BooleanConfigOptionCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_BooleanConfigOptionCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthCapabilities(_rt.Model):
-    """Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support.
-    """
-
-    terminal: bool | _UnsetType = _UNSET
-    """Whether the client supports `terminal` authentication methods.
-
-    The client should set this to `true` only when it can reproduce the
-    configured agent invocation in an interactive terminal. When `true`, the
-    agent may include `terminal` entries in its authentication methods.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        terminal: bool | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.terminal = terminal
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.terminal is not _UNSET:
-            out["terminal"] = self.terminal
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationCapabilities(_rt.Model):
-    """Elicitation capabilities supported by the client."""
-
-    form: ElicitationFormCapabilities | None | _UnsetType = _UNSET
-    """Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support.
-    """
-    url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET
-    """Whether the client supports URL-based elicitation.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        form: ElicitationFormCapabilities | None | _UnsetType = _UNSET,
-        url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.form = form
-        self.url = url
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.form is not _UNSET:
-            out["form"] = self.form.to_json() if self.form is not None else None
-        if self.url is not _UNSET:
-            out["url"] = self.url.to_json() if self.url is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationFormCapabilities(_rt.Model):
-    """Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationFormCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationFormCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationUrlCapabilities(_rt.Model):
-    """URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationUrlCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationUrlCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthenticateRequest(_rt.Model):
-    """Request parameters for the authenticate method.
-
-    Specifies which authentication method to use.
-    """
-
-    method_id: AuthMethodId
-    """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method_id: AuthMethodId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method_id = method_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthenticateRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthenticateRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "methodId": self.method_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LogoutRequest(_rt.Model):
-    """Request parameters for the logout method.
-
-    Terminates the current authenticated session.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LogoutRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LogoutRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class NewSessionRequest(_rt.Model):
-    """Request parameters for creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
-    """
-
-    cwd: str
-    """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[str] | _UnsetType = _UNSET
-    """Additional workspace roots for this session. Each path must be absolute.
-
-    These expand the session's filesystem scope without changing `cwd`, which
-    remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session.
-    """
-    mcp_servers: list[McpServer]
-    """List of MCP (Model Context Protocol) servers the agent should connect to."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        cwd: str,
-        mcp_servers: list[McpServer],
-        additional_directories: list[str] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.cwd = cwd
-        self.additional_directories = additional_directories
-        self.mcp_servers = mcp_servers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> NewSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_NewSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "cwd": self.cwd,
-            "mcpServers": [i.to_json() for i in self.mcp_servers],
-        }
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerHttp(McpServer):
-    """HTTP transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
-
-    Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
-    """
-
-    TAG: _ClassVar[str] = "http"
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        url: str,
-        headers: list[HttpHeader],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.url = url
-        self.headers = headers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerHttp:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerHttp, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "http",
-            "name": self.name,
-            "url": self.url,
-            "headers": [i.to_json() for i in self.headers],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerSse(McpServer):
-    """SSE transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
-
-    Wire tag: `type: sse`. Payload: `McpServerSsePayload`.
-    """
-
-    TAG: _ClassVar[str] = "sse"
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        url: str,
-        headers: list[HttpHeader],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.url = url
-        self.headers = headers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerSse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerSse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "sse",
-            "name": self.name,
-            "url": self.url,
-            "headers": [i.to_json() for i in self.headers],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerStdio(McpServer):
-    """Stdio transport configuration
-
-    All Agents MUST support this transport.
-    """
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    command: str
-    """Absolute path to the MCP server executable."""
-    args: list[str]
-    """Command-line arguments to pass to the MCP server."""
-    env: list[EnvVariable]
-    """Environment variables to set when launching the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        command: str,
-        args: list[str],
-        env: list[EnvVariable],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.command = command
-        self.args = args
-        self.env = env
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerStdio:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerStdio, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "command": self.command,
-            "args": self.args,
-            "env": [i.to_json() for i in self.env],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class HttpHeader(_rt.Model):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: str
-    """The name of the HTTP header."""
-    value: str
-    """The value to set for the HTTP header."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        value: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.value = value
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> HttpHeader:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_HttpHeader, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "value": self.value,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerHttpPayload(_rt.Model):
-    """HTTP transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        url: str,
-        headers: list[HttpHeader],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.url = url
-        self.headers = headers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerHttpPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerHttpPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "url": self.url,
-            "headers": [i.to_json() for i in self.headers],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerSsePayload(_rt.Model):
-    """SSE transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        url: str,
-        headers: list[HttpHeader],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.url = url
-        self.headers = headers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerSsePayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerSsePayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "url": self.url,
-            "headers": [i.to_json() for i in self.headers],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerStdioPayload(_rt.Model):
-    """Stdio transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    command: str
-    """Absolute path to the MCP server executable."""
-    args: list[str]
-    """Command-line arguments to pass to the MCP server."""
-    env: list[EnvVariable]
-    """Environment variables to set when launching the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        command: str,
-        args: list[str],
-        env: list[EnvVariable],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.command = command
-        self.args = args
-        self.env = env
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerStdioPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerStdioPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "command": self.command,
-            "args": self.args,
-            "env": [i.to_json() for i in self.env],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LoadSessionRequest(_rt.Model):
-    """Request parameters for loading an existing session.
-
-    Only available if the Agent supports the `loadSession` capability.
-
-    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
-    """
-
-    mcp_servers: list[McpServer]
-    """List of MCP servers to connect to for this session."""
-    cwd: str
-    """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[str] | _UnsetType = _UNSET
-    """Additional workspace roots to activate for this session. Each path must be absolute.
-
-    When omitted or empty, no additional roots are activated. When non-empty,
-    this is the complete resulting additional-root list for the loaded
-    session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`.
-    """
-    session_id: SessionId
-    """The ID of the session to load."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        mcp_servers: list[McpServer],
-        cwd: str,
-        session_id: SessionId,
-        additional_directories: list[str] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.mcp_servers = mcp_servers
-        self.cwd = cwd
-        self.additional_directories = additional_directories
-        self.session_id = session_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LoadSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LoadSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "mcpServers": [i.to_json() for i in self.mcp_servers],
-            "cwd": self.cwd,
-            "sessionId": self.session_id,
-        }
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ListSessionsRequest(_rt.Model):
-    """Request parameters for listing existing sessions.
-
-    Only available if the Agent supports the `sessionCapabilities.list` capability.
-    """
-
-    cwd: str | None | _UnsetType = _UNSET
-    """Filter sessions by working directory. Must be an absolute path."""
-    cursor: str | None | _UnsetType = _UNSET
-    """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        cwd: str | None | _UnsetType = _UNSET,
-        cursor: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.cwd = cwd
-        self.cursor = cursor
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ListSessionsRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ListSessionsRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.cwd is not _UNSET:
-            out["cwd"] = self.cwd
-        if self.cursor is not _UNSET:
-            out["cursor"] = self.cursor
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DeleteSessionRequest(_rt.Model):
-    """Request parameters for deleting an existing session from `session/list`.
-
-    Only available if the Agent supports the `sessionCapabilities.delete` capability.
-    """
-
-    session_id: SessionId
-    """The ID of the session to delete."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> DeleteSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_DeleteSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ResumeSessionRequest(_rt.Model):
-    """Request parameters for resuming an existing session.
-
-    Resumes an existing session without returning previous messages (unlike `session/load`).
-    This is useful for agents that can resume sessions but don't implement full session loading.
-
-    Only available if the Agent supports the `sessionCapabilities.resume` capability.
-    """
-
-    session_id: SessionId
-    """The ID of the session to resume."""
-    cwd: str
-    """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[str] | _UnsetType = _UNSET
-    """Additional workspace roots to activate for this session. Each path must be absolute.
-
-    When omitted or empty, no additional roots are activated. When non-empty,
-    this is the complete resulting additional-root list for the resumed
-    session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`.
-    """
-    mcp_servers: list[McpServer] | _UnsetType = _UNSET
-    """List of MCP servers to connect to for this session."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        cwd: str,
-        additional_directories: list[str] | _UnsetType = _UNSET,
-        mcp_servers: list[McpServer] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.cwd = cwd
-        self.additional_directories = additional_directories
-        self.mcp_servers = mcp_servers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ResumeSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ResumeSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "cwd": self.cwd,
-        }
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.mcp_servers is not _UNSET:
-            out["mcpServers"] = [i.to_json() for i in self.mcp_servers]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CloseSessionRequest(_rt.Model):
-    """Request parameters for closing an active session.
-
-    If supported, the agent **must** cancel any ongoing work related to the session
-    (treat it as if `session/cancel` was called) and then free up any resources
-    associated with the session.
-
-    Only available if the Agent supports the `sessionCapabilities.close` capability.
-    """
-
-    session_id: SessionId
-    """The ID of the session to close."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CloseSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CloseSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionModeRequest(_rt.Model):
-    """Request parameters for setting a session mode."""
-
-    session_id: SessionId
-    """The ID of the session to set the mode for."""
-    mode_id: SessionModeId
-    """The ID of the mode to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        mode_id: SessionModeId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.mode_id = mode_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionModeRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionModeRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "modeId": self.mode_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequest):
-    """A boolean value (`type: "boolean"`).
-
-    Wire tag: `type: boolean`.
-    """
-
-    TAG: _ClassVar[str] = "boolean"
-    session_id: SessionId
-    """The ID of the session to set the configuration option for."""
-    config_id: SessionConfigId
-    """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    value: bool
-    """The boolean value."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        value: bool,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.config_id = config_id
-        self.meta = meta
-        self.value = value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestBoolean:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionRequestBoolean, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "boolean",
-            "sessionId": self.session_id,
-            "configId": self.config_id,
-            "value": self.value,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestValueId(SetSessionConfigOptionRequest):
-    """A [`SessionConfigValueId`] string value.
-
-    This is the default when `type` is absent on the wire. Unknown `type`
-    values with string payloads also gracefully deserialize into this
-    variant.
-    """
-
-    session_id: SessionId
-    """The ID of the session to set the configuration option for."""
-    config_id: SessionConfigId
-    """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    value: SessionConfigValueId
-    """The value ID."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        value: SessionConfigValueId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.config_id = config_id
-        self.meta = meta
-        self.value = value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestValueId:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionRequestValueId, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "configId": self.config_id,
-            "value": self.value,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptRequest(_rt.Model):
-    """Request parameters for sending a user prompt to the agent.
-
-    Contains the user's message and any additional context.
-
-    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
-    """
-
-    session_id: SessionId
-    """The ID of the session to send this user message to"""
-    prompt: list[ContentBlock]
-    """The blocks of content that compose the user's message.
-
-    As a baseline, the Agent MUST support [`ContentBlock::Text`] and [`ContentBlock::ResourceLink`],
-    while other variants are optionally enabled via [`PromptCapabilities`].
-
-    The Client MUST adapt its interface according to [`PromptCapabilities`].
-
-    The client MAY include referenced pieces of context as either
-    [`ContentBlock::Resource`] or [`ContentBlock::ResourceLink`].
-
-    When available, [`ContentBlock::Resource`] is preferred
-    as it avoids extra round-trips and allows the message to include
-    pieces of context from sources the agent may not have access to.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        prompt: list[ContentBlock],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.prompt = prompt
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "prompt": [i.to_json() for i in self.prompt],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class WriteTextFileResponse(_rt.Model):
-    """Response to `fs/write_text_file`"""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> WriteTextFileResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_WriteTextFileResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ReadTextFileResponse(_rt.Model):
-    """Response containing the contents of a text file."""
-
-    content: str
-    """Content payload returned by this response."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ReadTextFileResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ReadTextFileResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "content": self.content,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionResponse(_rt.Model):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome
-    """The user's decision on the permission request."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        outcome: RequestPermissionOutcome,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.outcome = outcome
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "outcome": self.outcome.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeCancelled(RequestPermissionOutcome):
-    """The prompt turn was cancelled before the user responded.
-
-    When a client sends a `session/cancel` notification to cancel an ongoing
-    prompt turn, it MUST respond to all pending `session/request_permission`
-    requests with this `Cancelled` outcome.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
-
-    Wire tag: `outcome: cancelled`.
-    """
-
-    TAG: _ClassVar[str] = "cancelled"
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionOutcomeCancelled:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionOutcomeCancelled, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "outcome": "cancelled",
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeSelected(RequestPermissionOutcome):
-    """The user selected one of the provided options.
-
-    Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
-    """
-
-    TAG: _ClassVar[str] = "selected"
-    option_id: PermissionOptionId
-    """The ID of the option the user selected."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        option_id: PermissionOptionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.option_id = option_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionOutcomeSelected:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionOutcomeSelected, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "outcome": "selected",
-            "optionId": self.option_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SelectedPermissionOutcome(_rt.Model):
-    """The user selected one of the provided options."""
-
-    option_id: PermissionOptionId
-    """The ID of the option the user selected."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        option_id: PermissionOptionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.option_id = option_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SelectedPermissionOutcome:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SelectedPermissionOutcome, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "optionId": self.option_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateTerminalResponse(_rt.Model):
-    """Response containing the ID of the created terminal."""
-
-    terminal_id: TerminalId
-    """The unique identifier for the created terminal."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        terminal_id: TerminalId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.terminal_id = terminal_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateTerminalResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateTerminalResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "terminalId": self.terminal_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalOutputResponse(_rt.Model):
-    """Response containing the terminal output and exit status."""
-
-    output: str
-    """The terminal output captured so far."""
-    truncated: bool
-    """Whether the output was truncated due to byte limits."""
-    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
-    """Exit status if the command has completed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        output: str,
-        truncated: bool,
-        exit_status: TerminalExitStatus | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.output = output
-        self.truncated = truncated
-        self.exit_status = exit_status
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TerminalOutputResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalOutputResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "output": self.output,
-            "truncated": self.truncated,
-        }
-        if self.exit_status is not _UNSET:
-            out["exitStatus"] = self.exit_status.to_json() if self.exit_status is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalExitStatus(_rt.Model):
-    """Exit status of a terminal command."""
-
-    exit_code: int | None | _UnsetType = _UNSET
-    """The process exit code (may be null if terminated by signal)."""
-    signal: str | None | _UnsetType = _UNSET
-    """The signal that terminated the process (may be null if exited normally)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        exit_code: int | None | _UnsetType = _UNSET,
-        signal: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.exit_code = exit_code
-        self.signal = signal
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TerminalExitStatus:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalExitStatus, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.exit_code is not _UNSET:
-            out["exitCode"] = self.exit_code
-        if self.signal is not _UNSET:
-            out["signal"] = self.signal
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ReleaseTerminalResponse(_rt.Model):
-    """Response to terminal/release method"""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ReleaseTerminalResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ReleaseTerminalResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class WaitForTerminalExitResponse(_rt.Model):
-    """Response containing the exit status of a terminal command."""
-
-    exit_code: int | None | _UnsetType = _UNSET
-    """The process exit code (may be null if terminated by signal)."""
-    signal: str | None | _UnsetType = _UNSET
-    """The signal that terminated the process (may be null if exited normally)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        exit_code: int | None | _UnsetType = _UNSET,
-        signal: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.exit_code = exit_code
-        self.signal = signal
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> WaitForTerminalExitResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_WaitForTerminalExitResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.exit_code is not _UNSET:
-            out["exitCode"] = self.exit_code
-        if self.signal is not _UNSET:
-            out["signal"] = self.signal
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class KillTerminalResponse(_rt.Model):
-    """Response to `terminal/kill` method"""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> KillTerminalResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_KillTerminalResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseAccept(CreateElicitationResponse):
-    """The user accepted and provided content.
-
-    Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
-    """
-
-    TAG: _ClassVar[str] = "accept"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
-    """The user-provided content, if any, as an object matching the requested schema."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.content = content
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponseAccept:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponseAccept, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "action": "accept",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.content is not _UNSET:
-            out["content"] = _rt.enc(self.content)
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseDecline(CreateElicitationResponse):
-    """The user declined the elicitation.
-
-    Wire tag: `action: decline`.
-    """
-
-    TAG: _ClassVar[str] = "decline"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponseDecline:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponseDecline, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "action": "decline",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseCancel(CreateElicitationResponse):
-    """The elicitation was cancelled.
-
-    Wire tag: `action: cancel`.
-    """
-
-    TAG: _ClassVar[str] = "cancel"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponseCancel:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponseCancel, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "action": "cancel",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseOther(CreateElicitationResponse):
-    """Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this action should preserve the raw
-    payload when storing, replaying, proxying, or forwarding elicitation
-    responses. They MUST NOT treat it as a known elicitation action.
-
-    The open variant: any `action` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["accept", "cancel", "decline"])
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    action: str
-    """Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        action: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.action = action
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponseOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponseOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "action": self.action,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationAcceptAction(_rt.Model):
-    """The user accepted the elicitation and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
-    """The user-provided content, if any, as an object matching the requested schema."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationAcceptAction:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationAcceptAction, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.content is not _UNSET:
-            out["content"] = _rt.enc(self.content)
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ClientNotification(_rt.Model):
-    """A JSON-RPC notification object."""
-
-    method: str
-    """The notification method name."""
-    params: _Any | _UnsetType = _UNSET
-    """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method: str,
-        params: _Any | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method = method
-        self.params = params
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ClientNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ClientNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "method": self.method,
-        }
-        if self.params is not _UNSET:
-            out["params"] = self.params
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CancelNotification(_rt.Model):
-    """Notification to cancel ongoing operations for a session.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
-    """
-
-    session_id: SessionId
-    """The ID of the session to cancel operations for."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CancelNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CancelNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CancelRequestNotification(_rt.Model):
-    """Notification to cancel an ongoing request.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/cancellation)
-    """
-
-    request_id: RequestId
-    """The ID of the request to cancel."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        request_id: RequestId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.request_id = request_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CancelRequestNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CancelRequestNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "requestId": _rt.enc(self.request_id),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-# -- aliases -------------------------------------------------------------------------------------
-RequestId: _TypeAlias = _Annotated[None | int | str, _rt.Alias("RequestId")]
-"""JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-SessionId: _TypeAlias = _Annotated[str, _rt.Alias("SessionId")]
-"""A unique identifier for a conversation session between a client and agent.
-
-Sessions maintain their own context, conversation history, and state,
-allowing multiple independent interactions with the same agent.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
-"""
-ToolCallId: _TypeAlias = _Annotated[str, _rt.Alias("ToolCallId")]
-"""Unique identifier for a tool call within a session."""
-EmbeddedResourceResource: _TypeAlias = _Annotated[
-    TextResourceContents | BlobResourceContents, _rt.Alias("EmbeddedResourceResource")
-]
-"""Resource content that can be embedded in a message.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-TerminalId: _TypeAlias = _Annotated[str, _rt.Alias("TerminalId")]
-"""Typed identifier used for terminal values on the wire."""
-PermissionOptionId: _TypeAlias = _Annotated[str, _rt.Alias("PermissionOptionId")]
-"""Unique identifier for a permission option."""
-MultiSelectItems: _TypeAlias = _Annotated[
-    StringMultiSelectItems | dict[str, _Any] | TitledMultiSelectItems, _rt.Alias("MultiSelectItems")
-]
-"""Items for a multi-select (array) property schema.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
-"""Unique identifier for an elicitation."""
-ExtRequest: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtRequest")]
-"""Allows for sending an arbitrary request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-"""
-AgentResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("AgentResponse")]
-"""A JSON-RPC response object.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-ProtocolVersion: _TypeAlias = _Annotated[int, _rt.Alias("ProtocolVersion")]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-AuthMethodId: _TypeAlias = _Annotated[str, _rt.Alias("AuthMethodId")]
-"""Typed identifier used for auth method values on the wire."""
-SessionModeId: _TypeAlias = _Annotated[str, _rt.Alias("SessionModeId")]
-"""Unique identifier for a Session Mode."""
-SessionConfigId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigId")]
-"""Unique identifier for a session configuration option."""
-SessionConfigValueId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigValueId")]
-"""Unique identifier for a session configuration option value."""
-SessionConfigSelectOptions: _TypeAlias = _Annotated[
-    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup],
-    _rt.Alias("SessionConfigSelectOptions"),
-]
-"""Possible values for a session configuration option.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-SessionConfigGroupId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigGroupId")]
-"""Unique identifier for a session configuration option value group."""
-ExtResponse: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtResponse")]
-"""Allows for sending an arbitrary response to an [`ExtRequest`] that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-"""
-MessageId: _TypeAlias = _Annotated[str, _rt.Alias("MessageId")]
-"""Unique identifier for a message within a session."""
-AvailableCommandInput: _TypeAlias = _Annotated[
-    UnstructuredCommandInput, _rt.Alias("AvailableCommandInput")
-]
-"""The input specification for a command.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-ExtNotification: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtNotification")]
-"""Allows the Agent to send an arbitrary notification that is not part of the ACP spec.
-Extension notifications provide a way to send one-way messages for custom functionality
-while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-"""
-ClientResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("ClientResponse")]
-"""A JSON-RPC response object.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-ElicitationContentValue: _TypeAlias = _Annotated[
-    str | int | float | bool | list[str], _rt.Alias("ElicitationContentValue")
-]
-"""Allowed wire representations for [`ElicitationContentValue`].
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-
-# -- decoders ------------------------------------------------------------------------------------
-
-
-def _d_ToolKind(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_ToolKind:
-        raise _rt.expected(
-            "one of 'read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'",
-            v,
-        )
-    v = _E_ToolKind[v]
-    return v
-
-
-def _d_ToolCallStatus(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_ToolCallStatus:
-        raise _rt.expected("one of 'pending', 'in_progress', 'completed', 'failed'", v)
-    v = _E_ToolCallStatus[v]
-    return v
-
-
-def _d_Role(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_Role:
-        raise _rt.expected("one of 'assistant', 'user'", v)
-    v = _E_Role[v]
-    return v
-
-
-def _d_PermissionOptionKind(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_PermissionOptionKind:
-        raise _rt.expected("one of 'allow_once', 'allow_always', 'reject_once', 'reject_always'", v)
-    v = _E_PermissionOptionKind[v]
-    return v
-
-
-def _d_ElicitationSchemaType(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_ElicitationSchemaType:
-        raise _rt.expected("one of 'object'", v)
-    v = _E_ElicitationSchemaType[v]
-    return v
-
-
-def _d_StringFormat(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_StringFormat:
-        raise _rt.expected("one of 'email', 'uri', 'date', 'date-time'", v)
-    v = _E_StringFormat[v]
-    return v
-
-
-def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_SessionConfigOptionCategory.get(v, v)
-    return v
-
-
-def _d_StopReason(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_StopReason:
-        raise _rt.expected(
-            "one of 'end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'", v
-        )
-    v = _E_StopReason[v]
-    return v
-
-
-def _d_ErrorCode(v: _Any) -> _Any:
-    if type(v) is not int:
-        raise _rt.expected("an integer", v)
-    v = _E_ErrorCode.get(v, v)
-    return v
-
-
-def _d_PlanEntryPriority(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_PlanEntryPriority:
-        raise _rt.expected("one of 'high', 'medium', 'low'", v)
-    v = _E_PlanEntryPriority[v]
-    return v
-
-
-def _d_PlanEntryStatus(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_PlanEntryStatus:
-        raise _rt.expected("one of 'pending', 'in_progress', 'completed'", v)
-    v = _E_PlanEntryStatus[v]
-    return v
-
-
-def _d_ToolCallContent(data: _Any) -> ToolCallContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_ToolCallContent.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    raise _rt.bad_tag("type", tag, ["content", "diff", "terminal"])
-
-
-def _d_ContentBlock(data: _Any) -> ContentBlock:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_ContentBlock.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    raise _rt.bad_tag("type", tag, ["text", "image", "audio", "resource_link", "resource"])
-
-
-def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("mode")
-    decoder = _T_CreateElicitationRequest.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_CreateElicitationRequestOther(data)
-    raise _rt.bad_tag("mode", tag, ["form", "url"])
-
-
-def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_ElicitationPropertySchema.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_ElicitationPropertySchemaOther(data)
-    raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
-
-
-def _d_AuthMethod(data: _Any) -> AuthMethod:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_AuthMethodAgent(data)
-    raise _rt.bad_tag("type", tag, ["terminal"])
-
-
-def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_SessionConfigOption.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    raise _rt.bad_tag("type", tag, ["select", "boolean"])
-
-
-def _d_SessionUpdate(data: _Any) -> SessionUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("sessionUpdate")
-    decoder = _T_SessionUpdate.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    raise _rt.bad_tag(
-        "sessionUpdate",
-        tag,
-        [
-            "user_message_chunk",
-            "agent_message_chunk",
-            "agent_thought_chunk",
-            "tool_call",
-            "tool_call_update",
-            "plan",
-            "available_commands_update",
-            "current_mode_update",
-            "config_option_update",
-            "session_info_update",
-            "usage_update",
-        ],
-    )
-
-
-def _d_McpServer(data: _Any) -> McpServer:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_McpServer.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_McpServerStdio(data)
-    raise _rt.bad_tag("type", tag, ["http", "sse"])
-
-
-def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_SetSessionConfigOptionRequestValueId(data)
-    raise _rt.bad_tag("type", tag, ["boolean"])
-
-
-def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("outcome")
-    decoder = _T_RequestPermissionOutcome.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    raise _rt.bad_tag("outcome", tag, ["cancelled", "selected"])
-
-
-def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("action")
-    decoder = _T_CreateElicitationResponse.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_CreateElicitationResponseOther(data)
-    raise _rt.bad_tag("action", tag, ["accept", "decline", "cancel"])
-
-
-def _d_AgentRequest(data: _Any) -> AgentRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(AgentRequest)
-    n = 2
-    key: str | None = None
-    try:
-        key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_RequestId(v)
-        self.id = v
-        key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.method = v
-        key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
-            n += 1
-        self.params = v
-        key = None
-        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_WriteTextFileRequest(data: _Any) -> WriteTextFileRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(WriteTextFileRequest)
-    n = 3
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.content = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_WriteTextFileRequest) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ReadTextFileRequest(data: _Any) -> ReadTextFileRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ReadTextFileRequest)
-    n = 2
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = "line"
-        v = data.get("line", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < 0 or v > 4294967295:
-                        raise _rt.expected("an integer from 0 to 4294967295", v)
-            except _DecodeError:
-                v = _UNSET
-        self.line = v
-        key = "limit"
-        v = data.get("limit", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < 0 or v > 4294967295:
-                        raise _rt.expected("an integer from 0 to 4294967295", v)
-            except _DecodeError:
-                v = _UNSET
-        self.limit = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ReadTextFileRequest) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(RequestPermissionRequest)
-    n = 3
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCall"
-        v = data.get("toolCall", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ToolCallUpdate(v)
-        self.tool_call = v
-        key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
-        v = _rt.list_of(v, _d_PermissionOption)
-        self.options = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ToolCallUpdate)
-    n = 1
-    key: str | None = None
-    try:
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.tool_call_id = v
-        key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str or v not in _E_ToolKind:
-                        raise _rt.expected(
-                            "one of 'read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'",
-                            v,
-                        )
-                    v = _E_ToolKind[v]
-            except _DecodeError:
-                v = _UNSET
-        self.kind = v
-        key = "status"
-        v = data.get("status", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str or v not in _E_ToolCallStatus:
-                        raise _rt.expected(
-                            "one of 'pending', 'in_progress', 'completed', 'failed'", v
-                        )
-                    v = _E_ToolCallStatus[v]
-            except _DecodeError:
-                v = _UNSET
-        self.status = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _d_ToolCallContent)
-            except _DecodeError:
-                v = _UNSET
-        self.content = v
-        key = "locations"
-        v = data.get("locations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _d_ToolCallLocation)
-            except _DecodeError:
-                v = _UNSET
-        self.locations = v
-        key = "rawInput"
-        v = data.get("rawInput", _UNSET)
-        if v is not _UNSET:
-            n += 1
-        self.raw_input = v
-        key = "rawOutput"
-        v = data.get("rawOutput", _UNSET)
-        if v is not _UNSET:
-            n += 1
-        self.raw_output = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallContentContent:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "content":
-            raise _rt.wrong_tag("type", "content", tag)
-    self = _new(ToolCallContentContent)
-    n = 2
-    key: str | None = None
-    try:
-        key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ContentBlock(v)
-        self.content = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentDiff:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "diff":
-            raise _rt.wrong_tag("type", "diff", tag)
-    self = _new(ToolCallContentDiff)
-    n = 3
-    key: str | None = None
-    try:
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = "oldText"
-        v = data.get("oldText", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.old_text = v
-        key = "newText"
-        v = data.get("newText", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.new_text = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallContentTerminal:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "terminal":
-            raise _rt.wrong_tag("type", "terminal", tag)
-    self = _new(ToolCallContentTerminal)
-    n = 2
-    key: str | None = None
-    try:
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "text":
-            raise _rt.wrong_tag("type", "text", tag)
-    self = _new(ContentBlockText)
-    n = 2
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.text = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "image":
-            raise _rt.wrong_tag("type", "image", tag)
-    self = _new(ContentBlockImage)
-    n = 3
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.data = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.mime_type = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.uri = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "audio":
-            raise _rt.wrong_tag("type", "audio", tag)
-    self = _new(ContentBlockAudio)
-    n = 3
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.data = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBlockResourceLink:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "resource_link":
-            raise _rt.wrong_tag("type", "resource_link", tag)
-    self = _new(ContentBlockResourceLink)
-    n = 3
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                        raise _rt.expected(
-                            "an integer from -9223372036854775808 to 9223372036854775807", v
-                        )
-            except _DecodeError:
-                v = _UNSET
-        self.size = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.uri = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockResource:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "resource":
-            raise _rt.wrong_tag("type", "resource", tag)
-    self = _new(ContentBlockResource)
-    n = 2
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "resource"
-        v = data.get("resource", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_EmbeddedResourceResource(v)
-        self.resource = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Annotations(data: _Any) -> Annotations:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Annotations)
-    n = 0
-    key: str | None = None
-    try:
-        key = "audience"
-        v = data.get("audience", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _d_Role)
-            except _DecodeError:
-                v = _UNSET
-        self.audience = v
-        key = "lastModified"
-        v = data.get("lastModified", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.last_modified = v
-        key = "priority"
-        v = data.get("priority", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not float and type(v) is not int:
-                        raise _rt.expected("a number", v)
-            except _DecodeError:
-                v = _UNSET
-        self.priority = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_TextContent(data: _Any) -> TextContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(TextContent)
-    n = 1
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.text = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ImageContent(data: _Any) -> ImageContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ImageContent)
-    n = 2
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.data = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.mime_type = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.uri = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_AudioContent(data: _Any) -> AudioContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(AudioContent)
-    n = 2
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.data = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ResourceLink(data: _Any) -> ResourceLink:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ResourceLink)
-    n = 2
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                        raise _rt.expected(
-                            "an integer from -9223372036854775808 to 9223372036854775807", v
-                        )
-            except _DecodeError:
-                v = _UNSET
-        self.size = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.uri = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_TextResourceContents(data: _Any) -> TextResourceContents:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(TextResourceContents)
-    n = 2
-    key: str | None = None
-    try:
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.text = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.uri = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(BlobResourceContents)
-    n = 2
-    key: str | None = None
-    try:
-        key = "blob"
-        v = data.get("blob", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.blob = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.uri = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(EmbeddedResource)
-    n = 1
-    key: str | None = None
-    try:
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "resource"
-        v = data.get("resource", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_EmbeddedResourceResource(v)
-        self.resource = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Content(data: _Any) -> Content:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Content)
-    n = 1
-    key: str | None = None
-    try:
-        key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ContentBlock(v)
-        self.content = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Diff(data: _Any) -> Diff:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Diff)
-    n = 2
-    key: str | None = None
-    try:
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = "oldText"
-        v = data.get("oldText", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.old_text = v
-        key = "newText"
-        v = data.get("newText", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.new_text = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Terminal(data: _Any) -> Terminal:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Terminal)
-    n = 1
-    key: str | None = None
-    try:
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ToolCallLocation)
-    n = 1
-    key: str | None = None
-    try:
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = "line"
-        v = data.get("line", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < 0 or v > 4294967295:
-                        raise _rt.expected("an integer from 0 to 4294967295", v)
-            except _DecodeError:
-                v = _UNSET
-        self.line = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_PermissionOption(data: _Any) -> PermissionOption:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(PermissionOption)
-    n = 3
-    key: str | None = None
-    try:
-        key = "optionId"
-        v = data.get("optionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.option_id = v
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str or v not in _E_PermissionOptionKind:
-            raise _rt.expected(
-                "one of 'allow_once', 'allow_always', 'reject_once', 'reject_always'", v
-            )
-        v = _E_PermissionOptionKind[v]
-        self.kind = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(CreateTerminalRequest)
-    n = 2
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.command = v
-        key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_skip(v, _rt.d_str)
-            except _DecodeError:
-                v = _UNSET
-        self.args = v
-        key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_skip(v, _d_EnvVariable)
-            except _DecodeError:
-                v = _UNSET
-        self.env = v
-        key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.cwd = v
-        key = "outputByteLimit"
-        v = data.get("outputByteLimit", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < 0 or v > 18446744073709551615:
-                        raise _rt.expected("an integer from 0 to 18446744073709551615", v)
-            except _DecodeError:
-                v = _UNSET
-        self.output_byte_limit = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_CreateTerminalRequest) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_EnvVariable(data: _Any) -> EnvVariable:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(EnvVariable)
-    n = 2
-    key: str | None = None
-    try:
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.value = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_TerminalOutputRequest(data: _Any) -> TerminalOutputRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(TerminalOutputRequest)
-    n = 2
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_TerminalOutputRequest) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ReleaseTerminalRequest(data: _Any) -> ReleaseTerminalRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ReleaseTerminalRequest)
-    n = 2
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ReleaseTerminalRequest) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_WaitForTerminalExitRequest(data: _Any) -> WaitForTerminalExitRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(WaitForTerminalExitRequest)
-    n = 2
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_WaitForTerminalExitRequest) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(KillTerminalRequest)
-    n = 2
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_KillTerminalRequest) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_CreateElicitationRequestForm(
-    data: _Any, tagged: bool = False
-) -> CreateElicitationRequestForm:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("mode", _UNSET)
-        if tag != "form":
-            raise _rt.wrong_tag("mode", "form", tag)
-    self = _new(CreateElicitationRequestForm)
-    n = 3
-    key: str | None = None
-    try:
-        key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.message = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "requestedSchema"
-        v = data.get("requestedSchema", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ElicitationSchema(v)
-        self.requested_schema = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateElicitationRequestUrl:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("mode", _UNSET)
-        if tag != "url":
-            raise _rt.wrong_tag("mode", "url", tag)
-    self = _new(CreateElicitationRequestUrl)
-    n = 4
-    key: str | None = None
-    try:
-        key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.message = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "elicitationId"
-        v = data.get("elicitationId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.elicitation_id = v
-        key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.url = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOther:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(CreateElicitationRequestOther)
-    n = 2
-    key: str | None = None
-    try:
-        key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.message = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "mode"
-        v = data.get("mode", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        if v in CreateElicitationRequestOther.RESERVED_TAGS:
-            raise _rt.reserved_tag(v)
-        self.mode = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ElicitationSessionScope)
-    n = 1
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = None
-        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ElicitationRequestScope)
-    n = 1
-    key: str | None = None
-    try:
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_RequestId(v)
-        self.request_id = v
-        key = None
-        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ElicitationSchema)
-    n = 0
-    key: str | None = None
-    try:
-        key = "type"
-        v = data.get("type", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if type(v) is not str or v not in _E_ElicitationSchemaType:
-                    raise _rt.expected("one of 'object'", v)
-                v = _E_ElicitationSchemaType[v]
-            except _DecodeError:
-                v = _UNSET
-        self.type = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "properties"
-        v = data.get("properties", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
-            v = _rt.map_of(v, _d_ElicitationPropertySchema)
-        self.properties = v
-        key = "required"
-        v = data.get("required", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_of(v, _rt.d_str)
-        self.required = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaString(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaString:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "string":
-            raise _rt.wrong_tag("type", "string", tag)
-    self = _new(ElicitationPropertySchemaString)
-    n = 1
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "minLength"
-        v = data.get("minLength", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < 0 or v > 4294967295:
-                    raise _rt.expected("an integer from 0 to 4294967295", v)
-        self.min_length = v
-        key = "maxLength"
-        v = data.get("maxLength", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < 0 or v > 4294967295:
-                    raise _rt.expected("an integer from 0 to 4294967295", v)
-        self.max_length = v
-        key = "pattern"
-        v = data.get("pattern", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not str:
-                    raise _rt.expected("a string", v)
-        self.pattern = v
-        key = "format"
-        v = data.get("format", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not str or v not in _E_StringFormat:
-                    raise _rt.expected("one of 'email', 'uri', 'date', 'date-time'", v)
-                v = _E_StringFormat[v]
-        self.format = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_of(v, _rt.d_str)
-        self.enum = v
-        key = "oneOf"
-        v = data.get("oneOf", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_of(v, _d_EnumOption)
-        self.one_of = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaNumber(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaNumber:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "number":
-            raise _rt.wrong_tag("type", "number", tag)
-    self = _new(ElicitationPropertySchemaNumber)
-    n = 1
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not float and type(v) is not int:
-                    raise _rt.expected("a number", v)
-        self.minimum = v
-        key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not float and type(v) is not int:
-                    raise _rt.expected("a number", v)
-        self.maximum = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not float and type(v) is not int:
-                        raise _rt.expected("a number", v)
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaInteger(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaInteger:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "integer":
-            raise _rt.wrong_tag("type", "integer", tag)
-    self = _new(ElicitationPropertySchemaInteger)
-    n = 1
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                    raise _rt.expected(
-                        "an integer from -9223372036854775808 to 9223372036854775807", v
-                    )
-        self.minimum = v
-        key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                    raise _rt.expected(
-                        "an integer from -9223372036854775808 to 9223372036854775807", v
-                    )
-        self.maximum = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                        raise _rt.expected(
-                            "an integer from -9223372036854775808 to 9223372036854775807", v
-                        )
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaBoolean(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaBoolean:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "boolean":
-            raise _rt.wrong_tag("type", "boolean", tag)
-    self = _new(ElicitationPropertySchemaBoolean)
-    n = 1
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not bool:
-                        raise _rt.expected("a boolean", v)
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaArray(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaArray:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "array":
-            raise _rt.wrong_tag("type", "array", tag)
-    self = _new(ElicitationPropertySchemaArray)
-    n = 2
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "minItems"
-        v = data.get("minItems", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < 0 or v > 18446744073709551615:
-                    raise _rt.expected("an integer from 0 to 18446744073709551615", v)
-        self.min_items = v
-        key = "maxItems"
-        v = data.get("maxItems", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < 0 or v > 18446744073709551615:
-                    raise _rt.expected("an integer from 0 to 18446744073709551615", v)
-        self.max_items = v
-        key = "items"
-        v = data.get("items", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_MultiSelectItems(v)
-        self.items = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _rt.d_str)
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOther:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ElicitationPropertySchemaOther)
-    n = 1
-    key: str | None = None
-    try:
-        key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        if v in ElicitationPropertySchemaOther.RESERVED_TAGS:
-            raise _rt.reserved_tag(v)
-        self.type = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_EnumOption(data: _Any) -> EnumOption:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(EnumOption)
-    n = 2
-    key: str | None = None
-    try:
-        key = "const"
-        v = data.get("const", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.const = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
+_K_StringPropertySchema: frozenset[str] = frozenset(
+    [
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
@@ -13229,6 +6710,96 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class NumberPropertySchema(_rt.Model):
+    """Schema for number (floating-point) properties in an elicitation form."""
+
+    title: str | None | _UnsetType = _UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None | _UnsetType = _UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: float | None | _UnsetType = _UNSET
+    """Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: float | None | _UnsetType = _UNSET
+    """Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: float | None | _UnsetType = _UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        description: str | None | _UnsetType = _UNSET,
+        minimum: float | None | _UnsetType = _UNSET,
+        maximum: float | None | _UnsetType = _UNSET,
+        default: float | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> NumberPropertySchema:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_NumberPropertySchema, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.minimum is not _UNSET:
+            out["minimum"] = self.minimum
+        if self.maximum is not _UNSET:
+            out["maximum"] = self.maximum
+        if self.default is not _UNSET:
+            out["default"] = self.default
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_NumberPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
+
+
 def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -13301,6 +6872,96 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IntegerPropertySchema(_rt.Model):
+    """Schema for integer properties in an elicitation form."""
+
+    title: str | None | _UnsetType = _UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None | _UnsetType = _UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: int | None | _UnsetType = _UNSET
+    """Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: int | None | _UnsetType = _UNSET
+    """Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: int | None | _UnsetType = _UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        description: str | None | _UnsetType = _UNSET,
+        minimum: int | None | _UnsetType = _UNSET,
+        maximum: int | None | _UnsetType = _UNSET,
+        default: int | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IntegerPropertySchema:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IntegerPropertySchema, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.minimum is not _UNSET:
+            out["minimum"] = self.minimum
+        if self.maximum is not _UNSET:
+            out["maximum"] = self.maximum
+        if self.default is not _UNSET:
+            out["default"] = self.default
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IntegerPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
@@ -13383,6 +7044,76 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class BooleanPropertySchema(_rt.Model):
+    """Schema for boolean properties in an elicitation form."""
+
+    title: str | None | _UnsetType = _UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None | _UnsetType = _UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    default: bool | None | _UnsetType = _UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        description: str | None | _UnsetType = _UNSET,
+        default: bool | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> BooleanPropertySchema:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_BooleanPropertySchema, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.default is not _UNSET:
+            out["default"] = self.default
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_BooleanPropertySchema: frozenset[str] = frozenset(["title", "description", "default", "_meta"])
+
+
 def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -13441,6 +7172,55 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StringMultiSelectItems(_rt.Model):
+    """String item schema for multi-select enum properties."""
+
+    enum: list[str]
+    """Allowed enum values."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        enum: list[str],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.enum = enum
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StringMultiSelectItems:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StringMultiSelectItems, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "enum": self.enum,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
+
+
 def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -13474,6 +7254,55 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TitledMultiSelectItems(_rt.Model):
+    """Items definition for titled multi-select enum properties."""
+
+    any_of: list[EnumOption]
+    """Titled enum options."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        any_of: list[EnumOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TitledMultiSelectItems:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TitledMultiSelectItems, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "anyOf": [i.to_json() for i in self.any_of],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
+
+
 def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -13505,6 +7334,102 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class MultiSelectPropertySchema(_rt.Model):
+    """Schema for multi-select (array) properties in an elicitation form."""
+
+    title: str | None | _UnsetType = _UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None | _UnsetType = _UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    min_items: int | None | _UnsetType = _UNSET
+    """Minimum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
+    max_items: int | None | _UnsetType = _UNSET
+    """Maximum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
+    items: MultiSelectItems
+    """The items definition describing allowed values."""
+    default: list[str] | None | _UnsetType = _UNSET
+    """Default selected values.
+
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        items: MultiSelectItems,
+        title: str | None | _UnsetType = _UNSET,
+        description: str | None | _UnsetType = _UNSET,
+        min_items: int | None | _UnsetType = _UNSET,
+        max_items: int | None | _UnsetType = _UNSET,
+        default: list[str] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_items = min_items
+        self.max_items = max_items
+        self.items = items
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> MultiSelectPropertySchema:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_MultiSelectPropertySchema, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "items": _rt.enc(self.items),
+        }
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.min_items is not _UNSET:
+            out["minItems"] = self.min_items
+        if self.max_items is not _UNSET:
+            out["maxItems"] = self.max_items
+        if self.default is not _UNSET:
+            out["default"] = self.default
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_MultiSelectPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
 
 
 def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
@@ -13590,6 +7515,66 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationFormMode(_rt.Model):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: ElicitationSchema
+    """A JSON Schema describing the form fields to present to the user."""
+    session_id: SessionId | _UnsetType = _UNSET
+    """The session this elicitation is tied to."""
+    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    """Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
+    """
+    request_id: RequestId | _UnsetType = _UNSET
+    """The request this elicitation is tied to."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        requested_schema: ElicitationSchema,
+        session_id: SessionId | _UnsetType = _UNSET,
+        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
+        request_id: RequestId | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.requested_schema = requested_schema
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.request_id = request_id
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationFormMode:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationFormMode, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "requestedSchema": self.requested_schema.to_json(),
+        }
+        if self.session_id is not _UNSET:
+            out["sessionId"] = self.session_id
+        if self.tool_call_id is not _UNSET:
+            out["toolCallId"] = self.tool_call_id
+        if self.request_id is not _UNSET:
+            out["requestId"] = _rt.enc(self.request_id)
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationFormMode: frozenset[str] = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
+
+
 def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -13632,6 +7617,71 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationUrlMode(_rt.Model):
+    """URL-based elicitation mode where the client directs the user to a URL."""
+
+    elicitation_id: ElicitationId
+    """The unique identifier for this elicitation."""
+    url: str
+    """The URL to direct the user to."""
+    session_id: SessionId | _UnsetType = _UNSET
+    """The session this elicitation is tied to."""
+    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    """Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
+    """
+    request_id: RequestId | _UnsetType = _UNSET
+    """The request this elicitation is tied to."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        elicitation_id: ElicitationId,
+        url: str,
+        session_id: SessionId | _UnsetType = _UNSET,
+        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
+        request_id: RequestId | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.elicitation_id = elicitation_id
+        self.url = url
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.request_id = request_id
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationUrlMode:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationUrlMode, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "elicitationId": self.elicitation_id,
+            "url": self.url,
+        }
+        if self.session_id is not _UNSET:
+            out["sessionId"] = self.session_id
+        if self.tool_call_id is not _UNSET:
+            out["toolCallId"] = self.tool_call_id
+        if self.request_id is not _UNSET:
+            out["requestId"] = _rt.enc(self.request_id)
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationUrlMode: frozenset[str] = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
@@ -13684,6 +7734,85 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class InitializeResponse(_rt.Model):
+    """Response to the `initialize` method.
+
+    Contains the negotiated protocol version and agent capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+    """
+
+    protocol_version: ProtocolVersion
+    """The protocol version the client specified if supported by the agent,
+    or the latest protocol version supported by the agent.
+
+    The client should disconnect, if it doesn't support this version.
+    """
+    agent_capabilities: AgentCapabilities | _UnsetType = _UNSET
+    """Capabilities supported by the agent."""
+    auth_methods: list[AuthMethod] | _UnsetType = _UNSET
+    """Authentication methods supported by the agent."""
+    agent_info: Implementation | None | _UnsetType = _UNSET
+    """Information about the Agent name and version sent to the Client.
+
+    Note: in future versions of the protocol, this will be required.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        agent_capabilities: AgentCapabilities | _UnsetType = _UNSET,
+        auth_methods: list[AuthMethod] | _UnsetType = _UNSET,
+        agent_info: Implementation | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.agent_capabilities = agent_capabilities
+        self.auth_methods = auth_methods
+        self.agent_info = agent_info
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> InitializeResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_InitializeResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "protocolVersion": self.protocol_version,
+        }
+        if self.agent_capabilities is not _UNSET:
+            out["agentCapabilities"] = self.agent_capabilities.to_json()
+        if self.auth_methods is not _UNSET:
+            out["authMethods"] = [i.to_json() for i in self.auth_methods]
+        if self.agent_info is not _UNSET:
+            out["agentInfo"] = self.agent_info.to_json() if self.agent_info is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_InitializeResponse: frozenset[str] = frozenset(
+    ["protocolVersion", "agentCapabilities", "authMethods", "agentInfo", "_meta"]
+)
 
 
 def _d_InitializeResponse(data: _Any) -> InitializeResponse:
@@ -13746,6 +7875,85 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentCapabilities(_rt.Model):
+    """Capabilities supported by the agent.
+
+    Advertised during initialization to inform the client about
+    available features and content types.
+
+    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)
+    """
+
+    load_session: bool | _UnsetType = _UNSET
+    """Whether the agent supports `session/load`."""
+    prompt_capabilities: PromptCapabilities | _UnsetType = _UNSET
+    """Prompt capabilities supported by the agent."""
+    mcp_capabilities: McpCapabilities | _UnsetType = _UNSET
+    """MCP capabilities supported by the agent."""
+    session_capabilities: SessionCapabilities | _UnsetType = _UNSET
+    """Session lifecycle and prompt capabilities advertised by the agent."""
+    auth: AgentAuthCapabilities | _UnsetType = _UNSET
+    """Authentication-related capabilities supported by the agent."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        load_session: bool | _UnsetType = _UNSET,
+        prompt_capabilities: PromptCapabilities | _UnsetType = _UNSET,
+        mcp_capabilities: McpCapabilities | _UnsetType = _UNSET,
+        session_capabilities: SessionCapabilities | _UnsetType = _UNSET,
+        auth: AgentAuthCapabilities | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.load_session = load_session
+        self.prompt_capabilities = prompt_capabilities
+        self.mcp_capabilities = mcp_capabilities
+        self.session_capabilities = session_capabilities
+        self.auth = auth
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.load_session is not _UNSET:
+            out["loadSession"] = self.load_session
+        if self.prompt_capabilities is not _UNSET:
+            out["promptCapabilities"] = self.prompt_capabilities.to_json()
+        if self.mcp_capabilities is not _UNSET:
+            out["mcpCapabilities"] = self.mcp_capabilities.to_json()
+        if self.session_capabilities is not _UNSET:
+            out["sessionCapabilities"] = self.session_capabilities.to_json()
+        if self.auth is not _UNSET:
+            out["auth"] = self.auth.to_json()
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentCapabilities: frozenset[str] = frozenset(
+    ["loadSession", "promptCapabilities", "mcpCapabilities", "sessionCapabilities", "auth", "_meta"]
+)
 
 
 def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
@@ -13819,6 +8027,81 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptCapabilities(_rt.Model):
+    """Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for [`ContentBlock::Text`]
+    and [`ContentBlock::ResourceLink`] in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
+    """
+
+    image: bool | _UnsetType = _UNSET
+    """Agent supports [`ContentBlock::Image`]."""
+    audio: bool | _UnsetType = _UNSET
+    """Agent supports [`ContentBlock::Audio`]."""
+    embedded_context: bool | _UnsetType = _UNSET
+    """Agent supports embedded context in `session/prompt` requests.
+
+    When enabled, the Client is allowed to include [`ContentBlock::Resource`]
+    in prompt requests for pieces of context that are referenced in the message.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        image: bool | _UnsetType = _UNSET,
+        audio: bool | _UnsetType = _UNSET,
+        embedded_context: bool | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.image = image
+        self.audio = audio
+        self.embedded_context = embedded_context
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.image is not _UNSET:
+            out["image"] = self.image
+        if self.audio is not _UNSET:
+            out["audio"] = self.audio
+        if self.embedded_context is not _UNSET:
+            out["embeddedContext"] = self.embedded_context
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptCapabilities: frozenset[str] = frozenset(["image", "audio", "embeddedContext", "_meta"])
+
+
 def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -13874,6 +8157,59 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpCapabilities(_rt.Model):
+    """MCP capabilities supported by the agent"""
+
+    http: bool | _UnsetType = _UNSET
+    """Agent supports [`McpServer::Http`]."""
+    sse: bool | _UnsetType = _UNSET
+    """Agent supports [`McpServer::Sse`]."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        http: bool | _UnsetType = _UNSET,
+        sse: bool | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.http = http
+        self.sse = sse
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.http is not _UNSET:
+            out["http"] = self.http
+        if self.sse is not _UNSET:
+            out["sse"] = self.sse
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpCapabilities: frozenset[str] = frozenset(["http", "sse", "_meta"])
+
+
 def _d_McpCapabilities(data: _Any) -> McpCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -13917,6 +8253,119 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionCapabilities(_rt.Model):
+    """Session capabilities supported by the agent.
+
+    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
+
+    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
+
+    Note: `session/load` is still handled by the top-level `load_session` capability. This will be unified in future versions of the protocol.
+
+    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
+    """
+
+    list_: SessionListCapabilities | None | _UnsetType = _UNSET
+    """Whether the agent supports `session/list`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports listing sessions.
+    """
+    delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET
+    """Whether the agent supports `session/delete`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _UnsetType = _UNSET
+    """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports `additionalDirectories` on
+    supported session lifecycle requests.
+
+    Agents that also support `session/list` may return
+    `SessionInfo.additionalDirectories` to report the complete ordered
+    additional-root list associated with a listed session.
+    """
+    resume: SessionResumeCapabilities | None | _UnsetType = _UNSET
+    """Whether the agent supports `session/resume`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+    close: SessionCloseCapabilities | None | _UnsetType = _UNSET
+    """Whether the agent supports `session/close`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports closing sessions.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        list_: SessionListCapabilities | None | _UnsetType = _UNSET,
+        delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET,
+        additional_directories: SessionAdditionalDirectoriesCapabilities
+        | None
+        | _UnsetType = _UNSET,
+        resume: SessionResumeCapabilities | None | _UnsetType = _UNSET,
+        close: SessionCloseCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.list_ = list_
+        self.delete = delete
+        self.additional_directories = additional_directories
+        self.resume = resume
+        self.close = close
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.list_ is not _UNSET:
+            out["list"] = self.list_.to_json() if self.list_ is not None else None
+        if self.delete is not _UNSET:
+            out["delete"] = self.delete.to_json() if self.delete is not None else None
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = (
+                self.additional_directories.to_json()
+                if self.additional_directories is not None
+                else None
+            )
+        if self.resume is not _UNSET:
+            out["resume"] = self.resume.to_json() if self.resume is not None else None
+        if self.close is not _UNSET:
+            out["close"] = self.close.to_json() if self.close is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionCapabilities: frozenset[str] = frozenset(
+    ["list", "delete", "additionalDirectories", "resume", "close", "_meta"]
+)
 
 
 def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
@@ -13994,6 +8443,50 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionListCapabilities(_rt.Model):
+    """Capabilities for the `session/list` method.
+
+    Supplying `{}` means the agent supports listing sessions.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionListCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionListCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionListCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_SessionListCapabilities(data: _Any) -> SessionListCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14017,6 +8510,50 @@ def _d_SessionListCapabilities(data: _Any) -> SessionListCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionDeleteCapabilities(_rt.Model):
+    """Capabilities for the `session/delete` method.
+
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionDeleteCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionDeleteCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
@@ -14044,6 +8581,53 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionAdditionalDirectoriesCapabilities(_rt.Model):
+    """Capabilities for additional session directories support.
+
+    Supplying `{}` means the agent supports the `additionalDirectories` field on
+    supported session lifecycle requests. Agents that also support
+    `session/list` may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionAdditionalDirectoriesCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionAdditionalDirectoriesCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _d_SessionAdditionalDirectoriesCapabilities(
@@ -14077,6 +8661,50 @@ def _d_SessionAdditionalDirectoriesCapabilities(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionResumeCapabilities(_rt.Model):
+    """Capabilities for the `session/resume` method.
+
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionResumeCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionResumeCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionResumeCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_SessionResumeCapabilities(data: _Any) -> SessionResumeCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14104,6 +8732,50 @@ def _d_SessionResumeCapabilities(data: _Any) -> SessionResumeCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionCloseCapabilities(_rt.Model):
+    """Capabilities for the `session/close` method.
+
+    Supplying `{}` means the agent supports closing sessions.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionCloseCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionCloseCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionCloseCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_SessionCloseCapabilities(data: _Any) -> SessionCloseCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14129,6 +8801,57 @@ def _d_SessionCloseCapabilities(data: _Any) -> SessionCloseCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentAuthCapabilities(_rt.Model):
+    """Authentication-related capabilities supported by the agent."""
+
+    logout: LogoutCapabilities | None | _UnsetType = _UNSET
+    """Whether the agent supports the logout method.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports the logout method.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        logout: LogoutCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.logout = logout
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentAuthCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentAuthCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.logout is not _UNSET:
+            out["logout"] = self.logout.to_json() if self.logout is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentAuthCapabilities: frozenset[str] = frozenset(["logout", "_meta"])
 
 
 def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
@@ -14166,6 +8889,50 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LogoutCapabilities(_rt.Model):
+    """Logout capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the logout method.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LogoutCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LogoutCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LogoutCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14189,6 +8956,86 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodTerminal(AuthMethod):
+    """Client runs the configured agent program as a separate interactive
+    process, without passing this method to `authenticate`.
+
+    Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
+    """
+
+    TAG: _ClassVar[str] = "terminal"
+    id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    args: list[str] | _UnsetType = _UNSET
+    """Additional arguments to append to the configured agent invocation for terminal auth."""
+    env: dict[str, str] | _UnsetType = _UNSET
+    """Additional environment variables to set on the configured agent invocation for terminal auth.
+    These values override same-named variables in the base launch configuration.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        args: list[str] | _UnsetType = _UNSET,
+        env: dict[str, str] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodTerminal:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodTerminal, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "terminal",
+            "id": self.id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.args is not _UNSET:
+            out["args"] = self.args
+        if self.env is not _UNSET:
+            out["env"] = self.env
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodTerminal: frozenset[str] = frozenset(
+    ["type", "id", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTerminal:
@@ -14268,6 +9115,69 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodAgent(AuthMethod):
+    """Agent handles authentication itself through `authenticate`.
+
+    This is the default when no `type` is specified.
+
+    Payload: `AuthMethodAgentPayload`.
+    """
+
+    id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodAgent:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodAgent, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": self.id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodAgent: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
+
+
 def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14316,6 +9226,87 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodTerminalPayload(_rt.Model):
+    """Terminal-based authentication method.
+
+    The client runs the configured agent program as a separate interactive
+    process for the user to authenticate via a TUI. Agents MUST advertise this
+    method only when the client enabled its terminal authentication capability.
+    A zero exit status signals success; any other termination signals failure.
+    The client MUST NOT pass this method to `authenticate`.
+    """
+
+    id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    args: list[str] | _UnsetType = _UNSET
+    """Additional arguments to append to the configured agent invocation for terminal auth."""
+    env: dict[str, str] | _UnsetType = _UNSET
+    """Additional environment variables to set on the configured agent invocation for terminal auth.
+    These values override same-named variables in the base launch configuration.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        args: list[str] | _UnsetType = _UNSET,
+        env: dict[str, str] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodTerminalPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodTerminalPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": self.id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.args is not _UNSET:
+            out["args"] = self.args
+        if self.env is not _UNSET:
+            out["env"] = self.env
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodTerminalPayload: frozenset[str] = frozenset(
+    ["id", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
@@ -14392,6 +9383,67 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodAgentPayload(_rt.Model):
+    """Agent handles authentication itself through `authenticate`.
+
+    This is the default authentication method type.
+    """
+
+    id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodAgentPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodAgentPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": self.id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodAgentPayload: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
+
+
 def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14440,6 +9492,75 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Implementation(_rt.Model):
+    """Metadata about the implementation of the client or agent.
+    Describes the name and version of an ACP implementation, with an optional
+    title for UI representation.
+    """
+
+    name: str
+    """Intended for programmatic or logical use, but can be used as a display
+    name fallback if title isn’t present.
+    """
+    title: str | None | _UnsetType = _UNSET
+    """Intended for UI and end-user contexts — optimized to be human-readable
+    and easily understood.
+
+    If not provided, the name should be used for display.
+    """
+    version: str
+    """Version of the implementation. Can be displayed to the user or used
+    for debugging or metrics purposes. (e.g. "1.0.0").
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        version: str,
+        title: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.version = version
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Implementation:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Implementation, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "version": self.version,
+        }
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 
 
 def _d_Implementation(data: _Any) -> Implementation:
@@ -14492,6 +9613,47 @@ def _d_Implementation(data: _Any) -> Implementation:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthenticateResponse(_rt.Model):
+    """Response to the `authenticate` method."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthenticateResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthenticateResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthenticateResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_AuthenticateResponse(data: _Any) -> AuthenticateResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14517,6 +9679,47 @@ def _d_AuthenticateResponse(data: _Any) -> AuthenticateResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LogoutResponse(_rt.Model):
+    """Response to the `logout` method."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LogoutResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LogoutResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LogoutResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_LogoutResponse(data: _Any) -> LogoutResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14540,6 +9743,78 @@ def _d_LogoutResponse(data: _Any) -> LogoutResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class NewSessionResponse(_rt.Model):
+    """Response from creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
+    """
+
+    session_id: SessionId
+    """Unique identifier for the created session.
+
+    Used in all subsequent requests for this conversation.
+    """
+    modes: SessionModeState | None | _UnsetType = _UNSET
+    """Initial mode state if supported by the Agent
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
+    """
+    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
+    """Initial session configuration options if supported by the Agent."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        modes: SessionModeState | None | _UnsetType = _UNSET,
+        config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.modes = modes
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> NewSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_NewSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+        }
+        if self.modes is not _UNSET:
+            out["modes"] = self.modes.to_json() if self.modes is not None else None
+        if self.config_options is not _UNSET:
+            out["configOptions"] = (
+                [i.to_json() for i in self.config_options]
+                if self.config_options is not None
+                else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_NewSessionResponse: frozenset[str] = frozenset(["sessionId", "modes", "configOptions", "_meta"])
 
 
 def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
@@ -14596,6 +9871,58 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionModeState(_rt.Model):
+    """The set of modes and the one currently active."""
+
+    current_mode_id: SessionModeId
+    """The current mode the Agent is in."""
+    available_modes: list[SessionMode]
+    """The set of modes that the Agent can operate in"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        current_mode_id: SessionModeId,
+        available_modes: list[SessionMode],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.current_mode_id = current_mode_id
+        self.available_modes = available_modes
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionModeState:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionModeState, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "currentModeId": self.current_mode_id,
+            "availableModes": [i.to_json() for i in self.available_modes],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionModeState: frozenset[str] = frozenset(["currentModeId", "availableModes", "_meta"])
+
+
 def _d_SessionModeState(data: _Any) -> SessionModeState:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14637,6 +9964,67 @@ def _d_SessionModeState(data: _Any) -> SessionModeState:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionMode(_rt.Model):
+    """A mode the agent can operate in.
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
+    """
+
+    id: SessionModeId
+    """Stable identifier used to refer to this protocol object in later messages."""
+    name: str
+    """Human-readable name shown for this protocol object."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional human-readable details shown with this protocol object."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: SessionModeId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionMode:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionMode, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": self.id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionMode: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
 
 
 def _d_SessionMode(data: _Any) -> SessionMode:
@@ -14687,6 +10075,87 @@ def _d_SessionMode(data: _Any) -> SessionMode:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigOptionSelect(SessionConfigOption):
+    """Single-value selector (dropdown).
+
+    Wire tag: `type: select`. Payload: `SessionConfigSelect`.
+    """
+
+    TAG: _ClassVar[str] = "select"
+    id: SessionConfigId
+    """Unique identifier for the configuration option."""
+    name: str
+    """Human-readable label for the option."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description for the Client to display to the user."""
+    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    """Optional semantic category for this option (UX only)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    current_value: SessionConfigValueId
+    """The currently selected value."""
+    options: SessionConfigSelectOptions
+    """The set of selectable options."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: SessionConfigId,
+        name: str,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        description: str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+        self.current_value = current_value
+        self.options = options
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigOptionSelect:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigOptionSelect, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "select",
+            "id": self.id,
+            "name": self.name,
+            "currentValue": self.current_value,
+            "options": _rt.enc(self.options),
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.category is not _UNSET:
+            out["category"] = str(self.category) if self.category is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigOptionSelect: frozenset[str] = frozenset(
+    ["type", "id", "name", "description", "category", "_meta", "currentValue", "options"]
+)
 
 
 def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionConfigOptionSelect:
@@ -14771,6 +10240,82 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigOptionBoolean(SessionConfigOption):
+    """Boolean on/off toggle.
+
+    Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
+    """
+
+    TAG: _ClassVar[str] = "boolean"
+    id: SessionConfigId
+    """Unique identifier for the configuration option."""
+    name: str
+    """Human-readable label for the option."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description for the Client to display to the user."""
+    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    """Optional semantic category for this option (UX only)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    current_value: bool
+    """The current value of the boolean option."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: SessionConfigId,
+        name: str,
+        current_value: bool,
+        description: str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+        self.current_value = current_value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigOptionBoolean:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigOptionBoolean, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "boolean",
+            "id": self.id,
+            "name": self.name,
+            "currentValue": self.current_value,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.category is not _UNSET:
+            out["category"] = str(self.category) if self.category is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigOptionBoolean: frozenset[str] = frozenset(
+    ["type", "id", "name", "description", "category", "_meta", "currentValue"]
+)
+
+
 def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionConfigOptionBoolean:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -14847,6 +10392,64 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigSelectOption(_rt.Model):
+    """A possible value for a session configuration option."""
+
+    value: SessionConfigValueId
+    """Unique identifier for this option value."""
+    name: str
+    """Human-readable label for this option value."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description for this option value."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        value: SessionConfigValueId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.value = value
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigSelectOption:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigSelectOption, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "value": self.value,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigSelectOption: frozenset[str] = frozenset(["value", "name", "description", "_meta"])
+
+
 def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14897,6 +10500,63 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigSelectGroup(_rt.Model):
+    """A group of possible values for a session configuration option."""
+
+    group: SessionConfigGroupId
+    """Unique identifier for this group."""
+    name: str
+    """Human-readable label for this group."""
+    options: list[SessionConfigSelectOption]
+    """The set of option values in this group."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        group: SessionConfigGroupId,
+        name: str,
+        options: list[SessionConfigSelectOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.group = group
+        self.name = name
+        self.options = options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigSelectGroup:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigSelectGroup, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "group": self.group,
+            "name": self.name,
+            "options": [i.to_json() for i in self.options],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigSelectGroup: frozenset[str] = frozenset(["group", "name", "options", "_meta"])
 
 
 def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
@@ -14951,6 +10611,47 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigSelect(_rt.Model):
+    """A single-value selector (dropdown) session configuration option payload."""
+
+    current_value: SessionConfigValueId
+    """The currently selected value."""
+    options: SessionConfigSelectOptions
+    """The set of selectable options."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.current_value = current_value
+        self.options = options
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigSelect:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigSelect, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "currentValue": self.current_value,
+            "options": _rt.enc(self.options),
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
+
+
 def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14978,6 +10679,42 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigBoolean(_rt.Model):
+    """A boolean on/off toggle session configuration option payload."""
+
+    current_value: bool
+    """The current value of the boolean option."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        current_value: bool,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.current_value = current_value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigBoolean:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigBoolean, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "currentValue": self.current_value,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
+
+
 def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -14997,6 +10734,66 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LoadSessionResponse(_rt.Model):
+    """Response from loading an existing session."""
+
+    modes: SessionModeState | None | _UnsetType = _UNSET
+    """Initial mode state if supported by the Agent
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
+    """
+    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
+    """Initial session configuration options if supported by the Agent."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        modes: SessionModeState | None | _UnsetType = _UNSET,
+        config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.modes = modes
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LoadSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LoadSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.modes is not _UNSET:
+            out["modes"] = self.modes.to_json() if self.modes is not None else None
+        if self.config_options is not _UNSET:
+            out["configOptions"] = (
+                [i.to_json() for i in self.config_options]
+                if self.config_options is not None
+                else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LoadSessionResponse: frozenset[str] = frozenset(["modes", "configOptions", "_meta"])
 
 
 def _d_LoadSessionResponse(data: _Any) -> LoadSessionResponse:
@@ -15046,6 +10843,61 @@ def _d_LoadSessionResponse(data: _Any) -> LoadSessionResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ListSessionsResponse(_rt.Model):
+    """Response from listing sessions."""
+
+    sessions: list[SessionInfo]
+    """Array of session information objects"""
+    next_cursor: str | None | _UnsetType = _UNSET
+    """Opaque cursor token. If present, pass this in the next request's cursor parameter
+    to fetch the next page. If absent, there are no more results.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        sessions: list[SessionInfo],
+        next_cursor: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.next_cursor = next_cursor
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ListSessionsResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ListSessionsResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessions": [i.to_json() for i in self.sessions],
+        }
+        if self.next_cursor is not _UNSET:
+            out["nextCursor"] = self.next_cursor
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ListSessionsResponse: frozenset[str] = frozenset(["sessions", "nextCursor", "_meta"])
+
+
 def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15091,6 +10943,83 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionInfo(_rt.Model):
+    """Information about a session returned by session/list"""
+
+    session_id: SessionId
+    """Unique identifier for the session"""
+    cwd: str
+    """The working directory for this session. Must be an absolute path."""
+    additional_directories: list[str] | _UnsetType = _UNSET
+    """Additional workspace roots reported for this session. Each path must be absolute.
+
+    When present, this is the complete ordered additional-root list reported
+    by the Agent. Omitted and empty values are equivalent: the response
+    reports no additional roots.
+    """
+    title: str | None | _UnsetType = _UNSET
+    """Human-readable title for the session"""
+    updated_at: str | None | _UnsetType = _UNSET
+    """ISO 8601 timestamp of last activity"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: list[str] | _UnsetType = _UNSET,
+        title: str | None | _UnsetType = _UNSET,
+        updated_at: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionInfo:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionInfo, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+        }
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = self.additional_directories
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.updated_at is not _UNSET:
+            out["updatedAt"] = self.updated_at
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionInfo: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
+)
 
 
 def _d_SessionInfo(data: _Any) -> SessionInfo:
@@ -15165,6 +11094,47 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class DeleteSessionResponse(_rt.Model):
+    """Response from deleting a session."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> DeleteSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_DeleteSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15188,6 +11158,66 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ResumeSessionResponse(_rt.Model):
+    """Response from resuming an existing session."""
+
+    modes: SessionModeState | None | _UnsetType = _UNSET
+    """Initial mode state if supported by the Agent
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
+    """
+    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
+    """Initial session configuration options if supported by the Agent."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        modes: SessionModeState | None | _UnsetType = _UNSET,
+        config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.modes = modes
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ResumeSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ResumeSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.modes is not _UNSET:
+            out["modes"] = self.modes.to_json() if self.modes is not None else None
+        if self.config_options is not _UNSET:
+            out["configOptions"] = (
+                [i.to_json() for i in self.config_options]
+                if self.config_options is not None
+                else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ResumeSessionResponse: frozenset[str] = frozenset(["modes", "configOptions", "_meta"])
 
 
 def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
@@ -15237,6 +11267,47 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CloseSessionResponse(_rt.Model):
+    """Response from closing a session."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CloseSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CloseSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15262,6 +11333,47 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionModeResponse(_rt.Model):
+    """Response to `session/set_mode` method."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionModeResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionModeResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionModeResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_SetSessionModeResponse(data: _Any) -> SetSessionModeResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15285,6 +11397,53 @@ def _d_SetSessionModeResponse(data: _Any) -> SetSessionModeResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionConfigOptionResponse(_rt.Model):
+    """Response to `session/set_config_option` method."""
+
+    config_options: list[SessionConfigOption]
+    """The full set of configuration options and their current values."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "configOptions": [i.to_json() for i in self.config_options],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionConfigOptionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionResponse:
@@ -15325,6 +11484,56 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptResponse(_rt.Model):
+    """Response from processing a user prompt.
+
+    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)
+    """
+
+    stop_reason: StopReason
+    """Indicates why the agent stopped processing the turn."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        stop_reason: StopReason,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.stop_reason = stop_reason
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "stopReason": str(self.stop_reason),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptResponse: frozenset[str] = frozenset(["stopReason", "_meta"])
+
+
 def _d_PromptResponse(data: _Any) -> PromptResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15358,6 +11567,65 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Error(_rt.Model):
+    """JSON-RPC error object.
+
+    Represents an error that occurred during method execution, following the
+    JSON-RPC 2.0 error object specification with optional additional data.
+
+    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
+    """
+
+    code: ErrorCode | int
+    """A number indicating the error type that occurred.
+    This must be an integer as defined in the JSON-RPC specification.
+    """
+    message: str
+    """A string providing a short description of the error.
+    The message should be limited to a concise single sentence.
+    """
+    data: _Any | _UnsetType = _UNSET
+    """Optional primitive or structured value that contains additional information about the error.
+    This may include debugging information or context-specific details.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        code: ErrorCode | int,
+        message: str,
+        data: _Any | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Error:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Error, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "code": int(self.code),
+            "message": self.message,
+        }
+        if self.data is not _UNSET:
+            out["data"] = self.data
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _d_Error(data: _Any) -> Error:
@@ -15394,6 +11662,48 @@ def _d_Error(data: _Any) -> Error:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentNotification(_rt.Model):
+    """A JSON-RPC notification object."""
+
+    method: str
+    """The notification method name."""
+    params: _Any | _UnsetType = _UNSET
+    """Method-specific notification parameters."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: _Any | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "method": self.method,
+        }
+        if self.params is not _UNSET:
+            out["params"] = self.params
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentNotification: frozenset[str] = frozenset(["method", "params"])
+
+
 def _d_AgentNotification(data: _Any) -> AgentNotification:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15418,6 +11728,63 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionNotification(_rt.Model):
+    """Notification containing a session update from the agent.
+
+    Used to stream real-time progress and results during prompt processing.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+    """
+
+    session_id: SessionId
+    """The ID of the session this update pertains to."""
+    update: SessionUpdate
+    """The actual update content."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        update: SessionUpdate,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.update = update
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "update": self.update.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
 
 
 def _d_SessionNotification(data: _Any) -> SessionNotification:
@@ -15456,6 +11823,70 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateUserMessageChunk(SessionUpdate):
+    """A chunk of the user's message being streamed.
+
+    Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
+    """
+
+    TAG: _ClassVar[str] = "user_message_chunk"
+    content: ContentBlock
+    """A single item of content"""
+    message_id: MessageId | None | _UnsetType = _UNSET
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: ContentBlock,
+        message_id: MessageId | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.message_id = message_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateUserMessageChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateUserMessageChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "user_message_chunk",
+            "content": self.content.to_json(),
+        }
+        if self.message_id is not _UNSET:
+            out["messageId"] = self.message_id
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateUserMessageChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _d_SessionUpdateUserMessageChunk(
@@ -15509,6 +11940,70 @@ def _d_SessionUpdateUserMessageChunk(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateAgentMessageChunk(SessionUpdate):
+    """A chunk of the agent's response being streamed.
+
+    Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
+    """
+
+    TAG: _ClassVar[str] = "agent_message_chunk"
+    content: ContentBlock
+    """A single item of content"""
+    message_id: MessageId | None | _UnsetType = _UNSET
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: ContentBlock,
+        message_id: MessageId | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.message_id = message_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateAgentMessageChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateAgentMessageChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "agent_message_chunk",
+            "content": self.content.to_json(),
+        }
+        if self.message_id is not _UNSET:
+            out["messageId"] = self.message_id
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateAgentMessageChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
+
+
 def _d_SessionUpdateAgentMessageChunk(
     data: _Any, tagged: bool = False
 ) -> SessionUpdateAgentMessageChunk:
@@ -15560,6 +12055,70 @@ def _d_SessionUpdateAgentMessageChunk(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateAgentThoughtChunk(SessionUpdate):
+    """A chunk of the agent's internal reasoning being streamed.
+
+    Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
+    """
+
+    TAG: _ClassVar[str] = "agent_thought_chunk"
+    content: ContentBlock
+    """A single item of content"""
+    message_id: MessageId | None | _UnsetType = _UNSET
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: ContentBlock,
+        message_id: MessageId | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.message_id = message_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateAgentThoughtChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateAgentThoughtChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "agent_thought_chunk",
+            "content": self.content.to_json(),
+        }
+        if self.message_id is not _UNSET:
+            out["messageId"] = self.message_id
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateAgentThoughtChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
+
+
 def _d_SessionUpdateAgentThoughtChunk(
     data: _Any, tagged: bool = False
 ) -> SessionUpdateAgentThoughtChunk:
@@ -15609,6 +12168,116 @@ def _d_SessionUpdateAgentThoughtChunk(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateToolCall(SessionUpdate):
+    """Notification that a new tool call has been initiated.
+
+    Wire tag: `sessionUpdate: tool_call`. Payload: `ToolCall`.
+    """
+
+    TAG: _ClassVar[str] = "tool_call"
+    tool_call_id: ToolCallId
+    """Unique identifier for this tool call within the session."""
+    title: str
+    """Human-readable title describing what the tool is doing."""
+    kind: ToolKind | _UnsetType = _UNSET
+    """The category of tool being invoked.
+    Helps clients choose appropriate icons and UI treatment.
+    """
+    status: ToolCallStatus | _UnsetType = _UNSET
+    """Current execution status of the tool call."""
+    content: list[ToolCallContent] | _UnsetType = _UNSET
+    """Content produced by the tool call."""
+    locations: list[ToolCallLocation] | _UnsetType = _UNSET
+    """File locations affected by this tool call.
+    Enables "follow-along" features in clients.
+    """
+    raw_input: _Any | _UnsetType = _UNSET
+    """Raw input parameters sent to the tool."""
+    raw_output: _Any | _UnsetType = _UNSET
+    """Raw output returned by the tool."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        title: str,
+        kind: ToolKind | _UnsetType = _UNSET,
+        status: ToolCallStatus | _UnsetType = _UNSET,
+        content: list[ToolCallContent] | _UnsetType = _UNSET,
+        locations: list[ToolCallLocation] | _UnsetType = _UNSET,
+        raw_input: _Any | _UnsetType = _UNSET,
+        raw_output: _Any | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.title = title
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateToolCall:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateToolCall, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": self.tool_call_id,
+            "title": self.title,
+        }
+        if self.kind is not _UNSET:
+            out["kind"] = str(self.kind)
+        if self.status is not _UNSET:
+            out["status"] = str(self.status)
+        if self.content is not _UNSET:
+            out["content"] = [i.to_json() for i in self.content]
+        if self.locations is not _UNSET:
+            out["locations"] = [i.to_json() for i in self.locations]
+        if self.raw_input is not _UNSET:
+            out["rawInput"] = self.raw_input
+        if self.raw_output is not _UNSET:
+            out["rawOutput"] = self.raw_output
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateToolCall: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateToolCall:
@@ -15710,6 +12379,117 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateToolCallUpdate(SessionUpdate):
+    """Update on the status or results of a tool call.
+
+    Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "tool_call_update"
+    tool_call_id: ToolCallId
+    """The ID of the tool call being updated."""
+    kind: ToolKind | None | _UnsetType = _UNSET
+    """Update the tool kind."""
+    status: ToolCallStatus | None | _UnsetType = _UNSET
+    """Update the execution status."""
+    title: str | None | _UnsetType = _UNSET
+    """Update the human-readable title."""
+    content: list[ToolCallContent] | None | _UnsetType = _UNSET
+    """Replace the content collection."""
+    locations: list[ToolCallLocation] | None | _UnsetType = _UNSET
+    """Replace the locations collection."""
+    raw_input: _Any | _UnsetType = _UNSET
+    """Update the raw input."""
+    raw_output: _Any | _UnsetType = _UNSET
+    """Update the raw output."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        kind: ToolKind | None | _UnsetType = _UNSET,
+        status: ToolCallStatus | None | _UnsetType = _UNSET,
+        title: str | None | _UnsetType = _UNSET,
+        content: list[ToolCallContent] | None | _UnsetType = _UNSET,
+        locations: list[ToolCallLocation] | None | _UnsetType = _UNSET,
+        raw_input: _Any | _UnsetType = _UNSET,
+        raw_output: _Any | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.kind = kind
+        self.status = status
+        self.title = title
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateToolCallUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateToolCallUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": self.tool_call_id,
+        }
+        if self.kind is not _UNSET:
+            out["kind"] = str(self.kind) if self.kind is not None else None
+        if self.status is not _UNSET:
+            out["status"] = str(self.status) if self.status is not None else None
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.content is not _UNSET:
+            out["content"] = (
+                [i.to_json() for i in self.content] if self.content is not None else None
+            )
+        if self.locations is not _UNSET:
+            out["locations"] = (
+                [i.to_json() for i in self.locations] if self.locations is not None else None
+            )
+        if self.raw_input is not _UNSET:
+            out["rawInput"] = self.raw_input
+        if self.raw_output is not _UNSET:
+            out["rawOutput"] = self.raw_output
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateToolCallUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "kind",
+        "status",
+        "title",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionUpdateToolCallUpdate:
@@ -15825,6 +12605,63 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdatePlan(SessionUpdate):
+    """The agent's execution plan for complex tasks.
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
+
+    Wire tag: `sessionUpdate: plan`. Payload: `Plan`.
+    """
+
+    TAG: _ClassVar[str] = "plan"
+    entries: list[PlanEntry]
+    """The list of tasks to be accomplished.
+
+    When updating a plan, the agent must send a complete list of all entries
+    with their current status. The client replaces the entire plan with each update.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        entries: list[PlanEntry],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.entries = entries
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdatePlan:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdatePlan, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "plan",
+            "entries": [i.to_json() for i in self.entries],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdatePlan: frozenset[str] = frozenset(["sessionUpdate", "entries", "_meta"])
+
+
 def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -15864,6 +12701,61 @@ def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateAvailableCommandsUpdate(SessionUpdate):
+    """Available commands are ready or have changed
+
+    Wire tag: `sessionUpdate: available_commands_update`. Payload:
+    `AvailableCommandsUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "available_commands_update"
+    available_commands: list[AvailableCommand]
+    """Commands the agent can execute"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        available_commands: list[AvailableCommand],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.available_commands = available_commands
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateAvailableCommandsUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateAvailableCommandsUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [i.to_json() for i in self.available_commands],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateAvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
 
 
 def _d_SessionUpdateAvailableCommandsUpdate(
@@ -15913,6 +12805,62 @@ def _d_SessionUpdateAvailableCommandsUpdate(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateCurrentModeUpdate(SessionUpdate):
+    """The current mode of the session has changed
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
+
+    Wire tag: `sessionUpdate: current_mode_update`. Payload: `CurrentModeUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "current_mode_update"
+    current_mode_id: SessionModeId
+    """The ID of the current mode"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        current_mode_id: SessionModeId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.current_mode_id = current_mode_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateCurrentModeUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateCurrentModeUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "current_mode_update",
+            "currentModeId": self.current_mode_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateCurrentModeUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "currentModeId", "_meta"]
+)
+
+
 def _d_SessionUpdateCurrentModeUpdate(
     data: _Any, tagged: bool = False
 ) -> SessionUpdateCurrentModeUpdate:
@@ -15952,6 +12900,60 @@ def _d_SessionUpdateCurrentModeUpdate(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateConfigOptionUpdate(SessionUpdate):
+    """Session configuration options have been updated.
+
+    Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "config_option_update"
+    config_options: list[SessionConfigOption]
+    """The full set of configuration options and their current values."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateConfigOptionUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateConfigOptionUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [i.to_json() for i in self.config_options],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateConfigOptionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
 
 
 def _d_SessionUpdateConfigOptionUpdate(
@@ -15997,6 +12999,67 @@ def _d_SessionUpdateConfigOptionUpdate(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateSessionInfoUpdate(SessionUpdate):
+    """Session metadata has been updated (title, timestamps, custom metadata)
+
+    Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "session_info_update"
+    title: str | None | _UnsetType = _UNSET
+    """Human-readable title for the session. Set to null to clear."""
+    updated_at: str | None | _UnsetType = _UNSET
+    """ISO 8601 timestamp of last activity. Set to null to clear."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        updated_at: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateSessionInfoUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateSessionInfoUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "session_info_update",
+        }
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.updated_at is not _UNSET:
+            out["updatedAt"] = self.updated_at
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateSessionInfoUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
 
 
 def _d_SessionUpdateSessionInfoUpdate(
@@ -16055,6 +13118,71 @@ def _d_SessionUpdateSessionInfoUpdate(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateUsageUpdate(SessionUpdate):
+    """Context window and cost update for the session.
+
+    Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "usage_update"
+    used: int
+    """Tokens currently in context."""
+    size: int
+    """Total context window size in tokens."""
+    cost: Cost | None | _UnsetType = _UNSET
+    """Cumulative session cost (optional)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        used: int,
+        size: int,
+        cost: Cost | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateUsageUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateUsageUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "usage_update",
+            "used": self.used,
+            "size": self.size,
+        }
+        if self.cost is not _UNSET:
+            out["cost"] = self.cost.to_json() if self.cost is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateUsageUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
+
+
 def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpdateUsageUpdate:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -16111,6 +13239,63 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ContentChunk(_rt.Model):
+    """A streamed item of content"""
+
+    content: ContentBlock
+    """A single item of content"""
+    message_id: MessageId | None | _UnsetType = _UNSET
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: ContentBlock,
+        message_id: MessageId | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.message_id = message_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ContentChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ContentChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "content": self.content.to_json(),
+        }
+        if self.message_id is not _UNSET:
+            out["messageId"] = self.message_id
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"])
+
+
 def _d_ContentChunk(data: _Any) -> ContentChunk:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16151,6 +13336,116 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ToolCall(_rt.Model):
+    """Represents a tool call that the language model has requested.
+
+    Tool calls are actions that the agent executes on behalf of the language model,
+    such as reading files, executing code, or fetching data from external sources.
+
+    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/tool-calls)
+    """
+
+    tool_call_id: ToolCallId
+    """Unique identifier for this tool call within the session."""
+    title: str
+    """Human-readable title describing what the tool is doing."""
+    kind: ToolKind | _UnsetType = _UNSET
+    """The category of tool being invoked.
+    Helps clients choose appropriate icons and UI treatment.
+    """
+    status: ToolCallStatus | _UnsetType = _UNSET
+    """Current execution status of the tool call."""
+    content: list[ToolCallContent] | _UnsetType = _UNSET
+    """Content produced by the tool call."""
+    locations: list[ToolCallLocation] | _UnsetType = _UNSET
+    """File locations affected by this tool call.
+    Enables "follow-along" features in clients.
+    """
+    raw_input: _Any | _UnsetType = _UNSET
+    """Raw input parameters sent to the tool."""
+    raw_output: _Any | _UnsetType = _UNSET
+    """Raw output returned by the tool."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        title: str,
+        kind: ToolKind | _UnsetType = _UNSET,
+        status: ToolCallStatus | _UnsetType = _UNSET,
+        content: list[ToolCallContent] | _UnsetType = _UNSET,
+        locations: list[ToolCallLocation] | _UnsetType = _UNSET,
+        raw_input: _Any | _UnsetType = _UNSET,
+        raw_output: _Any | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.title = title
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ToolCall:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ToolCall, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "toolCallId": self.tool_call_id,
+            "title": self.title,
+        }
+        if self.kind is not _UNSET:
+            out["kind"] = str(self.kind)
+        if self.status is not _UNSET:
+            out["status"] = str(self.status)
+        if self.content is not _UNSET:
+            out["content"] = [i.to_json() for i in self.content]
+        if self.locations is not _UNSET:
+            out["locations"] = [i.to_json() for i in self.locations]
+        if self.raw_input is not _UNSET:
+            out["rawInput"] = self.raw_input
+        if self.raw_output is not _UNSET:
+            out["rawOutput"] = self.raw_output
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ToolCall: frozenset[str] = frozenset(
+    [
+        "toolCallId",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _d_ToolCall(data: _Any) -> ToolCall:
@@ -16249,6 +13544,70 @@ def _d_ToolCall(data: _Any) -> ToolCall:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PlanEntry(_rt.Model):
+    """A single entry in the execution plan.
+
+    Represents a task or goal that the assistant intends to accomplish
+    as part of fulfilling the user's request.
+    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+    """
+
+    content: str
+    """Human-readable description of what this task aims to accomplish."""
+    priority: PlanEntryPriority
+    """The relative importance of this task.
+    Used to indicate which tasks are most critical to the overall goal.
+    """
+    status: PlanEntryStatus
+    """Current execution status of this task."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: str,
+        priority: PlanEntryPriority,
+        status: PlanEntryStatus,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.priority = priority
+        self.status = status
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PlanEntry:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PlanEntry, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "content": self.content,
+            "priority": str(self.priority),
+            "status": str(self.status),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
+
+
 def _d_PlanEntry(data: _Any) -> PlanEntry:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16297,6 +13656,64 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Plan(_rt.Model):
+    """An execution plan for accomplishing complex tasks.
+
+    Plans consist of multiple entries representing individual tasks or goals.
+    Agents report plans to clients to provide visibility into their execution strategy.
+    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
+    """
+
+    entries: list[PlanEntry]
+    """The list of tasks to be accomplished.
+
+    When updating a plan, the agent must send a complete list of all entries
+    with their current status. The client replaces the entire plan with each update.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        entries: list[PlanEntry],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.entries = entries
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Plan:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Plan, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "entries": [i.to_json() for i in self.entries],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_Plan: frozenset[str] = frozenset(["entries", "_meta"])
+
+
 def _d_Plan(data: _Any) -> Plan:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16331,6 +13748,64 @@ def _d_Plan(data: _Any) -> Plan:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AvailableCommand(_rt.Model):
+    """Information about a command."""
+
+    name: str
+    """Command name (e.g., `create_plan`, `research_codebase`)."""
+    description: str
+    """Human-readable description of what the command does."""
+    input: AvailableCommandInput | None | _UnsetType = _UNSET
+    """Input for the command if required"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        input: AvailableCommandInput | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input = input
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AvailableCommand:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AvailableCommand, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "description": self.description,
+        }
+        if self.input is not _UNSET:
+            out["input"] = _rt.enc(self.input)
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AvailableCommand: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
 
 
 def _d_AvailableCommand(data: _Any) -> AvailableCommand:
@@ -16382,6 +13857,53 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class UnstructuredCommandInput(_rt.Model):
+    """All text that was typed after the command name is provided as input."""
+
+    hint: str
+    """A hint to display when the input hasn't been provided yet"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        hint: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.hint = hint
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> UnstructuredCommandInput:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_UnstructuredCommandInput, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "hint": self.hint,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_UnstructuredCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
+
+
 def _d_UnstructuredCommandInput(data: _Any) -> UnstructuredCommandInput:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16414,6 +13936,53 @@ def _d_UnstructuredCommandInput(data: _Any) -> UnstructuredCommandInput:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AvailableCommandsUpdate(_rt.Model):
+    """Available commands are ready or have changed"""
+
+    available_commands: list[AvailableCommand]
+    """Commands the agent can execute"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        available_commands: list[AvailableCommand],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.available_commands = available_commands
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AvailableCommandsUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AvailableCommandsUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "availableCommands": [i.to_json() for i in self.available_commands],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AvailableCommandsUpdate: frozenset[str] = frozenset(["availableCommands", "_meta"])
 
 
 def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
@@ -16452,6 +14021,56 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CurrentModeUpdate(_rt.Model):
+    """The current mode of the session has changed
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
+    """
+
+    current_mode_id: SessionModeId
+    """The ID of the current mode"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        current_mode_id: SessionModeId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.current_mode_id = current_mode_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CurrentModeUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CurrentModeUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "currentModeId": self.current_mode_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CurrentModeUpdate: frozenset[str] = frozenset(["currentModeId", "_meta"])
+
+
 def _d_CurrentModeUpdate(data: _Any) -> CurrentModeUpdate:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16482,6 +14101,53 @@ def _d_CurrentModeUpdate(data: _Any) -> CurrentModeUpdate:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ConfigOptionUpdate(_rt.Model):
+    """Session configuration options have been updated."""
+
+    config_options: list[SessionConfigOption]
+    """The full set of configuration options and their current values."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ConfigOptionUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ConfigOptionUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "configOptions": [i.to_json() for i in self.config_options],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
@@ -16518,6 +14184,63 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionInfoUpdate(_rt.Model):
+    """Update to session metadata. All fields are optional to support partial updates.
+
+    Agents send this notification to update session information like title or custom metadata.
+    This allows clients to display dynamic session names and track session state changes.
+    """
+
+    title: str | None | _UnsetType = _UNSET
+    """Human-readable title for the session. Set to null to clear."""
+    updated_at: str | None | _UnsetType = _UNSET
+    """ISO 8601 timestamp of last activity. Set to null to clear."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        updated_at: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionInfoUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionInfoUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.updated_at is not _UNSET:
+            out["updatedAt"] = self.updated_at
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
@@ -16567,6 +14290,58 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Cost(_rt.Model):
+    """Cost information for a session."""
+
+    amount: float
+    """Total cumulative cost for session."""
+    currency: str
+    """ISO 4217 currency code (e.g., "USD", "EUR")."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        amount: float,
+        currency: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.amount = amount
+        self.currency = currency
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Cost:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Cost, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "amount": self.amount,
+            "currency": self.currency,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
+
+
 def _d_Cost(data: _Any) -> Cost:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16604,6 +14379,64 @@ def _d_Cost(data: _Any) -> Cost:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class UsageUpdate(_rt.Model):
+    """Context window and cost update for a session."""
+
+    used: int
+    """Tokens currently in context."""
+    size: int
+    """Total context window size in tokens."""
+    cost: Cost | None | _UnsetType = _UNSET
+    """Cumulative session cost (optional)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        used: int,
+        size: int,
+        cost: Cost | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> UsageUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_UsageUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "used": self.used,
+            "size": self.size,
+        }
+        if self.cost is not _UNSET:
+            out["cost"] = self.cost.to_json() if self.cost is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _d_UsageUpdate(data: _Any) -> UsageUpdate:
@@ -16655,6 +14488,55 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CompleteElicitationNotification(_rt.Model):
+    """Notification sent by the agent when a URL-based elicitation is complete."""
+
+    elicitation_id: ElicitationId
+    """The ID of the elicitation that completed."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        elicitation_id: ElicitationId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.elicitation_id = elicitation_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CompleteElicitationNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CompleteElicitationNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "elicitationId": self.elicitation_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CompleteElicitationNotification: frozenset[str] = frozenset(["elicitationId", "_meta"])
+
+
 def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotification:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16689,6 +14571,53 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ClientRequest(_rt.Model):
+    """A JSON-RPC request object."""
+
+    id: RequestId
+    """The request id used to correlate the matching response."""
+    method: str
+    """The method name to invoke."""
+    params: _Any | _UnsetType = _UNSET
+    """Method-specific request parameters."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: RequestId,
+        method: str,
+        params: _Any | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": _rt.enc(self.id),
+            "method": self.method,
+        }
+        if self.params is not _UNSET:
+            out["params"] = self.params
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
+
+
 def _d_ClientRequest(data: _Any) -> ClientRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16719,6 +14648,75 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class InitializeRequest(_rt.Model):
+    """Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+    """
+
+    protocol_version: ProtocolVersion
+    """The latest protocol version supported by the client."""
+    client_capabilities: ClientCapabilities | _UnsetType = _UNSET
+    """Capabilities supported by the client."""
+    client_info: Implementation | None | _UnsetType = _UNSET
+    """Information about the Client name and version sent to the Agent.
+
+    Note: in future versions of the protocol, this will be required.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        client_capabilities: ClientCapabilities | _UnsetType = _UNSET,
+        client_info: Implementation | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> InitializeRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_InitializeRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "protocolVersion": self.protocol_version,
+        }
+        if self.client_capabilities is not _UNSET:
+            out["clientCapabilities"] = self.client_capabilities.to_json()
+        if self.client_info is not _UNSET:
+            out["clientInfo"] = self.client_info.to_json() if self.client_info is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_InitializeRequest: frozenset[str] = frozenset(
+    ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"]
+)
 
 
 def _d_InitializeRequest(data: _Any) -> InitializeRequest:
@@ -16770,6 +14768,101 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ClientCapabilities(_rt.Model):
+    """Capabilities supported by the client.
+
+    Advertised during initialization to inform the agent about
+    available features and methods.
+
+    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/initialization#client-capabilities)
+    """
+
+    fs: FileSystemCapabilities | _UnsetType = _UNSET
+    """File system capabilities supported by the client.
+    Determines which file operations the agent can request.
+    """
+    terminal: bool | _UnsetType = _UNSET
+    """Whether the Client support all `terminal/*` methods."""
+    session: ClientSessionCapabilities | None | _UnsetType = _UNSET
+    """Session-related capabilities supported by the client.
+
+    Optional. Omitted or `null` both mean the client does not advertise any
+    session-related extensions.
+    """
+    auth: AuthCapabilities | _UnsetType = _UNSET
+    """Authentication capabilities supported by the client.
+    Determines which authentication method types the agent may include
+    in its `InitializeResponse`.
+    """
+    elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET
+    """Elicitation capabilities supported by the client.
+    Determines which elicitation modes the agent may use.
+
+    Optional. Omitted or `null` both mean the client does not advertise
+    elicitation support.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        fs: FileSystemCapabilities | _UnsetType = _UNSET,
+        terminal: bool | _UnsetType = _UNSET,
+        session: ClientSessionCapabilities | None | _UnsetType = _UNSET,
+        auth: AuthCapabilities | _UnsetType = _UNSET,
+        elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.fs = fs
+        self.terminal = terminal
+        self.session = session
+        self.auth = auth
+        self.elicitation = elicitation
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.fs is not _UNSET:
+            out["fs"] = self.fs.to_json()
+        if self.terminal is not _UNSET:
+            out["terminal"] = self.terminal
+        if self.session is not _UNSET:
+            out["session"] = self.session.to_json() if self.session is not None else None
+        if self.auth is not _UNSET:
+            out["auth"] = self.auth.to_json()
+        if self.elicitation is not _UNSET:
+            out["elicitation"] = (
+                self.elicitation.to_json() if self.elicitation is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientCapabilities: frozenset[str] = frozenset(
+    ["fs", "terminal", "session", "auth", "elicitation", "_meta"]
+)
 
 
 def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
@@ -16845,6 +14938,62 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class FileSystemCapabilities(_rt.Model):
+    """File system capabilities that a client may support.
+
+    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
+    """
+
+    read_text_file: bool | _UnsetType = _UNSET
+    """Whether the Client supports `fs/read_text_file` requests."""
+    write_text_file: bool | _UnsetType = _UNSET
+    """Whether the Client supports `fs/write_text_file` requests."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        read_text_file: bool | _UnsetType = _UNSET,
+        write_text_file: bool | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.read_text_file = read_text_file
+        self.write_text_file = write_text_file
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> FileSystemCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_FileSystemCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.read_text_file is not _UNSET:
+            out["readTextFile"] = self.read_text_file
+        if self.write_text_file is not _UNSET:
+            out["writeTextFile"] = self.write_text_file
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_FileSystemCapabilities: frozenset[str] = frozenset(["readTextFile", "writeTextFile", "_meta"])
+
+
 def _d_FileSystemCapabilities(data: _Any) -> FileSystemCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16890,6 +15039,59 @@ def _d_FileSystemCapabilities(data: _Any) -> FileSystemCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ClientSessionCapabilities(_rt.Model):
+    """Session-related capabilities supported by the client."""
+
+    config_options: SessionConfigOptionsCapabilities | None | _UnsetType = _UNSET
+    """Config option capabilities supported by the client.
+
+    Omitted or `null` both mean the client does not advertise support for any
+    config option extensions.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_options: SessionConfigOptionsCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientSessionCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientSessionCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.config_options is not _UNSET:
+            out["configOptions"] = (
+                self.config_options.to_json() if self.config_options is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientSessionCapabilities: frozenset[str] = frozenset(["configOptions", "_meta"])
+
+
 def _d_ClientSessionCapabilities(data: _Any) -> ClientSessionCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16925,6 +15127,59 @@ def _d_ClientSessionCapabilities(data: _Any) -> ClientSessionCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigOptionsCapabilities(_rt.Model):
+    """Session configuration option capabilities supported by the client."""
+
+    boolean: BooleanConfigOptionCapabilities | None | _UnsetType = _UNSET
+    """Whether the client supports boolean session configuration options.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means agents may include `type: "boolean"` entries in
+    `configOptions`, and the client may send `session/set_config_option`
+    requests with `type: "boolean"` and a boolean `value`.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        boolean: BooleanConfigOptionCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.boolean = boolean
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigOptionsCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigOptionsCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.boolean is not _UNSET:
+            out["boolean"] = self.boolean.to_json() if self.boolean is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigOptionsCapabilities: frozenset[str] = frozenset(["boolean", "_meta"])
 
 
 def _d_SessionConfigOptionsCapabilities(data: _Any) -> SessionConfigOptionsCapabilities:
@@ -16964,6 +15219,50 @@ def _d_SessionConfigOptionsCapabilities(data: _Any) -> SessionConfigOptionsCapab
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class BooleanConfigOptionCapabilities(_rt.Model):
+    """Capabilities for boolean session configuration options.
+
+    Supplying `{}` means the client supports boolean session configuration options.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> BooleanConfigOptionCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_BooleanConfigOptionCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_BooleanConfigOptionCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_BooleanConfigOptionCapabilities(data: _Any) -> BooleanConfigOptionCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16989,6 +15288,63 @@ def _d_BooleanConfigOptionCapabilities(data: _Any) -> BooleanConfigOptionCapabil
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthCapabilities(_rt.Model):
+    """Authentication capabilities supported by the client.
+
+    Advertised during initialization to inform the agent which authentication
+    method types the client can handle. This governs opt-in types that require
+    additional client-side support.
+    """
+
+    terminal: bool | _UnsetType = _UNSET
+    """Whether the client supports `terminal` authentication methods.
+
+    The client should set this to `true` only when it can reproduce the
+    configured agent invocation in an interactive terminal. When `true`, the
+    agent may include `terminal` entries in its authentication methods.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        terminal: bool | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.terminal = terminal
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.terminal is not _UNSET:
+            out["terminal"] = self.terminal
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
 
 
 def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
@@ -17024,6 +15380,69 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationCapabilities(_rt.Model):
+    """Elicitation capabilities supported by the client."""
+
+    form: ElicitationFormCapabilities | None | _UnsetType = _UNSET
+    """Whether the client supports form-based elicitation.
+
+    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
+    Supplying `{}` explicitly advertises form support.
+    """
+    url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET
+    """Whether the client supports URL-based elicitation.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        form: ElicitationFormCapabilities | None | _UnsetType = _UNSET,
+        url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.form = form
+        self.url = url
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.form is not _UNSET:
+            out["form"] = self.form.to_json() if self.form is not None else None
+        if self.url is not _UNSET:
+            out["url"] = self.url.to_json() if self.url is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
@@ -17071,6 +15490,52 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationFormCapabilities(_rt.Model):
+    """Form-based elicitation capabilities.
+
+    Supplying `{}` means the client supports form-based elicitation.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationFormCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationFormCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17098,6 +15563,52 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationUrlCapabilities(_rt.Model):
+    """URL-based elicitation capabilities.
+
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationUrlCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationUrlCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17123,6 +15634,58 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthenticateRequest(_rt.Model):
+    """Request parameters for the authenticate method.
+
+    Specifies which authentication method to use.
+    """
+
+    method_id: AuthMethodId
+    """The ID of the authentication method to use.
+    Must be one of the methods advertised in the initialize response.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method_id = method_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthenticateRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthenticateRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "methodId": self.method_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthenticateRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _d_AuthenticateRequest(data: _Any) -> AuthenticateRequest:
@@ -17157,6 +15720,50 @@ def _d_AuthenticateRequest(data: _Any) -> AuthenticateRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LogoutRequest(_rt.Model):
+    """Request parameters for the logout method.
+
+    Terminates the current authenticated session.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LogoutRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LogoutRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LogoutRequest: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_LogoutRequest(data: _Any) -> LogoutRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17180,6 +15787,74 @@ def _d_LogoutRequest(data: _Any) -> LogoutRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class NewSessionRequest(_rt.Model):
+    """Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
+    """
+
+    cwd: str
+    """The working directory for this session. Must be an absolute path."""
+    additional_directories: list[str] | _UnsetType = _UNSET
+    """Additional workspace roots for this session. Each path must be absolute.
+
+    These expand the session's filesystem scope without changing `cwd`, which
+    remains the base for relative paths. When omitted or empty, no
+    additional roots are activated for the new session.
+    """
+    mcp_servers: list[McpServer]
+    """List of MCP (Model Context Protocol) servers the agent should connect to."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        mcp_servers: list[McpServer],
+        additional_directories: list[str] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> NewSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_NewSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "cwd": self.cwd,
+            "mcpServers": [i.to_json() for i in self.mcp_servers],
+        }
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = self.additional_directories
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_NewSessionRequest: frozenset[str] = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
 
 
 def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
@@ -17236,6 +15911,70 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerHttp(McpServer):
+    """HTTP transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
+
+    Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
+    """
+
+    TAG: _ClassVar[str] = "http"
+    name: str
+    """Human-readable name identifying this MCP server."""
+    url: str
+    """URL to the MCP server."""
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerHttp:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerHttp, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "http",
+            "name": self.name,
+            "url": self.url,
+            "headers": [i.to_json() for i in self.headers],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerHttp: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
+
+
 def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -17288,6 +16027,70 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerSse(McpServer):
+    """SSE transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
+
+    Wire tag: `type: sse`. Payload: `McpServerSsePayload`.
+    """
+
+    TAG: _ClassVar[str] = "sse"
+    name: str
+    """Human-readable name identifying this MCP server."""
+    url: str
+    """URL to the MCP server."""
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerSse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerSse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "sse",
+            "name": self.name,
+            "url": self.url,
+            "headers": [i.to_json() for i in self.headers],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerSse: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
+
+
 def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -17338,6 +16141,73 @@ def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerStdio(McpServer):
+    """Stdio transport configuration
+
+    All Agents MUST support this transport.
+
+    Payload: `McpServerStdioPayload`.
+    """
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+    command: str
+    """Absolute path to the MCP server executable."""
+    args: list[str]
+    """Command-line arguments to pass to the MCP server."""
+    env: list[EnvVariable]
+    """Environment variables to set when launching the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: str,
+        args: list[str],
+        env: list[EnvVariable],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerStdio:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerStdio, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "command": self.command,
+            "args": self.args,
+            "env": [i.to_json() for i in self.env],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerStdio: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
 
 
 def _d_McpServerStdio(data: _Any) -> McpServerStdio:
@@ -17395,6 +16265,58 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class HttpHeader(_rt.Model):
+    """An HTTP header to set when making requests to the MCP server."""
+
+    name: str
+    """The name of the HTTP header."""
+    value: str
+    """The value to set for the HTTP header."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        value: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> HttpHeader:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_HttpHeader, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
+
+
 def _d_HttpHeader(data: _Any) -> HttpHeader:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17432,6 +16354,63 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerHttpPayload(_rt.Model):
+    """HTTP transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+    url: str
+    """URL to the MCP server."""
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerHttpPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerHttpPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "url": self.url,
+            "headers": [i.to_json() for i in self.headers],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerHttpPayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
@@ -17481,6 +16460,63 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerSsePayload(_rt.Model):
+    """SSE transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+    url: str
+    """URL to the MCP server."""
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerSsePayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerSsePayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "url": self.url,
+            "headers": [i.to_json() for i in self.headers],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerSsePayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
+
+
 def _d_McpServerSsePayload(data: _Any) -> McpServerSsePayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17526,6 +16562,68 @@ def _d_McpServerSsePayload(data: _Any) -> McpServerSsePayload:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerStdioPayload(_rt.Model):
+    """Stdio transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+    command: str
+    """Absolute path to the MCP server executable."""
+    args: list[str]
+    """Command-line arguments to pass to the MCP server."""
+    env: list[EnvVariable]
+    """Environment variables to set when launching the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: str,
+        args: list[str],
+        env: list[EnvVariable],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerStdioPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerStdioPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "command": self.command,
+            "args": self.args,
+            "env": [i.to_json() for i in self.env],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerStdioPayload: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
 
 
 def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
@@ -17581,6 +16679,82 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LoadSessionRequest(_rt.Model):
+    """Request parameters for loading an existing session.
+
+    Only available if the Agent supports the `loadSession` capability.
+
+    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
+    """
+
+    mcp_servers: list[McpServer]
+    """List of MCP servers to connect to for this session."""
+    cwd: str
+    """The working directory for this session. Must be an absolute path."""
+    additional_directories: list[str] | _UnsetType = _UNSET
+    """Additional workspace roots to activate for this session. Each path must be absolute.
+
+    When omitted or empty, no additional roots are activated. When non-empty,
+    this is the complete resulting additional-root list for the loaded
+    session. It may differ from any previously used or reported list as long as
+    the request `cwd` matches the session's `cwd`.
+    """
+    session_id: SessionId
+    """The ID of the session to load."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        mcp_servers: list[McpServer],
+        cwd: str,
+        session_id: SessionId,
+        additional_directories: list[str] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.mcp_servers = mcp_servers
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LoadSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LoadSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "mcpServers": [i.to_json() for i in self.mcp_servers],
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+        }
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = self.additional_directories
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LoadSessionRequest: frozenset[str] = frozenset(
+    ["mcpServers", "cwd", "additionalDirectories", "sessionId", "_meta"]
+)
 
 
 def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
@@ -17644,6 +16818,62 @@ def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ListSessionsRequest(_rt.Model):
+    """Request parameters for listing existing sessions.
+
+    Only available if the Agent supports the `sessionCapabilities.list` capability.
+    """
+
+    cwd: str | None | _UnsetType = _UNSET
+    """Filter sessions by working directory. Must be an absolute path."""
+    cursor: str | None | _UnsetType = _UNSET
+    """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        cwd: str | None | _UnsetType = _UNSET,
+        cursor: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.cursor = cursor
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ListSessionsRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ListSessionsRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.cwd is not _UNSET:
+            out["cwd"] = self.cwd
+        if self.cursor is not _UNSET:
+            out["cursor"] = self.cursor
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
+
+
 def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17685,6 +16915,56 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class DeleteSessionRequest(_rt.Model):
+    """Request parameters for deleting an existing session from `session/list`.
+
+    Only available if the Agent supports the `sessionCapabilities.delete` capability.
+    """
+
+    session_id: SessionId
+    """The ID of the session to delete."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> DeleteSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_DeleteSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
+
+
 def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17715,6 +16995,84 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ResumeSessionRequest(_rt.Model):
+    """Request parameters for resuming an existing session.
+
+    Resumes an existing session without returning previous messages (unlike `session/load`).
+    This is useful for agents that can resume sessions but don't implement full session loading.
+
+    Only available if the Agent supports the `sessionCapabilities.resume` capability.
+    """
+
+    session_id: SessionId
+    """The ID of the session to resume."""
+    cwd: str
+    """The working directory for this session. Must be an absolute path."""
+    additional_directories: list[str] | _UnsetType = _UNSET
+    """Additional workspace roots to activate for this session. Each path must be absolute.
+
+    When omitted or empty, no additional roots are activated. When non-empty,
+    this is the complete resulting additional-root list for the resumed
+    session. It may differ from any previously used or reported list as long as
+    the request `cwd` matches the session's `cwd`.
+    """
+    mcp_servers: list[McpServer] | _UnsetType = _UNSET
+    """List of MCP servers to connect to for this session."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: list[str] | _UnsetType = _UNSET,
+        mcp_servers: list[McpServer] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ResumeSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ResumeSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+        }
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = self.additional_directories
+        if self.mcp_servers is not _UNSET:
+            out["mcpServers"] = [i.to_json() for i in self.mcp_servers]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ResumeSessionRequest: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
 
 
 def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
@@ -17778,6 +17136,60 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CloseSessionRequest(_rt.Model):
+    """Request parameters for closing an active session.
+
+    If supported, the agent **must** cancel any ongoing work related to the session
+    (treat it as if `session/cancel` was called) and then free up any resources
+    associated with the session.
+
+    Only available if the Agent supports the `sessionCapabilities.close` capability.
+    """
+
+    session_id: SessionId
+    """The ID of the session to close."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CloseSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CloseSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
+
+
 def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17808,6 +17220,58 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionModeRequest(_rt.Model):
+    """Request parameters for setting a session mode."""
+
+    session_id: SessionId
+    """The ID of the session to set the mode for."""
+    mode_id: SessionModeId
+    """The ID of the mode to set."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        mode_id: SessionModeId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.mode_id = mode_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionModeRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionModeRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "modeId": self.mode_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionModeRequest: frozenset[str] = frozenset(["sessionId", "modeId", "_meta"])
 
 
 def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
@@ -17847,6 +17311,70 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequest):
+    """A boolean value (`type: "boolean"`).
+
+    Wire tag: `type: boolean`.
+    """
+
+    TAG: _ClassVar[str] = "boolean"
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    value: bool
+    """The boolean value."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        value: bool,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+        self.value = value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestBoolean:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionRequestBoolean, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "boolean",
+            "sessionId": self.session_id,
+            "configId": self.config_id,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionConfigOptionRequestBoolean: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _d_SetSessionConfigOptionRequestBoolean(
@@ -17906,6 +17434,70 @@ def _d_SetSessionConfigOptionRequestBoolean(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionConfigOptionRequestValueId(SetSessionConfigOptionRequest):
+    """A [`SessionConfigValueId`] string value.
+
+    This is the default when `type` is absent on the wire. Unknown `type`
+    values with string payloads also gracefully deserialize into this
+    variant.
+    """
+
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    value: SessionConfigValueId
+    """The value ID."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        value: SessionConfigValueId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+        self.value = value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestValueId:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionRequestValueId, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "configId": self.config_id,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionConfigOptionRequestValueId: frozenset[str] = frozenset(
+    ["sessionId", "configId", "_meta", "value"]
+)
+
+
 def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptionRequestValueId:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17956,6 +17548,76 @@ def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptio
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptRequest(_rt.Model):
+    """Request parameters for sending a user prompt to the agent.
+
+    Contains the user's message and any additional context.
+
+    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)
+    """
+
+    session_id: SessionId
+    """The ID of the session to send this user message to"""
+    prompt: list[ContentBlock]
+    """The blocks of content that compose the user's message.
+
+    As a baseline, the Agent MUST support [`ContentBlock::Text`] and [`ContentBlock::ResourceLink`],
+    while other variants are optionally enabled via [`PromptCapabilities`].
+
+    The Client MUST adapt its interface according to [`PromptCapabilities`].
+
+    The client MAY include referenced pieces of context as either
+    [`ContentBlock::Resource`] or [`ContentBlock::ResourceLink`].
+
+    When available, [`ContentBlock::Resource`] is preferred
+    as it avoids extra round-trips and allows the message to include
+    pieces of context from sources the agent may not have access to.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        prompt: list[ContentBlock],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.prompt = prompt
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "prompt": [i.to_json() for i in self.prompt],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
+
+
 def _d_PromptRequest(data: _Any) -> PromptRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17996,6 +17658,47 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class WriteTextFileResponse(_rt.Model):
+    """Response to `fs/write_text_file`"""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> WriteTextFileResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_WriteTextFileResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_WriteTextFileResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_WriteTextFileResponse(data: _Any) -> WriteTextFileResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18019,6 +17722,53 @@ def _d_WriteTextFileResponse(data: _Any) -> WriteTextFileResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ReadTextFileResponse(_rt.Model):
+    """Response containing the contents of a text file."""
+
+    content: str
+    """Content payload returned by this response."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ReadTextFileResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ReadTextFileResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "content": self.content,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ReadTextFileResponse: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _d_ReadTextFileResponse(data: _Any) -> ReadTextFileResponse:
@@ -18051,6 +17801,53 @@ def _d_ReadTextFileResponse(data: _Any) -> ReadTextFileResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RequestPermissionResponse(_rt.Model):
+    """Response to a permission request."""
+
+    outcome: RequestPermissionOutcome
+    """The user's decision on the permission request."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        outcome: RequestPermissionOutcome,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.outcome = outcome
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RequestPermissionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RequestPermissionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "outcome": self.outcome.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
 
 
 def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
@@ -18086,6 +17883,48 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RequestPermissionOutcomeCancelled(RequestPermissionOutcome):
+    """The prompt turn was cancelled before the user responded.
+
+    When a client sends a `session/cancel` notification to cancel an ongoing
+    prompt turn, it MUST respond to all pending `session/request_permission`
+    requests with this `Cancelled` outcome.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
+
+    Wire tag: `outcome: cancelled`.
+    """
+
+    TAG: _ClassVar[str] = "cancelled"
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeCancelled:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RequestPermissionOutcomeCancelled, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "outcome": "cancelled",
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RequestPermissionOutcomeCancelled: frozenset[str] = frozenset(["outcome"])
+
+
 def _d_RequestPermissionOutcomeCancelled(
     data: _Any, tagged: bool = False
 ) -> RequestPermissionOutcomeCancelled:
@@ -18109,6 +17948,58 @@ def _d_RequestPermissionOutcomeCancelled(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RequestPermissionOutcomeSelected(RequestPermissionOutcome):
+    """The user selected one of the provided options.
+
+    Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
+    """
+
+    TAG: _ClassVar[str] = "selected"
+    option_id: PermissionOptionId
+    """The ID of the option the user selected."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        option_id: PermissionOptionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.option_id = option_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeSelected:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RequestPermissionOutcomeSelected, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "outcome": "selected",
+            "optionId": self.option_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RequestPermissionOutcomeSelected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
 
 
 def _d_RequestPermissionOutcomeSelected(
@@ -18152,6 +18043,53 @@ def _d_RequestPermissionOutcomeSelected(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SelectedPermissionOutcome(_rt.Model):
+    """The user selected one of the provided options."""
+
+    option_id: PermissionOptionId
+    """The ID of the option the user selected."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        option_id: PermissionOptionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.option_id = option_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SelectedPermissionOutcome:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SelectedPermissionOutcome, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "optionId": self.option_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
+
+
 def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18186,6 +18124,53 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateTerminalResponse(_rt.Model):
+    """Response containing the ID of the created terminal."""
+
+    terminal_id: TerminalId
+    """The unique identifier for the created terminal."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateTerminalResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateTerminalResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "terminalId": self.terminal_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateTerminalResponse: frozenset[str] = frozenset(["terminalId", "_meta"])
+
+
 def _d_CreateTerminalResponse(data: _Any) -> CreateTerminalResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18216,6 +18201,66 @@ def _d_CreateTerminalResponse(data: _Any) -> CreateTerminalResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TerminalOutputResponse(_rt.Model):
+    """Response containing the terminal output and exit status."""
+
+    output: str
+    """The terminal output captured so far."""
+    truncated: bool
+    """Whether the output was truncated due to byte limits."""
+    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
+    """Exit status if the command has completed."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        output: str,
+        truncated: bool,
+        exit_status: TerminalExitStatus | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.output = output
+        self.truncated = truncated
+        self.exit_status = exit_status
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TerminalOutputResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TerminalOutputResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "output": self.output,
+            "truncated": self.truncated,
+        }
+        if self.exit_status is not _UNSET:
+            out["exitStatus"] = self.exit_status.to_json() if self.exit_status is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TerminalOutputResponse: frozenset[str] = frozenset(
+    ["output", "truncated", "exitStatus", "_meta"]
+)
 
 
 def _d_TerminalOutputResponse(data: _Any) -> TerminalOutputResponse:
@@ -18267,6 +18312,59 @@ def _d_TerminalOutputResponse(data: _Any) -> TerminalOutputResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TerminalExitStatus(_rt.Model):
+    """Exit status of a terminal command."""
+
+    exit_code: int | None | _UnsetType = _UNSET
+    """The process exit code (may be null if terminated by signal)."""
+    signal: str | None | _UnsetType = _UNSET
+    """The signal that terminated the process (may be null if exited normally)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        exit_code: int | None | _UnsetType = _UNSET,
+        signal: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.exit_code = exit_code
+        self.signal = signal
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TerminalExitStatus:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TerminalExitStatus, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.exit_code is not _UNSET:
+            out["exitCode"] = self.exit_code
+        if self.signal is not _UNSET:
+            out["signal"] = self.signal
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
+
+
 def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18314,6 +18412,47 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ReleaseTerminalResponse(_rt.Model):
+    """Response to terminal/release method"""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ReleaseTerminalResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ReleaseTerminalResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ReleaseTerminalResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_ReleaseTerminalResponse(data: _Any) -> ReleaseTerminalResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18337,6 +18476,59 @@ def _d_ReleaseTerminalResponse(data: _Any) -> ReleaseTerminalResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class WaitForTerminalExitResponse(_rt.Model):
+    """Response containing the exit status of a terminal command."""
+
+    exit_code: int | None | _UnsetType = _UNSET
+    """The process exit code (may be null if terminated by signal)."""
+    signal: str | None | _UnsetType = _UNSET
+    """The signal that terminated the process (may be null if exited normally)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        exit_code: int | None | _UnsetType = _UNSET,
+        signal: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.exit_code = exit_code
+        self.signal = signal
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> WaitForTerminalExitResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_WaitForTerminalExitResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.exit_code is not _UNSET:
+            out["exitCode"] = self.exit_code
+        if self.signal is not _UNSET:
+            out["signal"] = self.signal
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_WaitForTerminalExitResponse: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
@@ -18388,6 +18580,47 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class KillTerminalResponse(_rt.Model):
+    """Response to `terminal/kill` method"""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> KillTerminalResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_KillTerminalResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_KillTerminalResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18411,6 +18644,61 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateElicitationResponseAccept(CreateElicitationResponse):
+    """The user accepted and provided content.
+
+    Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
+    """
+
+    TAG: _ClassVar[str] = "accept"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
+    """The user-provided content, if any, as an object matching the requested schema."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.content = content
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateElicitationResponseAccept:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateElicitationResponseAccept, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "action": "accept",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.content is not _UNSET:
+            out["content"] = _rt.enc(self.content)
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateElicitationResponseAccept: frozenset[str] = frozenset(["action", "_meta", "content"])
 
 
 def _d_CreateElicitationResponseAccept(
@@ -18456,6 +18744,55 @@ def _d_CreateElicitationResponseAccept(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateElicitationResponseDecline(CreateElicitationResponse):
+    """The user declined the elicitation.
+
+    Wire tag: `action: decline`.
+    """
+
+    TAG: _ClassVar[str] = "decline"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateElicitationResponseDecline:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateElicitationResponseDecline, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "action": "decline",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateElicitationResponseDecline: frozenset[str] = frozenset(["action", "_meta"])
+
+
 def _d_CreateElicitationResponseDecline(
     data: _Any, tagged: bool = False
 ) -> CreateElicitationResponseDecline:
@@ -18490,6 +18827,55 @@ def _d_CreateElicitationResponseDecline(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateElicitationResponseCancel(CreateElicitationResponse):
+    """The elicitation was cancelled.
+
+    Wire tag: `action: cancel`.
+    """
+
+    TAG: _ClassVar[str] = "cancel"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateElicitationResponseCancel:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateElicitationResponseCancel, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "action": "cancel",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateElicitationResponseCancel: frozenset[str] = frozenset(["action", "_meta"])
+
+
 def _d_CreateElicitationResponseCancel(
     data: _Any, tagged: bool = False
 ) -> CreateElicitationResponseCancel:
@@ -18522,6 +18908,73 @@ def _d_CreateElicitationResponseCancel(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateElicitationResponseOther(CreateElicitationResponse):
+    """Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents that do not understand this action should preserve the raw
+    payload when storing, replaying, proxying, or forwarding elicitation
+    responses. They MUST NOT treat it as a known elicitation action.
+
+    The open variant: any `action` outside the known and reserved tags, with its whole
+    payload kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["accept", "cancel", "decline"])
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    action: str
+    """Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        action: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.action = action
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateElicitationResponseOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateElicitationResponseOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "action": self.action,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateElicitationResponseOther: frozenset[str] = frozenset(["_meta", "action"])
 
 
 def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOther:
@@ -18560,6 +19013,42 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationAcceptAction(_rt.Model):
+    """The user accepted the elicitation and provided content."""
+
+    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
+    """The user-provided content, if any, as an object matching the requested schema."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationAcceptAction:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationAcceptAction, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.content is not _UNSET:
+            out["content"] = _rt.enc(self.content)
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
+
+
 def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18581,6 +19070,48 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ClientNotification(_rt.Model):
+    """A JSON-RPC notification object."""
+
+    method: str
+    """The notification method name."""
+    params: _Any | _UnsetType = _UNSET
+    """Method-specific notification parameters."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: _Any | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "method": self.method,
+        }
+        if self.params is not _UNSET:
+            out["params"] = self.params
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _d_ClientNotification(data: _Any) -> ClientNotification:
@@ -18607,6 +19138,56 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CancelNotification(_rt.Model):
+    """Notification to cancel ongoing operations for a session.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
+    """
+
+    session_id: SessionId
+    """The ID of the session to cancel operations for."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CancelNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CancelNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CancelNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _d_CancelNotification(data: _Any) -> CancelNotification:
@@ -18639,6 +19220,56 @@ def _d_CancelNotification(data: _Any) -> CancelNotification:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CancelRequestNotification(_rt.Model):
+    """Notification to cancel an ongoing request.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/cancellation)
+    """
+
+    request_id: RequestId
+    """The ID of the request to cancel."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        request_id: RequestId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.request_id = request_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CancelRequestNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CancelRequestNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "requestId": _rt.enc(self.request_id),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
@@ -18674,42 +19305,79 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
     return self
 
 
+# -- aliases -------------------------------------------------------------------------------------
+
+RequestId: _TypeAlias = _Annotated[None | int | str, _rt.Alias("RequestId")]
+"""JSON RPC Request Id
+
+An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
+
+The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
+
+\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
+
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+
+Untagged union, decided by JSON type first, in this order: null, integer, string.
+"""
+
+
 def _d_RequestId(v: _Any) -> _Any:
     if v is None:
-        if v is not None:
-            raise _rt.expected("null", v)
         return v
     if type(v) is int:
-        if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+        if v < -9223372036854775808 or v > 9223372036854775807:
             raise _rt.expected("an integer from -9223372036854775808 to 9223372036854775807", v)
         return v
     if type(v) is str:
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
         return v
     raise _rt.expected("null, an integer or a string", v)
 
 
+SessionId: _TypeAlias = _Annotated[str, _rt.Alias("SessionId")]
+"""A unique identifier for a conversation session between a client and agent.
+
+Sessions maintain their own context, conversation history, and state,
+allowing multiple independent interactions with the same agent.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
+"""
+
+
 def _d_SessionId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+ToolCallId: _TypeAlias = _Annotated[str, _rt.Alias("ToolCallId")]
+"""Unique identifier for a tool call within a session."""
 
 
 def _d_ToolCallId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+EmbeddedResourceResource: _TypeAlias = _Annotated[
+    TextResourceContents | BlobResourceContents, _rt.Alias("EmbeddedResourceResource")
+]
+"""Resource content that can be embedded in a message.
+
+Untagged union: every alternative is an object. Among objects, the first alternative in
+schema order whose required keys are all present.
+"""
 
 
 def _d_EmbeddedResourceResource(v: _Any) -> _Any:
     if type(v) is dict:
         if "text" in v and "uri" in v:
-            v = _d_TextResourceContents(v)
-            return v
+            return _d_TextResourceContents(v)
         if "blob" in v and "uri" in v:
-            v = _d_BlobResourceContents(v)
-            return v
+            return _d_BlobResourceContents(v)
         raise _rt.DecodeError(
             "object matches no alternative: "
             + "needs the keys of one of {text, uri} or {blob, uri}"
@@ -18717,30 +19385,46 @@ def _d_EmbeddedResourceResource(v: _Any) -> _Any:
     raise _rt.expected("an object", v)
 
 
+TerminalId: _TypeAlias = _Annotated[str, _rt.Alias("TerminalId")]
+"""Typed identifier used for terminal values on the wire."""
+
+
 def _d_TerminalId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+PermissionOptionId: _TypeAlias = _Annotated[str, _rt.Alias("PermissionOptionId")]
+"""Unique identifier for a permission option."""
 
 
 def _d_PermissionOptionId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+MultiSelectItems: _TypeAlias = _Annotated[
+    StringMultiSelectItems | dict[str, _Any] | TitledMultiSelectItems, _rt.Alias("MultiSelectItems")
+]
+"""Items for a multi-select (array) property schema.
+
+Untagged union: every alternative is an object. Among objects, the first alternative in
+schema order whose required keys are all present.
+"""
 
 
 def _d_MultiSelectItems(v: _Any) -> _Any:
     if type(v) is dict:
         if "enum" in v:
-            v = _d_StringMultiSelectItems(v)
-            return v
+            return _d_StringMultiSelectItems(v)
         if "type" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         if "anyOf" in v:
-            v = _d_TitledMultiSelectItems(v)
-            return v
+            return _d_TitledMultiSelectItems(v)
         raise _rt.DecodeError(
             "object matches no alternative: "
             + "needs the keys of one of {enum} or {type} or {anyOf}"
@@ -18748,25 +19432,44 @@ def _d_MultiSelectItems(v: _Any) -> _Any:
     raise _rt.expected("an object", v)
 
 
+ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
+"""Unique identifier for an elicitation."""
+
+
 def _d_ElicitationId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
 
 
+ExtRequest: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtRequest")]
+"""Allows for sending an arbitrary request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+"""
+
+
 def _d_ExtRequest(v: _Any) -> _Any:
+
     return v
+
+
+AgentResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("AgentResponse")]
+"""A JSON-RPC response object.
+
+Untagged union: every alternative is an object. Among objects, the first alternative in
+schema order whose required keys are all present.
+"""
 
 
 def _d_AgentResponse(v: _Any) -> _Any:
     if type(v) is dict:
         if "id" in v and "result" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         if "id" in v and "error" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         raise _rt.DecodeError(
             "object matches no alternative: "
@@ -18775,91 +19478,169 @@ def _d_AgentResponse(v: _Any) -> _Any:
     raise _rt.expected("an object", v)
 
 
+ProtocolVersion: _TypeAlias = _Annotated[int, _rt.Alias("ProtocolVersion")]
+"""Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities.
+"""
+
+
 def _d_ProtocolVersion(v: _Any) -> _Any:
+
     if type(v) is not int or v < 0 or v > 65535:
         raise _rt.expected("an integer from 0 to 65535", v)
     return v
 
 
+AuthMethodId: _TypeAlias = _Annotated[str, _rt.Alias("AuthMethodId")]
+"""Typed identifier used for auth method values on the wire."""
+
+
 def _d_AuthMethodId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+SessionModeId: _TypeAlias = _Annotated[str, _rt.Alias("SessionModeId")]
+"""Unique identifier for a Session Mode."""
 
 
 def _d_SessionModeId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+SessionConfigId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigId")]
+"""Unique identifier for a session configuration option."""
 
 
 def _d_SessionConfigId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+SessionConfigValueId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigValueId")]
+"""Unique identifier for a session configuration option value."""
 
 
 def _d_SessionConfigValueId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+SessionConfigSelectOptions: _TypeAlias = _Annotated[
+    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup],
+    _rt.Alias("SessionConfigSelectOptions"),
+]
+"""Possible values for a session configuration option.
+
+Untagged union: every alternative is a list. Among lists, the same test on the first
+item; an empty list takes the first list alternative.
+"""
 
 
 def _d_SessionConfigSelectOptions(v: _Any) -> _Any:
     if type(v) is list:
         first = v[0] if v else None
         if first is None or (type(first) is dict and "value" in first and "name" in first):
-            if type(v) is not list:
-                raise _rt.expected("a list", v)
             v = _rt.list_of(v, _d_SessionConfigSelectOption)
             return v
-        if first is None or (
-            type(first) is dict and "group" in first and "name" in first and "options" in first
-        ):
-            if type(v) is not list:
-                raise _rt.expected("a list", v)
+        if type(first) is dict and "group" in first and "name" in first and "options" in first:
             v = _rt.list_of(v, _d_SessionConfigSelectGroup)
             return v
         raise _rt.DecodeError("list matches no alternative")
     raise _rt.expected("a list", v)
 
 
+SessionConfigGroupId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigGroupId")]
+"""Unique identifier for a session configuration option value group."""
+
+
 def _d_SessionConfigGroupId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+ExtResponse: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtResponse")]
+"""Allows for sending an arbitrary response to an [`ExtRequest`] that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+"""
 
 
 def _d_ExtResponse(v: _Any) -> _Any:
+
     return v
+
+
+MessageId: _TypeAlias = _Annotated[str, _rt.Alias("MessageId")]
+"""Unique identifier for a message within a session."""
 
 
 def _d_MessageId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+AvailableCommandInput: _TypeAlias = _Annotated[
+    UnstructuredCommandInput, _rt.Alias("AvailableCommandInput")
+]
+"""The input specification for a command.
+
+Untagged union: every alternative is an object.
+"""
 
 
 def _d_AvailableCommandInput(v: _Any) -> _Any:
     if type(v) is dict:
-        v = _d_UnstructuredCommandInput(v)
-        return v
+        if "hint" in v:
+            return _d_UnstructuredCommandInput(v)
+        raise _rt.DecodeError("object matches no alternative: " + "needs the keys of one of {hint}")
     raise _rt.expected("an object", v)
 
 
+ExtNotification: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtNotification")]
+"""Allows the Agent to send an arbitrary notification that is not part of the ACP spec.
+Extension notifications provide a way to send one-way messages for custom functionality
+while maintaining protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+"""
+
+
 def _d_ExtNotification(v: _Any) -> _Any:
+
     return v
+
+
+ClientResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("ClientResponse")]
+"""A JSON-RPC response object.
+
+Untagged union: every alternative is an object. Among objects, the first alternative in
+schema order whose required keys are all present.
+"""
 
 
 def _d_ClientResponse(v: _Any) -> _Any:
     if type(v) is dict:
         if "id" in v and "result" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         if "id" in v and "error" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         raise _rt.DecodeError(
             "object matches no alternative: "
@@ -18868,49 +19649,34 @@ def _d_ClientResponse(v: _Any) -> _Any:
     raise _rt.expected("an object", v)
 
 
+ElicitationContentValue: _TypeAlias = _Annotated[
+    str | int | float | bool | list[str], _rt.Alias("ElicitationContentValue")
+]
+"""Allowed wire representations for [`ElicitationContentValue`].
+
+Untagged union, decided by JSON type first, in this order: boolean, integer, number,
+string, list.
+"""
+
+
 def _d_ElicitationContentValue(v: _Any) -> _Any:
     if type(v) is bool:
-        if type(v) is not bool:
-            raise _rt.expected("a boolean", v)
         return v
     if type(v) is int:
-        if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+        if v < -9223372036854775808 or v > 9223372036854775807:
             raise _rt.expected("an integer from -9223372036854775808 to 9223372036854775807", v)
         return v
-    if type(v) is float or type(v) is int:
-        if type(v) is not float and type(v) is not int:
-            raise _rt.expected("a number", v)
+    if type(v) is float:
         return v
     if type(v) is str:
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
         return v
     if type(v) is list:
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
         v = _rt.list_of(v, _rt.d_str)
         return v
     raise _rt.expected("a boolean, an integer, a number, a string or a list", v)
 
 
-# -- tables --------------------------------------------------------------------------------------
-_E_ToolKind: dict[_Any, ToolKind] = {m.value: m for m in ToolKind}
-_E_ToolCallStatus: dict[_Any, ToolCallStatus] = {m.value: m for m in ToolCallStatus}
-_E_Role: dict[_Any, Role] = {m.value: m for m in Role}
-_E_PermissionOptionKind: dict[_Any, PermissionOptionKind] = {
-    m.value: m for m in PermissionOptionKind
-}
-_E_ElicitationSchemaType: dict[_Any, ElicitationSchemaType] = {
-    m.value: m for m in ElicitationSchemaType
-}
-_E_StringFormat: dict[_Any, StringFormat] = {m.value: m for m in StringFormat}
-_E_SessionConfigOptionCategory: dict[_Any, SessionConfigOptionCategory] = {
-    m.value: m for m in SessionConfigOptionCategory
-}
-_E_StopReason: dict[_Any, StopReason] = {m.value: m for m in StopReason}
-_E_ErrorCode: dict[_Any, ErrorCode] = {m.value: m for m in ErrorCode}
-_E_PlanEntryPriority: dict[_Any, PlanEntryPriority] = {m.value: m for m in PlanEntryPriority}
-_E_PlanEntryStatus: dict[_Any, PlanEntryStatus] = {m.value: m for m in PlanEntryStatus}
+# -- tag dispatch and the decoder registry ------------------------------------------------------
 _T_ToolCallContent: dict[str, _Any] = {
     "content": _d_ToolCallContentContent,
     "diff": _d_ToolCallContentDiff,
@@ -18970,337 +19736,6 @@ _T_CreateElicitationResponse: dict[str, _Any] = {
     "decline": _d_CreateElicitationResponseDecline,
     "cancel": _d_CreateElicitationResponseCancel,
 }
-_K_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
-_K_WriteTextFileRequest: frozenset[str] = frozenset(["sessionId", "path", "content", "_meta"])
-_K_ReadTextFileRequest: frozenset[str] = frozenset(["sessionId", "path", "line", "limit", "_meta"])
-_K_RequestPermissionRequest: frozenset[str] = frozenset(
-    ["sessionId", "toolCall", "options", "_meta"]
-)
-_K_ToolCallUpdate: frozenset[str] = frozenset(
-    [
-        "toolCallId",
-        "kind",
-        "status",
-        "title",
-        "content",
-        "locations",
-        "rawInput",
-        "rawOutput",
-        "_meta",
-    ]
-)
-_K_ToolCallContentContent: frozenset[str] = frozenset(["type", "content", "_meta"])
-_K_ToolCallContentDiff: frozenset[str] = frozenset(["type", "path", "oldText", "newText", "_meta"])
-_K_ToolCallContentTerminal: frozenset[str] = frozenset(["type", "terminalId", "_meta"])
-_K_ContentBlockText: frozenset[str] = frozenset(["type", "annotations", "text", "_meta"])
-_K_ContentBlockImage: frozenset[str] = frozenset(
-    ["type", "annotations", "data", "mimeType", "uri", "_meta"]
-)
-_K_ContentBlockAudio: frozenset[str] = frozenset(
-    ["type", "annotations", "data", "mimeType", "_meta"]
-)
-_K_ContentBlockResourceLink: frozenset[str] = frozenset(
-    ["type", "annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
-)
-_K_ContentBlockResource: frozenset[str] = frozenset(["type", "annotations", "resource", "_meta"])
-_K_Annotations: frozenset[str] = frozenset(["audience", "lastModified", "priority", "_meta"])
-_K_TextContent: frozenset[str] = frozenset(["annotations", "text", "_meta"])
-_K_ImageContent: frozenset[str] = frozenset(["annotations", "data", "mimeType", "uri", "_meta"])
-_K_AudioContent: frozenset[str] = frozenset(["annotations", "data", "mimeType", "_meta"])
-_K_ResourceLink: frozenset[str] = frozenset(
-    ["annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
-)
-_K_TextResourceContents: frozenset[str] = frozenset(["mimeType", "text", "uri", "_meta"])
-_K_BlobResourceContents: frozenset[str] = frozenset(["blob", "mimeType", "uri", "_meta"])
-_K_EmbeddedResource: frozenset[str] = frozenset(["annotations", "resource", "_meta"])
-_K_Content: frozenset[str] = frozenset(["content", "_meta"])
-_K_Diff: frozenset[str] = frozenset(["path", "oldText", "newText", "_meta"])
-_K_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
-_K_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
-_K_PermissionOption: frozenset[str] = frozenset(["optionId", "name", "kind", "_meta"])
-_K_CreateTerminalRequest: frozenset[str] = frozenset(
-    ["sessionId", "command", "args", "env", "cwd", "outputByteLimit", "_meta"]
-)
-_K_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
-_K_TerminalOutputRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
-_K_ReleaseTerminalRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
-_K_WaitForTerminalExitRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
-_K_KillTerminalRequest: frozenset[str] = frozenset(["sessionId", "terminalId", "_meta"])
-_K_CreateElicitationRequestForm: frozenset[str] = frozenset(
-    ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
-)
-_K_CreateElicitationRequestUrl: frozenset[str] = frozenset(
-    ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
-)
-_K_CreateElicitationRequestOther: frozenset[str] = frozenset(
-    ["message", "_meta", "mode", "sessionId", "toolCallId", "requestId"]
-)
-_K_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
-_K_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
-_K_ElicitationSchema: frozenset[str] = frozenset(
-    ["type", "title", "properties", "required", "description", "_meta"]
-)
-_K_ElicitationPropertySchemaString: frozenset[str] = frozenset(
-    [
-        "type",
-        "title",
-        "description",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "format",
-        "default",
-        "enum",
-        "oneOf",
-        "_meta",
-    ]
-)
-_K_ElicitationPropertySchemaNumber: frozenset[str] = frozenset(
-    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
-)
-_K_ElicitationPropertySchemaInteger: frozenset[str] = frozenset(
-    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
-)
-_K_ElicitationPropertySchemaBoolean: frozenset[str] = frozenset(
-    ["type", "title", "description", "default", "_meta"]
-)
-_K_ElicitationPropertySchemaArray: frozenset[str] = frozenset(
-    ["type", "title", "description", "minItems", "maxItems", "items", "default", "_meta"]
-)
-_K_ElicitationPropertySchemaOther: frozenset[str] = frozenset(["type"])
-_K_EnumOption: frozenset[str] = frozenset(["const", "title", "description", "_meta"])
-_K_StringPropertySchema: frozenset[str] = frozenset(
-    [
-        "title",
-        "description",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "format",
-        "default",
-        "enum",
-        "oneOf",
-        "_meta",
-    ]
-)
-_K_NumberPropertySchema: frozenset[str] = frozenset(
-    ["title", "description", "minimum", "maximum", "default", "_meta"]
-)
-_K_IntegerPropertySchema: frozenset[str] = frozenset(
-    ["title", "description", "minimum", "maximum", "default", "_meta"]
-)
-_K_BooleanPropertySchema: frozenset[str] = frozenset(["title", "description", "default", "_meta"])
-_K_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
-_K_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
-_K_MultiSelectPropertySchema: frozenset[str] = frozenset(
-    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
-)
-_K_ElicitationFormMode: frozenset[str] = frozenset(
-    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
-)
-_K_ElicitationUrlMode: frozenset[str] = frozenset(
-    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
-)
-_K_InitializeResponse: frozenset[str] = frozenset(
-    ["protocolVersion", "agentCapabilities", "authMethods", "agentInfo", "_meta"]
-)
-_K_AgentCapabilities: frozenset[str] = frozenset(
-    ["loadSession", "promptCapabilities", "mcpCapabilities", "sessionCapabilities", "auth", "_meta"]
-)
-_K_PromptCapabilities: frozenset[str] = frozenset(["image", "audio", "embeddedContext", "_meta"])
-_K_McpCapabilities: frozenset[str] = frozenset(["http", "sse", "_meta"])
-_K_SessionCapabilities: frozenset[str] = frozenset(
-    ["list", "delete", "additionalDirectories", "resume", "close", "_meta"]
-)
-_K_SessionListCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_SessionResumeCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_SessionCloseCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_AgentAuthCapabilities: frozenset[str] = frozenset(["logout", "_meta"])
-_K_LogoutCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_AuthMethodTerminal: frozenset[str] = frozenset(
-    ["type", "id", "name", "description", "args", "env", "_meta"]
-)
-_K_AuthMethodAgent: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
-_K_AuthMethodTerminalPayload: frozenset[str] = frozenset(
-    ["id", "name", "description", "args", "env", "_meta"]
-)
-_K_AuthMethodAgentPayload: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
-_K_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
-_K_AuthenticateResponse: frozenset[str] = frozenset(["_meta"])
-_K_LogoutResponse: frozenset[str] = frozenset(["_meta"])
-_K_NewSessionResponse: frozenset[str] = frozenset(["sessionId", "modes", "configOptions", "_meta"])
-_K_SessionModeState: frozenset[str] = frozenset(["currentModeId", "availableModes", "_meta"])
-_K_SessionMode: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
-_K_SessionConfigOptionSelect: frozenset[str] = frozenset(
-    ["type", "id", "name", "description", "category", "_meta", "currentValue", "options"]
-)
-_K_SessionConfigOptionBoolean: frozenset[str] = frozenset(
-    ["type", "id", "name", "description", "category", "_meta", "currentValue"]
-)
-_K_SessionConfigSelectOption: frozenset[str] = frozenset(["value", "name", "description", "_meta"])
-_K_SessionConfigSelectGroup: frozenset[str] = frozenset(["group", "name", "options", "_meta"])
-_K_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
-_K_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
-_K_LoadSessionResponse: frozenset[str] = frozenset(["modes", "configOptions", "_meta"])
-_K_ListSessionsResponse: frozenset[str] = frozenset(["sessions", "nextCursor", "_meta"])
-_K_SessionInfo: frozenset[str] = frozenset(
-    ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
-)
-_K_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
-_K_ResumeSessionResponse: frozenset[str] = frozenset(["modes", "configOptions", "_meta"])
-_K_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
-_K_SetSessionModeResponse: frozenset[str] = frozenset(["_meta"])
-_K_SetSessionConfigOptionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
-_K_PromptResponse: frozenset[str] = frozenset(["stopReason", "_meta"])
-_K_Error: frozenset[str] = frozenset(["code", "message", "data"])
-_K_AgentNotification: frozenset[str] = frozenset(["method", "params"])
-_K_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
-_K_SessionUpdateUserMessageChunk: frozenset[str] = frozenset(
-    ["sessionUpdate", "content", "messageId", "_meta"]
-)
-_K_SessionUpdateAgentMessageChunk: frozenset[str] = frozenset(
-    ["sessionUpdate", "content", "messageId", "_meta"]
-)
-_K_SessionUpdateAgentThoughtChunk: frozenset[str] = frozenset(
-    ["sessionUpdate", "content", "messageId", "_meta"]
-)
-_K_SessionUpdateToolCall: frozenset[str] = frozenset(
-    [
-        "sessionUpdate",
-        "toolCallId",
-        "title",
-        "kind",
-        "status",
-        "content",
-        "locations",
-        "rawInput",
-        "rawOutput",
-        "_meta",
-    ]
-)
-_K_SessionUpdateToolCallUpdate: frozenset[str] = frozenset(
-    [
-        "sessionUpdate",
-        "toolCallId",
-        "kind",
-        "status",
-        "title",
-        "content",
-        "locations",
-        "rawInput",
-        "rawOutput",
-        "_meta",
-    ]
-)
-_K_SessionUpdatePlan: frozenset[str] = frozenset(["sessionUpdate", "entries", "_meta"])
-_K_SessionUpdateAvailableCommandsUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "availableCommands", "_meta"]
-)
-_K_SessionUpdateCurrentModeUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "currentModeId", "_meta"]
-)
-_K_SessionUpdateConfigOptionUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "configOptions", "_meta"]
-)
-_K_SessionUpdateSessionInfoUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "title", "updatedAt", "_meta"]
-)
-_K_SessionUpdateUsageUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "used", "size", "cost", "_meta"]
-)
-_K_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"])
-_K_ToolCall: frozenset[str] = frozenset(
-    [
-        "toolCallId",
-        "title",
-        "kind",
-        "status",
-        "content",
-        "locations",
-        "rawInput",
-        "rawOutput",
-        "_meta",
-    ]
-)
-_K_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
-_K_Plan: frozenset[str] = frozenset(["entries", "_meta"])
-_K_AvailableCommand: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
-_K_UnstructuredCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
-_K_AvailableCommandsUpdate: frozenset[str] = frozenset(["availableCommands", "_meta"])
-_K_CurrentModeUpdate: frozenset[str] = frozenset(["currentModeId", "_meta"])
-_K_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
-_K_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
-_K_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
-_K_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
-_K_CompleteElicitationNotification: frozenset[str] = frozenset(["elicitationId", "_meta"])
-_K_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
-_K_InitializeRequest: frozenset[str] = frozenset(
-    ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"]
-)
-_K_ClientCapabilities: frozenset[str] = frozenset(
-    ["fs", "terminal", "session", "auth", "elicitation", "_meta"]
-)
-_K_FileSystemCapabilities: frozenset[str] = frozenset(["readTextFile", "writeTextFile", "_meta"])
-_K_ClientSessionCapabilities: frozenset[str] = frozenset(["configOptions", "_meta"])
-_K_SessionConfigOptionsCapabilities: frozenset[str] = frozenset(["boolean", "_meta"])
-_K_BooleanConfigOptionCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
-_K_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
-_K_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_AuthenticateRequest: frozenset[str] = frozenset(["methodId", "_meta"])
-_K_LogoutRequest: frozenset[str] = frozenset(["_meta"])
-_K_NewSessionRequest: frozenset[str] = frozenset(
-    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
-)
-_K_McpServerHttp: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_McpServerSse: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_McpServerStdio: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
-_K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
-_K_McpServerHttpPayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
-_K_McpServerSsePayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
-_K_McpServerStdioPayload: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
-_K_LoadSessionRequest: frozenset[str] = frozenset(
-    ["mcpServers", "cwd", "additionalDirectories", "sessionId", "_meta"]
-)
-_K_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
-_K_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
-_K_ResumeSessionRequest: frozenset[str] = frozenset(
-    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "_meta"]
-)
-_K_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
-_K_SetSessionModeRequest: frozenset[str] = frozenset(["sessionId", "modeId", "_meta"])
-_K_SetSessionConfigOptionRequestBoolean: frozenset[str] = frozenset(
-    ["type", "sessionId", "configId", "_meta", "value"]
-)
-_K_SetSessionConfigOptionRequestValueId: frozenset[str] = frozenset(
-    ["sessionId", "configId", "_meta", "value"]
-)
-_K_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
-_K_WriteTextFileResponse: frozenset[str] = frozenset(["_meta"])
-_K_ReadTextFileResponse: frozenset[str] = frozenset(["content", "_meta"])
-_K_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
-_K_RequestPermissionOutcomeCancelled: frozenset[str] = frozenset(["outcome"])
-_K_RequestPermissionOutcomeSelected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
-_K_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
-_K_CreateTerminalResponse: frozenset[str] = frozenset(["terminalId", "_meta"])
-_K_TerminalOutputResponse: frozenset[str] = frozenset(
-    ["output", "truncated", "exitStatus", "_meta"]
-)
-_K_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
-_K_ReleaseTerminalResponse: frozenset[str] = frozenset(["_meta"])
-_K_WaitForTerminalExitResponse: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
-_K_KillTerminalResponse: frozenset[str] = frozenset(["_meta"])
-_K_CreateElicitationResponseAccept: frozenset[str] = frozenset(["action", "_meta", "content"])
-_K_CreateElicitationResponseDecline: frozenset[str] = frozenset(["action", "_meta"])
-_K_CreateElicitationResponseCancel: frozenset[str] = frozenset(["action", "_meta"])
-_K_CreateElicitationResponseOther: frozenset[str] = frozenset(["_meta", "action"])
-_K_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
-_K_ClientNotification: frozenset[str] = frozenset(["method", "params"])
-_K_CancelNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
-_K_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 _rt.register(RequestId, _d_RequestId)
 _rt.register(SessionId, _d_SessionId)
 _rt.register(ToolCallId, _d_ToolCallId)

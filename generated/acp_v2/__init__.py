@@ -2,7 +2,8 @@
 # sha256 36e8270fb12d4d067005cc02f729f5433930e6834ab4a72260838ee096d62378. Do not edit: regenerate instead.
 """Agent Client Protocol bindings generated from Agent Client Protocol.
 
-Every `$defs` type is exported here; `decode(tp, data)` and `encode(value)` convert between typed values and parsed JSON.
+Every `$defs` type is exported here; `decode(tp, data)` and `encode(value)` convert
+between typed values and parsed JSON.
 """
 
 import importlib as _importlib

@@ -29,7 +29,9 @@ class ToolKind(_enum.StrEnum):
 
     See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v2/tool-calls#creating)
 
-    Open: any other str decodes as itself. Custom or future tool kind.
+    Open: any other string decodes as itself.
+
+    Custom or future tool kind.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -66,6 +68,16 @@ class ToolKind(_enum.StrEnum):
         return self.value
 
 
+_E_ToolKind: dict[_Any, ToolKind] = {m.value: m for m in ToolKind}
+
+
+def _d_ToolKind(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_ToolKind.get(v, v)
+    return v
+
+
 class ToolCallStatus(_enum.StrEnum):
     """Execution status of a tool call.
 
@@ -73,7 +85,9 @@ class ToolCallStatus(_enum.StrEnum):
 
     See protocol docs: [Status](https://agentclientprotocol.com/protocol/v2/tool-calls#status)
 
-    Open: any other str decodes as itself. Custom or future tool call status.
+    Open: any other string decodes as itself.
+
+    Custom or future tool call status.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -102,10 +116,22 @@ class ToolCallStatus(_enum.StrEnum):
         return self.value
 
 
+_E_ToolCallStatus: dict[_Any, ToolCallStatus] = {m.value: m for m in ToolCallStatus}
+
+
+def _d_ToolCallStatus(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_ToolCallStatus.get(v, v)
+    return v
+
+
 class Role(_enum.StrEnum):
     """The sender or recipient of messages and data in a conversation.
 
-    Open: any other str decodes as itself. Custom or future role.
+    Open: any other string decodes as itself.
+
+    Custom or future role.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -126,10 +152,22 @@ class Role(_enum.StrEnum):
         return self.value
 
 
+_E_Role: dict[_Any, Role] = {m.value: m for m in Role}
+
+
+def _d_Role(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_Role.get(v, v)
+    return v
+
+
 class IconTheme(_enum.StrEnum):
     """Theme an icon is designed for.
 
-    Open: any other str decodes as itself. Custom or future icon theme.
+    Open: any other string decodes as itself.
+
+    Custom or future icon theme.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -150,10 +188,22 @@ class IconTheme(_enum.StrEnum):
         return self.value
 
 
+_E_IconTheme: dict[_Any, IconTheme] = {m.value: m for m in IconTheme}
+
+
+def _d_IconTheme(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_IconTheme.get(v, v)
+    return v
+
+
 class DiffFileType(_enum.StrEnum):
     """Kind of file content represented by a diff change.
 
-    Open: any other str decodes as itself. Custom or future file type.
+    Open: any other string decodes as itself.
+
+    Custom or future file type.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -178,10 +228,22 @@ class DiffFileType(_enum.StrEnum):
         return self.value
 
 
+_E_DiffFileType: dict[_Any, DiffFileType] = {m.value: m for m in DiffFileType}
+
+
+def _d_DiffFileType(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_DiffFileType.get(v, v)
+    return v
+
+
 class DiffPatchFormat(_enum.StrEnum):
     """Text patch format used by [`DiffPatch`].
 
-    Open: any other str decodes as itself. Custom or future patch format.
+    Open: any other string decodes as itself.
+
+    Custom or future patch format.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -204,12 +266,24 @@ class DiffPatchFormat(_enum.StrEnum):
         return self.value
 
 
+_E_DiffPatchFormat: dict[_Any, DiffPatchFormat] = {m.value: m for m in DiffPatchFormat}
+
+
+def _d_DiffPatchFormat(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_DiffPatchFormat.get(v, v)
+    return v
+
+
 class PermissionOptionKind(_enum.StrEnum):
     """The type of permission option being presented to the user.
 
     Helps clients choose appropriate icons and UI treatment.
 
-    Open: any other str decodes as itself. Custom or future permission option kind.
+    Open: any other string decodes as itself.
+
+    Custom or future permission option kind.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -234,6 +308,18 @@ class PermissionOptionKind(_enum.StrEnum):
         return self.value
 
 
+_E_PermissionOptionKind: dict[_Any, PermissionOptionKind] = {
+    m.value: m for m in PermissionOptionKind
+}
+
+
+def _d_PermissionOptionKind(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_PermissionOptionKind.get(v, v)
+    return v
+
+
 class ElicitationSchemaType(_enum.StrEnum):
     """Type discriminator for elicitation schemas.
 
@@ -252,10 +338,24 @@ class ElicitationSchemaType(_enum.StrEnum):
         return self.value
 
 
+_E_ElicitationSchemaType: dict[_Any, ElicitationSchemaType] = {
+    m.value: m for m in ElicitationSchemaType
+}
+
+
+def _d_ElicitationSchemaType(v: _Any) -> _Any:
+    if type(v) is not str or v not in _E_ElicitationSchemaType:
+        raise _rt.expected("one of 'object'", v)
+    v = _E_ElicitationSchemaType[v]
+    return v
+
+
 class StringFormat(_enum.StrEnum):
     """String format types for string properties in elicitation schemas.
 
-    Open: any other str decodes as itself. Custom or future string format.
+    Open: any other string decodes as itself.
+
+    Custom or future string format.
 
     Unknown formats are preserved. Implementations that do not understand a
     format should treat it as an annotation rather than rejecting the schema.
@@ -279,6 +379,16 @@ class StringFormat(_enum.StrEnum):
         return self.value
 
 
+_E_StringFormat: dict[_Any, StringFormat] = {m.value: m for m in StringFormat}
+
+
+def _d_StringFormat(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_StringFormat.get(v, v)
+    return v
+
+
 class SessionConfigOptionCategory(_enum.StrEnum):
     """Semantic category for a session configuration option.
 
@@ -290,7 +400,9 @@ class SessionConfigOptionCategory(_enum.StrEnum):
     Category names beginning with `_` are free for custom use, like other ACP extension methods.
     Category names that do not begin with `_` are reserved for the ACP spec.
 
-    Open: any other str decodes as itself. Custom or future category.
+    Open: any other string decodes as itself.
+
+    Custom or future category.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -315,13 +427,27 @@ class SessionConfigOptionCategory(_enum.StrEnum):
         return self.value
 
 
+_E_SessionConfigOptionCategory: dict[_Any, SessionConfigOptionCategory] = {
+    m.value: m for m in SessionConfigOptionCategory
+}
+
+
+def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_SessionConfigOptionCategory.get(v, v)
+    return v
+
+
 class ErrorCode(_enum.IntEnum):
     """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
     These codes follow the JSON-RPC 2.0 specification for standard errors
     and use the reserved range (-32000 to -32099) for protocol-specific errors.
 
-    Open: any other int decodes as itself. Other undefined error code.
+    Open: any other  integer decodes as itself.
+
+    Other undefined error code.
     """
 
     PARSE_ERROR = -32700
@@ -356,12 +482,24 @@ class ErrorCode(_enum.IntEnum):
         return self.value
 
 
+_E_ErrorCode: dict[_Any, ErrorCode] = {m.value: m for m in ErrorCode}
+
+
+def _d_ErrorCode(v: _Any) -> _Any:
+    if type(v) is not int:
+        raise _rt.expected("an integer", v)
+    v = _E_ErrorCode.get(v, v)
+    return v
+
+
 class StopReason(_enum.StrEnum):
     """Reasons why an agent stops active session work.
 
     See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
 
-    Open: any other str decodes as itself. Custom or future stop reason.
+    Open: any other string decodes as itself.
+
+    Custom or future stop reason.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -398,6 +536,16 @@ class StopReason(_enum.StrEnum):
         return self.value
 
 
+_E_StopReason: dict[_Any, StopReason] = {m.value: m for m in StopReason}
+
+
+def _d_StopReason(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_StopReason.get(v, v)
+    return v
+
+
 class PlanEntryPriority(_enum.StrEnum):
     """Priority levels for plan entries.
 
@@ -405,7 +553,9 @@ class PlanEntryPriority(_enum.StrEnum):
     tasks in the execution plan.
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
 
-    Open: any other str decodes as itself. Custom or future plan entry priority.
+    Open: any other string decodes as itself.
+
+    Custom or future plan entry priority.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -428,13 +578,25 @@ class PlanEntryPriority(_enum.StrEnum):
         return self.value
 
 
+_E_PlanEntryPriority: dict[_Any, PlanEntryPriority] = {m.value: m for m in PlanEntryPriority}
+
+
+def _d_PlanEntryPriority(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_PlanEntryPriority.get(v, v)
+    return v
+
+
 class PlanEntryStatus(_enum.StrEnum):
     """Status of a plan entry in the execution flow.
 
     Tracks the lifecycle of each task from planning through completion.
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
 
-    Open: any other str decodes as itself. Custom or future plan entry status.
+    Open: any other string decodes as itself.
+
+    Custom or future plan entry status.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -459,13 +621,27 @@ class PlanEntryStatus(_enum.StrEnum):
         return self.value
 
 
+_E_PlanEntryStatus: dict[_Any, PlanEntryStatus] = {m.value: m for m in PlanEntryStatus}
+
+
+def _d_PlanEntryStatus(v: _Any) -> _Any:
+    if type(v) is not str:
+        raise _rt.expected("a string", v)
+    v = _E_PlanEntryStatus.get(v, v)
+    return v
+
+
 # -- tagged unions ------------------------------------------------------------------------------
 
 
 class RequestPermissionSubject(_rt.Model):
     """The operation requiring permission.
 
-    Tagged union on `type` (tool_call, command): one table lookup picks the variant. Any other tag decodes to `RequestPermissionSubjectOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `RequestPermissionSubject` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (tool_call, command): one table lookup picks the variant. Any
+    other tag decodes to `RequestPermissionSubjectOther`, which keeps the whole payload; a
+    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `RequestPermissionSubject` followed by the tag in PascalCase, unless a names file pins
+    another name.
     """
 
     __slots__ = ()
@@ -477,6 +653,18 @@ class RequestPermissionSubject(_rt.Model):
         return _rt.guard(_d_RequestPermissionSubject, data)  # type: ignore[no-any-return]
 
 
+def _d_RequestPermissionSubject(data: _Any) -> RequestPermissionSubject:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_RequestPermissionSubject.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_RequestPermissionSubjectOther(data)
+    raise _rt.bad_tag("type", tag, ["tool_call", "command"])
+
+
 class ToolCallContent(_rt.Model):
     """Content produced by a tool call.
 
@@ -485,7 +673,11 @@ class ToolCallContent(_rt.Model):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
 
-    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant. Any other tag decodes to `ToolCallContentOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ToolCallContent` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (content, diff, terminal): one table lookup picks the variant.
+    Any other tag decodes to `ToolCallContentOther`, which keeps the whole payload; a known
+    or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `ToolCallContent` followed by the tag in PascalCase, unless a names file pins another
+    name.
     """
 
     __slots__ = ()
@@ -495,6 +687,18 @@ class ToolCallContent(_rt.Model):
     def from_json(cls, data: _Any) -> ToolCallContent:
         """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
         return _rt.guard(_d_ToolCallContent, data)  # type: ignore[no-any-return]
+
+
+def _d_ToolCallContent(data: _Any) -> ToolCallContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_ToolCallContent.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_ToolCallContentOther(data)
+    raise _rt.bad_tag("type", tag, ["content", "diff", "terminal"])
 
 
 class ContentBlock(_rt.Model):
@@ -514,7 +718,11 @@ class ContentBlock(_rt.Model):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
 
-    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup picks the variant. Any other tag decodes to `ContentBlockOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ContentBlock` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (text, image, audio, resource_link, resource): one table lookup
+    picks the variant. Any other tag decodes to `ContentBlockOther`, which keeps the whole
+    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
+    class is `ContentBlock` followed by the tag in PascalCase, unless a names file pins
+    another name.
     """
 
     __slots__ = ()
@@ -526,13 +734,28 @@ class ContentBlock(_rt.Model):
         return _rt.guard(_d_ContentBlock, data)  # type: ignore[no-any-return]
 
 
+def _d_ContentBlock(data: _Any) -> ContentBlock:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_ContentBlock.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_ContentBlockOther(data)
+    raise _rt.bad_tag("type", tag, ["text", "image", "audio", "resource_link", "resource"])
+
+
 class DiffChange(_rt.Model):
     """One file-level change described by a [`Diff`].
 
     Structured change metadata lets clients identify affected files and
     operations without parsing the text patch.
 
-    Tagged union on `operation` (add, delete, modify, move, copy): one table lookup picks the variant. Any other tag decodes to `DiffChangeOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `DiffChange` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `operation` (add, delete, modify, move, copy): one table lookup picks
+    the variant. Any other tag decodes to `DiffChangeOther`, which keeps the whole payload;
+    a known or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `DiffChange` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -544,6 +767,18 @@ class DiffChange(_rt.Model):
         return _rt.guard(_d_DiffChange, data)  # type: ignore[no-any-return]
 
 
+def _d_DiffChange(data: _Any) -> DiffChange:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("operation")
+    decoder = _T_DiffChange.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_DiffChangeOther(data)
+    raise _rt.bad_tag("operation", tag, ["add", "delete", "modify", "move", "copy"])
+
+
 class CreateElicitationRequest(_rt.Model):
     """Request from the agent to elicit structured user input.
 
@@ -551,7 +786,11 @@ class CreateElicitationRequest(_rt.Model):
     either via a form or by directing them to a URL.
     Elicitations are tied to a session (optionally a tool call) or a request.
 
-    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `mode` (form, url): one table lookup picks the variant. Any other tag
+    decodes to `CreateElicitationRequestOther`, which keeps the whole payload; a known or
+    reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `CreateElicitationRequest` followed by the tag in PascalCase, unless a names file pins
+    another name.
     """
 
     __slots__ = ()
@@ -563,6 +802,18 @@ class CreateElicitationRequest(_rt.Model):
         return _rt.guard(_d_CreateElicitationRequest, data)  # type: ignore[no-any-return]
 
 
+def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("mode")
+    decoder = _T_CreateElicitationRequest.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_CreateElicitationRequestOther(data)
+    raise _rt.bad_tag("mode", tag, ["form", "url"])
+
+
 class ElicitationPropertySchema(_rt.Model):
     """Property schema for elicitation form fields.
 
@@ -570,7 +821,11 @@ class ElicitationPropertySchema(_rt.Model):
     Single-select enums use the `String` variant with `enum` or `oneOf` set.
     Multi-select enums use the `Array` variant.
 
-    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (string, number, integer, boolean, array): one table lookup picks
+    the variant. Any other tag decodes to `ElicitationPropertySchemaOther`, which keeps the
+    whole payload; a known or reserved tag with a broken payload is a DecodeError. Each
+    tag's class is `ElicitationPropertySchema` followed by the tag in PascalCase, unless a
+    names file pins another name.
     """
 
     __slots__ = ()
@@ -582,12 +837,27 @@ class ElicitationPropertySchema(_rt.Model):
         return _rt.guard(_d_ElicitationPropertySchema, data)  # type: ignore[no-any-return]
 
 
+def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_ElicitationPropertySchema.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_ElicitationPropertySchemaOther(data)
+    raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
+
+
 class AuthMethod(_rt.Model):
     """Describes an available authentication method.
 
     The `type` field acts as the discriminator in the serialized JSON form.
 
-    Tagged union on `type` (terminal, agent): one table lookup picks the variant. Any other tag decodes to `AuthMethodOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (terminal, agent): one table lookup picks the variant. Any other
+    tag decodes to `AuthMethodOther`, which keeps the whole payload; a known or reserved tag
+    with a broken payload is a DecodeError. Each tag's class is `AuthMethod` followed by the
+    tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -599,10 +869,26 @@ class AuthMethod(_rt.Model):
         return _rt.guard(_d_AuthMethod, data)  # type: ignore[no-any-return]
 
 
+def _d_AuthMethod(data: _Any) -> AuthMethod:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_AuthMethodOther(data)
+    raise _rt.bad_tag("type", tag, ["terminal", "agent"])
+
+
 class SessionConfigOption(_rt.Model):
     """A session configuration option selector and its current state.
 
-    Tagged union on `type` (select, boolean): one table lookup picks the variant. Any other tag decodes to `SessionConfigOptionOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `SessionConfigOption` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (select, boolean): one table lookup picks the variant. Any other
+    tag decodes to `SessionConfigOptionOther`, which keeps the whole payload; a known or
+    reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `SessionConfigOption` followed by the tag in PascalCase, unless a names file pins
+    another name.
     """
 
     __slots__ = ()
@@ -614,6 +900,18 @@ class SessionConfigOption(_rt.Model):
         return _rt.guard(_d_SessionConfigOption, data)  # type: ignore[no-any-return]
 
 
+def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_SessionConfigOption.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_SessionConfigOptionOther(data)
+    raise _rt.bad_tag("type", tag, ["select", "boolean"])
+
+
 class SessionUpdate(_rt.Model):
     """Different types of updates that can be sent while a session exists.
 
@@ -621,7 +919,14 @@ class SessionUpdate(_rt.Model):
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
 
-    Tagged union on `sessionUpdate` (user_message_chunk, user_message, agent_message_chunk, agent_message, agent_thought_chunk, agent_thought, state_update, tool_call_content_chunk, tool_call_update, terminal_update, terminal_output_chunk, plan_update, available_commands_update, config_option_update, session_info_update, usage_update): one table lookup picks the variant. Any other tag decodes to `SessionUpdateOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `SessionUpdate` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `sessionUpdate` (user_message_chunk, user_message, agent_message_chunk,
+    agent_message, agent_thought_chunk, agent_thought, state_update,
+    tool_call_content_chunk, tool_call_update, terminal_update, terminal_output_chunk,
+    plan_update, available_commands_update, config_option_update, session_info_update,
+    usage_update): one table lookup picks the variant. Any other tag decodes to
+    `SessionUpdateOther`, which keeps the whole payload; a known or reserved tag with a
+    broken payload is a DecodeError. Each tag's class is `SessionUpdate` followed by the tag
+    in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -633,13 +938,49 @@ class SessionUpdate(_rt.Model):
         return _rt.guard(_d_SessionUpdate, data)  # type: ignore[no-any-return]
 
 
+def _d_SessionUpdate(data: _Any) -> SessionUpdate:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("sessionUpdate")
+    decoder = _T_SessionUpdate.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_SessionUpdateOther(data)
+    raise _rt.bad_tag(
+        "sessionUpdate",
+        tag,
+        [
+            "user_message_chunk",
+            "user_message",
+            "agent_message_chunk",
+            "agent_message",
+            "agent_thought_chunk",
+            "agent_thought",
+            "state_update",
+            "tool_call_content_chunk",
+            "tool_call_update",
+            "terminal_update",
+            "terminal_output_chunk",
+            "plan_update",
+            "available_commands_update",
+            "config_option_update",
+            "session_info_update",
+            "usage_update",
+        ],
+    )
+
+
 class StateUpdate(_rt.Model):
     """The state of the agent's foreground work has changed.
 
     Background activity can continue and emit other `session/update` notifications
     while `idle`. Those notifications do not change this state.
 
-    Tagged union on `state` (running, idle, requires_action): one table lookup picks the variant. Any other tag decodes to `StateUpdateOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `StateUpdate` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `state` (running, idle, requires_action): one table lookup picks the
+    variant. Any other tag decodes to `StateUpdateOther`, which keeps the whole payload; a
+    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `StateUpdate` followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -651,10 +992,25 @@ class StateUpdate(_rt.Model):
         return _rt.guard(_d_StateUpdate, data)  # type: ignore[no-any-return]
 
 
+def _d_StateUpdate(data: _Any) -> StateUpdate:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("state")
+    decoder = _T_StateUpdate.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_StateUpdateOther(data)
+    raise _rt.bad_tag("state", tag, ["running", "idle", "requires_action"])
+
+
 class PlanUpdateContent(_rt.Model):
     """Updated content for a plan.
 
-    Tagged union on `type` (items): one table lookup picks the variant. Any other tag decodes to `PlanUpdateContentOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `PlanUpdateContent` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (items): one table lookup picks the variant. Any other tag
+    decodes to `PlanUpdateContentOther`, which keeps the whole payload; a known or reserved
+    tag with a broken payload is a DecodeError. Each tag's class is `PlanUpdateContent`
+    followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -666,10 +1022,25 @@ class PlanUpdateContent(_rt.Model):
         return _rt.guard(_d_PlanUpdateContent, data)  # type: ignore[no-any-return]
 
 
+def _d_PlanUpdateContent(data: _Any) -> PlanUpdateContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_PlanUpdateContent.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_PlanUpdateContentOther(data)
+    raise _rt.bad_tag("type", tag, ["items"])
+
+
 class AvailableCommandInput(_rt.Model):
     """The input specification for a command.
 
-    Tagged union on `type` (text): one table lookup picks the variant. Any other tag decodes to `AvailableCommandInputOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `AvailableCommandInput` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (text): one table lookup picks the variant. Any other tag decodes
+    to `AvailableCommandInputOther`, which keeps the whole payload; a known or reserved tag
+    with a broken payload is a DecodeError. Each tag's class is `AvailableCommandInput`
+    followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -681,6 +1052,18 @@ class AvailableCommandInput(_rt.Model):
         return _rt.guard(_d_AvailableCommandInput, data)  # type: ignore[no-any-return]
 
 
+def _d_AvailableCommandInput(data: _Any) -> AvailableCommandInput:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_AvailableCommandInput.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_AvailableCommandInputOther(data)
+    raise _rt.bad_tag("type", tag, ["text"])
+
+
 class McpServer(_rt.Model):
     """Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -689,7 +1072,10 @@ class McpServer(_rt.Model):
 
     See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
 
-    Tagged union on `type` (http, stdio): one table lookup picks the variant. Any other tag decodes to `McpServerOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `McpServer` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (http, stdio): one table lookup picks the variant. Any other tag
+    decodes to `McpServerOther`, which keeps the whole payload; a known or reserved tag with
+    a broken payload is a DecodeError. Each tag's class is `McpServer` followed by the tag
+    in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -701,12 +1087,27 @@ class McpServer(_rt.Model):
         return _rt.guard(_d_McpServer, data)  # type: ignore[no-any-return]
 
 
+def _d_McpServer(data: _Any) -> McpServer:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_McpServer.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_McpServerOther(data)
+    raise _rt.bad_tag("type", tag, ["http", "stdio"])
+
+
 class ReplayFrom(_rt.Model):
     """Inclusive cursor describing where replayed session history should begin.
 
     Replay includes the position identified by the cursor.
 
-    Tagged union on `type` (start): one table lookup picks the variant. Any other tag decodes to `ReplayFromOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `ReplayFrom` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (start): one table lookup picks the variant. Any other tag
+    decodes to `ReplayFromOther`, which keeps the whole payload; a known or reserved tag
+    with a broken payload is a DecodeError. Each tag's class is `ReplayFrom` followed by the
+    tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -718,10 +1119,26 @@ class ReplayFrom(_rt.Model):
         return _rt.guard(_d_ReplayFrom, data)  # type: ignore[no-any-return]
 
 
+def _d_ReplayFrom(data: _Any) -> ReplayFrom:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_ReplayFrom.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_ReplayFromOther(data)
+    raise _rt.bad_tag("type", tag, ["start"])
+
+
 class SetSessionConfigOptionRequest(_rt.Model):
     """Request parameters for setting a session configuration option.
 
-    Tagged union on `type` (id, boolean): one table lookup picks the variant. Any other tag decodes to `SetSessionConfigOptionRequestOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `type` (id, boolean): one table lookup picks the variant. Any other tag
+    decodes to `SetSessionConfigOptionRequestOther`, which keeps the whole payload; a known
+    or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a names file
+    pins another name.
     """
 
     __slots__ = ()
@@ -733,10 +1150,26 @@ class SetSessionConfigOptionRequest(_rt.Model):
         return _rt.guard(_d_SetSessionConfigOptionRequest, data)  # type: ignore[no-any-return]
 
 
+def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_SetSessionConfigOptionRequestOther(data)
+    raise _rt.bad_tag("type", tag, ["id", "boolean"])
+
+
 class RequestPermissionOutcome(_rt.Model):
     """The outcome of a permission request.
 
-    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Any other tag decodes to `RequestPermissionOutcomeOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `RequestPermissionOutcome` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `outcome` (cancelled, selected): one table lookup picks the variant. Any
+    other tag decodes to `RequestPermissionOutcomeOther`, which keeps the whole payload; a
+    known or reserved tag with a broken payload is a DecodeError. Each tag's class is
+    `RequestPermissionOutcome` followed by the tag in PascalCase, unless a names file pins
+    another name.
     """
 
     __slots__ = ()
@@ -748,10 +1181,26 @@ class RequestPermissionOutcome(_rt.Model):
         return _rt.guard(_d_RequestPermissionOutcome, data)  # type: ignore[no-any-return]
 
 
+def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("outcome")
+    decoder = _T_RequestPermissionOutcome.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_RequestPermissionOutcomeOther(data)
+    raise _rt.bad_tag("outcome", tag, ["cancelled", "selected"])
+
+
 class CreateElicitationResponse(_rt.Model):
     """Response from the client to an elicitation request.
 
-    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant. Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names file pins another name.
+    Tagged union on `action` (accept, decline, cancel): one table lookup picks the variant.
+    Any other tag decodes to `CreateElicitationResponseOther`, which keeps the whole
+    payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
+    class is `CreateElicitationResponse` followed by the tag in PascalCase, unless a names
+    file pins another name.
     """
 
     __slots__ = ()
@@ -761,6 +1210,18 @@ class CreateElicitationResponse(_rt.Model):
     def from_json(cls, data: _Any) -> CreateElicitationResponse:
         """Decode parsed JSON by its tag; raises `DecodeError` with a JSON path."""
         return _rt.guard(_d_CreateElicitationResponse, data)  # type: ignore[no-any-return]
+
+
+def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("action")
+    decoder = _T_CreateElicitationResponse.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_CreateElicitationResponseOther(data)
+    raise _rt.bad_tag("action", tag, ["accept", "decline", "cancel"])
 
 
 # -- classes -------------------------------------------------------------------------------------
@@ -808,6 +1269,41 @@ class AgentRequest(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
+
+
+def _d_AgentRequest(data: _Any) -> AgentRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AgentRequest)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_RequestId(v)
+        self.id = v
+        key = "method"
+        v = data.get("method", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.method = v
+        key = "params"
+        v = data.get("params", _UNSET)
+        if v is not _UNSET:
+            n += 1
+        self.params = v
+        key = None
+        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -895,6 +1391,80 @@ class RequestPermissionRequest(_rt.Model):
         return out
 
 
+_K_RequestPermissionRequest: frozenset[str] = frozenset(
+    ["sessionId", "title", "description", "subject", "options", "_meta"]
+)
+
+
+def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(RequestPermissionRequest)
+    n = 3
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "subject"
+        v = data.get("subject", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                v = _d_RequestPermissionSubject(v)
+        self.subject = v
+        key = "options"
+        v = data.get("options", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_PermissionOption)
+        if len(v) < 1:
+            raise _rt.too_short(1)
+        self.options = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionSubjectToolCall(RequestPermissionSubject):
     """Permission is requested before executing a tool call.
@@ -931,6 +1501,38 @@ class RequestPermissionSubjectToolCall(RequestPermissionSubject):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_RequestPermissionSubjectToolCall: frozenset[str] = frozenset(["type", "toolCall"])
+
+
+def _d_RequestPermissionSubjectToolCall(
+    data: _Any, tagged: bool = False
+) -> RequestPermissionSubjectToolCall:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "tool_call":
+            raise _rt.wrong_tag("type", "tool_call", tag)
+    self = _new(RequestPermissionSubjectToolCall)
+    n = 2
+    key: str | None = None
+    try:
+        key = "toolCall"
+        v = data.get("toolCall", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ToolCallUpdate(v)
+        self.tool_call = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionSubjectToolCall) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -999,6 +1601,81 @@ class RequestPermissionSubjectCommand(RequestPermissionSubject):
         return out
 
 
+_K_RequestPermissionSubjectCommand: frozenset[str] = frozenset(
+    ["type", "command", "cwd", "toolCallId", "terminalId", "_meta"]
+)
+
+
+def _d_RequestPermissionSubjectCommand(
+    data: _Any, tagged: bool = False
+) -> RequestPermissionSubjectCommand:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "command":
+            raise _rt.wrong_tag("type", "command", tag)
+    self = _new(RequestPermissionSubjectCommand)
+    n = 3
+    key: str | None = None
+    try:
+        key = "command"
+        v = data.get("command", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.command = v
+        key = "cwd"
+        v = data.get("cwd", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.cwd = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionSubjectCommand) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionSubjectOther(RequestPermissionSubject):
     """Custom or future permission subject.
@@ -1012,7 +1689,8 @@ class RequestPermissionSubjectOther(RequestPermissionSubject):
     requests, and otherwise display a generic permission prompt or decline it
     according to policy.
 
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
     """
 
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["command", "tool_call"])
@@ -1048,6 +1726,34 @@ class RequestPermissionSubjectOther(RequestPermissionSubject):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_RequestPermissionSubjectOther: frozenset[str] = frozenset(["type"])
+
+
+def _d_RequestPermissionSubjectOther(data: _Any) -> RequestPermissionSubjectOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(RequestPermissionSubjectOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in RequestPermissionSubjectOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.type = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_RequestPermissionSubjectOther) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1157,6 +1863,122 @@ class ToolCallUpdate(_rt.Model):
         return out
 
 
+_K_ToolCallUpdate: frozenset[str] = frozenset(
+    [
+        "toolCallId",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
+
+
+def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ToolCallUpdate)
+    n = 1
+    key: str | None = None
+    try:
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.tool_call_id = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "kind"
+        v = data.get("kind", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_ToolKind.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.kind = v
+        key = "status"
+        v = data.get("status", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_ToolCallStatus.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.status = v
+        key = "content"
+        v = data.get("content", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _d_ToolCallContent)
+            except _DecodeError:
+                v = _UNSET
+        self.content = v
+        key = "locations"
+        v = data.get("locations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _d_ToolCallLocation)
+            except _DecodeError:
+                v = _UNSET
+        self.locations = v
+        key = "rawInput"
+        v = data.get("rawInput", _UNSET)
+        if v is not _UNSET:
+            n += 1
+        self.raw_input = v
+        key = "rawOutput"
+        v = data.get("rawOutput", _UNSET)
+        if v is not _UNSET:
+            n += 1
+        self.raw_output = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentContent(ToolCallContent):
     """Standard content block (text, images, resources).
@@ -1204,6 +2026,45 @@ class ToolCallContentContent(ToolCallContent):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ToolCallContentContent: frozenset[str] = frozenset(["type", "content", "_meta"])
+
+
+def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallContentContent:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "content":
+            raise _rt.wrong_tag("type", "content", tag)
+    self = _new(ToolCallContentContent)
+    n = 2
+    key: str | None = None
+    try:
+        key = "content"
+        v = data.get("content", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ContentBlock(v)
+        self.content = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1268,6 +2129,57 @@ class ToolCallContentDiff(ToolCallContent):
         return out
 
 
+_K_ToolCallContentDiff: frozenset[str] = frozenset(["type", "changes", "patch", "_meta"])
+
+
+def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentDiff:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "diff":
+            raise _rt.wrong_tag("type", "diff", tag)
+    self = _new(ToolCallContentDiff)
+    n = 2
+    key: str | None = None
+    try:
+        key = "changes"
+        v = data.get("changes", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_skip(v, _d_DiffChange)
+        self.changes = v
+        key = "patch"
+        v = data.get("patch", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_DiffPatch(v)
+            except _DecodeError:
+                v = _UNSET
+        self.patch = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentTerminal(ToolCallContent):
     """A display-only reference to an agent-owned terminal.
@@ -1318,6 +2230,46 @@ class ToolCallContentTerminal(ToolCallContent):
         return out
 
 
+_K_ToolCallContentTerminal: frozenset[str] = frozenset(["type", "terminalId", "_meta"])
+
+
+def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallContentTerminal:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "terminal":
+            raise _rt.wrong_tag("type", "terminal", tag)
+    self = _new(ToolCallContentTerminal)
+    n = 2
+    key: str | None = None
+    try:
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentOther(ToolCallContent):
     """Custom or future tool call content.
@@ -1330,7 +2282,8 @@ class ToolCallContentOther(ToolCallContent):
     raw payload when storing, replaying, proxying, or forwarding tool call
     output, and otherwise ignore it or display it generically.
 
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
     """
 
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["content", "diff", "terminal"])
@@ -1366,6 +2319,32 @@ class ToolCallContentOther(ToolCallContent):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ToolCallContentOther: frozenset[str] = frozenset(["type"])
+
+
+def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ToolCallContentOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in ToolCallContentOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.type = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallContentOther) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1426,6 +2405,56 @@ class ContentBlockText(ContentBlock):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ContentBlockText: frozenset[str] = frozenset(["type", "text", "annotations", "_meta"])
+
+
+def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "text":
+            raise _rt.wrong_tag("type", "text", tag)
+    self = _new(ContentBlockText)
+    n = 2
+    key: str | None = None
+    try:
+        key = "text"
+        v = data.get("text", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.text = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1498,6 +2527,76 @@ class ContentBlockImage(ContentBlock):
         return out
 
 
+_K_ContentBlockImage: frozenset[str] = frozenset(
+    ["type", "data", "mimeType", "uri", "annotations", "_meta"]
+)
+
+
+def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "image":
+            raise _rt.wrong_tag("type", "image", tag)
+    self = _new(ContentBlockImage)
+    n = 3
+    key: str | None = None
+    try:
+        key = "data"
+        v = data.get("data", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.data = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.mime_type = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.uri = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockAudio(ContentBlock):
     """Audio data for transcription or analysis.
@@ -1560,6 +2659,65 @@ class ContentBlockAudio(ContentBlock):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ContentBlockAudio: frozenset[str] = frozenset(
+    ["type", "data", "mimeType", "annotations", "_meta"]
+)
+
+
+def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "audio":
+            raise _rt.wrong_tag("type", "audio", tag)
+    self = _new(ContentBlockAudio)
+    n = 3
+    key: str | None = None
+    try:
+        key = "data"
+        v = data.get("data", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.data = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.mime_type = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1656,6 +2814,136 @@ class ContentBlockResourceLink(ContentBlock):
         return out
 
 
+_K_ContentBlockResourceLink: frozenset[str] = frozenset(
+    [
+        "type",
+        "name",
+        "uri",
+        "title",
+        "description",
+        "icons",
+        "mimeType",
+        "size",
+        "annotations",
+        "_meta",
+    ]
+)
+
+
+def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBlockResourceLink:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "resource_link":
+            raise _rt.wrong_tag("type", "resource_link", tag)
+    self = _new(ContentBlockResourceLink)
+    n = 3
+    key: str | None = None
+    try:
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.uri = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "icons"
+        v = data.get("icons", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _d_Icon)
+            except _DecodeError:
+                v = _UNSET
+        self.icons = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "size"
+        v = data.get("size", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                        raise _rt.expected(
+                            "an integer from -9223372036854775808 to 9223372036854775807", v
+                        )
+            except _DecodeError:
+                v = _UNSET
+        self.size = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockResource(ContentBlock):
     """Complete resource contents embedded directly in the message.
@@ -1717,6 +3005,55 @@ class ContentBlockResource(ContentBlock):
         return out
 
 
+_K_ContentBlockResource: frozenset[str] = frozenset(["type", "resource", "annotations", "_meta"])
+
+
+def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockResource:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "resource":
+            raise _rt.wrong_tag("type", "resource", tag)
+    self = _new(ContentBlockResource)
+    n = 2
+    key: str | None = None
+    try:
+        key = "resource"
+        v = data.get("resource", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_EmbeddedResourceResource(v)
+        self.resource = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockOther(ContentBlock):
     """Custom or future content block.
@@ -1729,7 +3066,8 @@ class ContentBlockOther(ContentBlock):
     the raw payload when storing, replaying, proxying, or forwarding content,
     and otherwise ignore it or display it generically.
 
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
     """
 
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
@@ -1767,6 +3105,32 @@ class ContentBlockOther(ContentBlock):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ContentBlockOther: frozenset[str] = frozenset(["type"])
+
+
+def _d_ContentBlockOther(data: _Any) -> ContentBlockOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ContentBlockOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in ContentBlockOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.type = v
+        key = None
+        self.extra = _rt.extras(data, _K_ContentBlockOther) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1828,6 +3192,68 @@ class Annotations(_rt.Model):
         return out
 
 
+_K_Annotations: frozenset[str] = frozenset(["audience", "lastModified", "priority", "_meta"])
+
+
+def _d_Annotations(data: _Any) -> Annotations:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Annotations)
+    n = 0
+    key: str | None = None
+    try:
+        key = "audience"
+        v = data.get("audience", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _d_Role)
+            except _DecodeError:
+                v = _UNSET
+        self.audience = v
+        key = "lastModified"
+        v = data.get("lastModified", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.last_modified = v
+        key = "priority"
+        v = data.get("priority", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if (type(v) is not float and type(v) is not int) or v < 0 or v > 1:
+                        raise _rt.expected("a number from 0 to 1", v)
+            except _DecodeError:
+                v = _UNSET
+        self.priority = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextContent(_rt.Model):
     """Text provided to or from an LLM."""
@@ -1878,6 +3304,51 @@ class TextContent(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_TextContent: frozenset[str] = frozenset(["text", "annotations", "_meta"])
+
+
+def _d_TextContent(data: _Any) -> TextContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(TextContent)
+    n = 1
+    key: str | None = None
+    try:
+        key = "text"
+        v = data.get("text", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.text = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -1943,6 +3414,69 @@ class ImageContent(_rt.Model):
         return out
 
 
+_K_ImageContent: frozenset[str] = frozenset(["data", "mimeType", "uri", "annotations", "_meta"])
+
+
+def _d_ImageContent(data: _Any) -> ImageContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ImageContent)
+    n = 2
+    key: str | None = None
+    try:
+        key = "data"
+        v = data.get("data", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.data = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.mime_type = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.uri = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AudioContent(_rt.Model):
     """Audio provided to or from an LLM."""
@@ -2000,6 +3534,58 @@ class AudioContent(_rt.Model):
         return out
 
 
+_K_AudioContent: frozenset[str] = frozenset(["data", "mimeType", "annotations", "_meta"])
+
+
+def _d_AudioContent(data: _Any) -> AudioContent:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AudioContent)
+    n = 2
+    key: str | None = None
+    try:
+        key = "data"
+        v = data.get("data", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.data = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.mime_type = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Icon(_rt.Model):
     """An optionally-sized icon that can be displayed in a user interface."""
@@ -2054,6 +3640,65 @@ class Icon(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_Icon: frozenset[str] = frozenset(["src", "mimeType", "sizes", "theme"])
+
+
+def _d_Icon(data: _Any) -> Icon:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Icon)
+    n = 1
+    key: str | None = None
+    try:
+        key = "src"
+        v = data.get("src", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.src = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "sizes"
+        v = data.get("sizes", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _rt.d_str)
+            except _DecodeError:
+                v = _UNSET
+        self.sizes = v
+        key = "theme"
+        v = data.get("theme", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_IconTheme.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.theme = v
+        key = None
+        self.extra = _rt.extras(data, _K_Icon) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2143,6 +3788,118 @@ class ResourceLink(_rt.Model):
         return out
 
 
+_K_ResourceLink: frozenset[str] = frozenset(
+    ["name", "uri", "title", "description", "icons", "mimeType", "size", "annotations", "_meta"]
+)
+
+
+def _d_ResourceLink(data: _Any) -> ResourceLink:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ResourceLink)
+    n = 2
+    key: str | None = None
+    try:
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.uri = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "icons"
+        v = data.get("icons", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _d_Icon)
+            except _DecodeError:
+                v = _UNSET
+        self.icons = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "size"
+        v = data.get("size", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                        raise _rt.expected(
+                            "an integer from -9223372036854775808 to 9223372036854775807", v
+                        )
+            except _DecodeError:
+                v = _UNSET
+        self.size = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextResourceContents(_rt.Model):
     """Text-based resource contents."""
@@ -2196,6 +3953,59 @@ class TextResourceContents(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_TextResourceContents: frozenset[str] = frozenset(["text", "uri", "mimeType", "_meta"])
+
+
+def _d_TextResourceContents(data: _Any) -> TextResourceContents:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(TextResourceContents)
+    n = 2
+    key: str | None = None
+    try:
+        key = "text"
+        v = data.get("text", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.text = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.uri = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2253,6 +4063,59 @@ class BlobResourceContents(_rt.Model):
         return out
 
 
+_K_BlobResourceContents: frozenset[str] = frozenset(["blob", "uri", "mimeType", "_meta"])
+
+
+def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(BlobResourceContents)
+    n = 2
+    key: str | None = None
+    try:
+        key = "blob"
+        v = data.get("blob", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.blob = v
+        key = "uri"
+        v = data.get("uri", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.uri = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EmbeddedResource(_rt.Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
@@ -2305,6 +4168,50 @@ class EmbeddedResource(_rt.Model):
         return out
 
 
+_K_EmbeddedResource: frozenset[str] = frozenset(["resource", "annotations", "_meta"])
+
+
+def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(EmbeddedResource)
+    n = 1
+    key: str | None = None
+    try:
+        key = "resource"
+        v = data.get("resource", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_EmbeddedResourceResource(v)
+        self.resource = v
+        key = "annotations"
+        v = data.get("annotations", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Annotations(v)
+            except _DecodeError:
+                v = _UNSET
+        self.annotations = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Content(_rt.Model):
     """Standard content block (text, images, resources)."""
@@ -2347,6 +4254,40 @@ class Content(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_Content: frozenset[str] = frozenset(["content", "_meta"])
+
+
+def _d_Content(data: _Any) -> Content:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Content)
+    n = 1
+    key: str | None = None
+    try:
+        key = "content"
+        v = data.get("content", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ContentBlock(v)
+        self.content = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2416,6 +4357,69 @@ class DiffChangeAdd(DiffChange):
         return out
 
 
+_K_DiffChangeAdd: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
+
+
+def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "add":
+            raise _rt.wrong_tag("operation", "add", tag)
+    self = _new(DiffChangeAdd)
+    n = 2
+    key: str | None = None
+    try:
+        key = "fileType"
+        v = data.get("fileType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_DiffFileType.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.file_type = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffChangeAdd) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeDelete(DiffChange):
     """A file was deleted.
@@ -2483,6 +4487,71 @@ class DiffChangeDelete(DiffChange):
         return out
 
 
+_K_DiffChangeDelete: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
+
+
+def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "delete":
+            raise _rt.wrong_tag("operation", "delete", tag)
+    self = _new(DiffChangeDelete)
+    n = 2
+    key: str | None = None
+    try:
+        key = "fileType"
+        v = data.get("fileType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_DiffFileType.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.file_type = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffChangeDelete) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeModify(DiffChange):
     """A file was modified in place.
@@ -2548,6 +4617,71 @@ class DiffChangeModify(DiffChange):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_DiffChangeModify: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
+
+
+def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "modify":
+            raise _rt.wrong_tag("operation", "modify", tag)
+    self = _new(DiffChangeModify)
+    n = 2
+    key: str | None = None
+    try:
+        key = "fileType"
+        v = data.get("fileType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_DiffFileType.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.file_type = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffChangeModify) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2622,6 +4756,78 @@ class DiffChangeMove(DiffChange):
         return out
 
 
+_K_DiffChangeMove: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
+)
+
+
+def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "move":
+            raise _rt.wrong_tag("operation", "move", tag)
+    self = _new(DiffChangeMove)
+    n = 3
+    key: str | None = None
+    try:
+        key = "fileType"
+        v = data.get("fileType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_DiffFileType.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.file_type = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "oldPath"
+        v = data.get("oldPath", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.old_path = v
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffChangeMove) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeCopy(DiffChange):
     """A file was copied.
@@ -2694,6 +4900,78 @@ class DiffChangeCopy(DiffChange):
         return out
 
 
+_K_DiffChangeCopy: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
+)
+
+
+def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("operation", _UNSET)
+        if tag != "copy":
+            raise _rt.wrong_tag("operation", "copy", tag)
+    self = _new(DiffChangeCopy)
+    n = 3
+    key: str | None = None
+    try:
+        key = "fileType"
+        v = data.get("fileType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_DiffFileType.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.file_type = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "oldPath"
+        v = data.get("oldPath", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.old_path = v
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffChangeCopy) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeOther(DiffChange):
     """Custom or future file operation.
@@ -2702,7 +4980,8 @@ class DiffChangeOther(DiffChange):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
 
-    The open variant: any `operation` outside the known and reserved tags, with its whole payload kept.
+    The open variant: any `operation` outside the known and reserved tags, with its whole
+    payload kept.
     """
 
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
@@ -2771,6 +5050,66 @@ class DiffChangeOther(DiffChange):
         return out
 
 
+_K_DiffChangeOther: frozenset[str] = frozenset(["fileType", "mimeType", "_meta", "operation"])
+
+
+def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(DiffChangeOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "fileType"
+        v = data.get("fileType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+                    v = _E_DiffFileType.get(v, v)
+            except _DecodeError:
+                v = _UNSET
+        self.file_type = v
+        key = "mimeType"
+        v = data.get("mimeType", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.mime_type = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "operation"
+        v = data.get("operation", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in DiffChangeOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.operation = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffChangeOther) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffPathChange(_rt.Model):
     """Operation metadata for add, delete, and modify changes."""
@@ -2802,6 +5141,30 @@ class DiffPathChange(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_DiffPathChange: frozenset[str] = frozenset(["path"])
+
+
+def _d_DiffPathChange(data: _Any) -> DiffPathChange:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(DiffPathChange)
+    n = 1
+    key: str | None = None
+    try:
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffPathChange) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2842,6 +5205,37 @@ class DiffPathPairChange(_rt.Model):
         return out
 
 
+_K_DiffPathPairChange: frozenset[str] = frozenset(["oldPath", "path"])
+
+
+def _d_DiffPathPairChange(data: _Any) -> DiffPathPairChange:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(DiffPathPairChange)
+    n = 2
+    key: str | None = None
+    try:
+        key = "oldPath"
+        v = data.get("oldPath", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.old_path = v
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffPathPairChange) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffPatch(_rt.Model):
     """Renderable patch text and its format."""
@@ -2878,6 +5272,38 @@ class DiffPatch(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_DiffPatch: frozenset[str] = frozenset(["format", "text"])
+
+
+def _d_DiffPatch(data: _Any) -> DiffPatch:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(DiffPatch)
+    n = 2
+    key: str | None = None
+    try:
+        key = "format"
+        v = data.get("format", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        v = _E_DiffPatchFormat.get(v, v)
+        self.format = v
+        key = "text"
+        v = data.get("text", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.text = v
+        key = None
+        self.extra = _rt.extras(data, _K_DiffPatch) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -2945,6 +5371,52 @@ class Diff(_rt.Model):
         return out
 
 
+_K_Diff: frozenset[str] = frozenset(["changes", "patch", "_meta"])
+
+
+def _d_Diff(data: _Any) -> Diff:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Diff)
+    n = 1
+    key: str | None = None
+    try:
+        key = "changes"
+        v = data.get("changes", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_skip(v, _d_DiffChange)
+        self.changes = v
+        key = "patch"
+        v = data.get("patch", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_DiffPatch(v)
+            except _DecodeError:
+                v = _UNSET
+        self.patch = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Terminal(_rt.Model):
     """A display-only reference to an agent-owned terminal.
@@ -2992,6 +5464,41 @@ class Terminal(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
+
+
+def _d_Terminal(data: _Any) -> Terminal:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(Terminal)
+    n = 1
+    key: str | None = None
+    try:
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3050,6 +5557,52 @@ class ToolCallLocation(_rt.Model):
         return out
 
 
+_K_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
+
+
+def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ToolCallLocation)
+    n = 1
+    key: str | None = None
+    try:
+        key = "path"
+        v = data.get("path", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.path = v
+        key = "line"
+        v = data.get("line", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < 0 or v > 4294967295:
+                        raise _rt.expected("an integer from 0 to 4294967295", v)
+            except _DecodeError:
+                v = _UNSET
+        self.line = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallPermissionSubject(_rt.Model):
     """Permission request details for a tool call."""
@@ -3081,6 +5634,31 @@ class ToolCallPermissionSubject(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ToolCallPermissionSubject: frozenset[str] = frozenset(["toolCall"])
+
+
+def _d_ToolCallPermissionSubject(data: _Any) -> ToolCallPermissionSubject:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ToolCallPermissionSubject)
+    n = 1
+    key: str | None = None
+    try:
+        key = "toolCall"
+        v = data.get("toolCall", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ToolCallUpdate(v)
+        self.tool_call = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ToolCallPermissionSubject) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3144,6 +5722,74 @@ class CommandPermissionSubject(_rt.Model):
         return out
 
 
+_K_CommandPermissionSubject: frozenset[str] = frozenset(
+    ["command", "cwd", "toolCallId", "terminalId", "_meta"]
+)
+
+
+def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(CommandPermissionSubject)
+    n = 2
+    key: str | None = None
+    try:
+        key = "command"
+        v = data.get("command", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.command = v
+        key = "cwd"
+        v = data.get("cwd", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.cwd = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = "terminalId"
+        v = data.get("terminalId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.terminal_id = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_CommandPermissionSubject) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PermissionOption(_rt.Model):
     """An option presented to the user when requesting permission."""
@@ -3196,6 +5842,56 @@ class PermissionOption(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_PermissionOption: frozenset[str] = frozenset(["optionId", "name", "kind", "_meta"])
+
+
+def _d_PermissionOption(data: _Any) -> PermissionOption:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(PermissionOption)
+    n = 3
+    key: str | None = None
+    try:
+        key = "optionId"
+        v = data.get("optionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.option_id = v
+        key = "name"
+        v = data.get("name", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.name = v
+        key = "kind"
+        v = data.get("kind", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        v = _E_PermissionOptionKind.get(v, v)
+        self.kind = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3274,6 +5970,82 @@ class CreateElicitationRequestForm(CreateElicitationRequest):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_CreateElicitationRequestForm: frozenset[str] = frozenset(
+    ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
+
+
+def _d_CreateElicitationRequestForm(
+    data: _Any, tagged: bool = False
+) -> CreateElicitationRequestForm:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("mode", _UNSET)
+        if tag != "form":
+            raise _rt.wrong_tag("mode", "form", tag)
+    self = _new(CreateElicitationRequestForm)
+    n = 3
+    key: str | None = None
+    try:
+        key = "message"
+        v = data.get("message", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.message = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "requestedSchema"
+        v = data.get("requestedSchema", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_ElicitationSchema(v)
+        self.requested_schema = v
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if type(v) is not str:
+                raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = "requestId"
+        v = data.get("requestId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            v = _d_RequestId(v)
+        self.request_id = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3359,6 +6131,88 @@ class CreateElicitationRequestUrl(CreateElicitationRequest):
         return out
 
 
+_K_CreateElicitationRequestUrl: frozenset[str] = frozenset(
+    ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
+
+
+def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateElicitationRequestUrl:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("mode", _UNSET)
+        if tag != "url":
+            raise _rt.wrong_tag("mode", "url", tag)
+    self = _new(CreateElicitationRequestUrl)
+    n = 4
+    key: str | None = None
+    try:
+        key = "message"
+        v = data.get("message", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.message = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "elicitationId"
+        v = data.get("elicitationId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.elicitation_id = v
+        key = "url"
+        v = data.get("url", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.url = v
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if type(v) is not str:
+                raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = "requestId"
+        v = data.get("requestId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            v = _d_RequestId(v)
+        self.request_id = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationRequestOther(CreateElicitationRequest):
     """Custom or future elicitation mode.
@@ -3371,7 +6225,8 @@ class CreateElicitationRequestOther(CreateElicitationRequest):
     when storing, replaying, proxying, or forwarding elicitation requests.
     They MUST NOT render it as a known elicitation mode.
 
-    The open variant: any `mode` outside the known and reserved tags, with its whole payload kept.
+    The open variant: any `mode` outside the known and reserved tags, with its whole payload
+    kept.
     """
 
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["form", "url"])
@@ -3449,6 +6304,78 @@ class CreateElicitationRequestOther(CreateElicitationRequest):
         return out
 
 
+_K_CreateElicitationRequestOther: frozenset[str] = frozenset(
+    ["message", "_meta", "mode", "sessionId", "toolCallId", "requestId"]
+)
+
+
+def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(CreateElicitationRequestOther)
+    n = 2
+    key: str | None = None
+    try:
+        key = "message"
+        v = data.get("message", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.message = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "mode"
+        v = data.get("mode", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in CreateElicitationRequestOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.mode = v
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if type(v) is not str:
+                raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = "requestId"
+        v = data.get("requestId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            v = _d_RequestId(v)
+        self.request_id = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationSessionScope(_rt.Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
@@ -3497,6 +6424,41 @@ class ElicitationSessionScope(_rt.Model):
         return out
 
 
+_K_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
+
+
+def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ElicitationSessionScope)
+    n = 1
+    key: str | None = None
+    try:
+        key = "sessionId"
+        v = data.get("sessionId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.session_id = v
+        key = "toolCallId"
+        v = data.get("toolCallId", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.tool_call_id = v
+        key = None
+        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationRequestScope(_rt.Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
@@ -3530,6 +6492,29 @@ class ElicitationRequestScope(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
+
+
+def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ElicitationRequestScope)
+    n = 1
+    key: str | None = None
+    try:
+        key = "requestId"
+        v = data.get("requestId", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_RequestId(v)
+        self.request_id = v
+        key = None
+        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3613,6 +6598,86 @@ class ElicitationSchema(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationSchema: frozenset[str] = frozenset(
+    ["type", "title", "properties", "required", "description", "_meta"]
+)
+
+
+def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ElicitationSchema)
+    n = 0
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if type(v) is not str or v not in _E_ElicitationSchemaType:
+                    raise _rt.expected("one of 'object'", v)
+                v = _E_ElicitationSchemaType[v]
+            except _DecodeError:
+                v = _UNSET
+        self.type = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "properties"
+        v = data.get("properties", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if type(v) is not dict:
+                raise _rt.expected("an object", v)
+            v = _rt.map_of(v, _d_ElicitationPropertySchema)
+        self.properties = v
+        key = "required"
+        v = data.get("required", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_of(v, _rt.d_str)
+        self.required = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3744,6 +6809,145 @@ class ElicitationPropertySchemaString(ElicitationPropertySchema):
         return out
 
 
+_K_ElicitationPropertySchemaString: frozenset[str] = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
+
+
+def _d_ElicitationPropertySchemaString(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaString:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "string":
+            raise _rt.wrong_tag("type", "string", tag)
+    self = _new(ElicitationPropertySchemaString)
+    n = 1
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "minLength"
+        v = data.get("minLength", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < 0 or v > 4294967295:
+                    raise _rt.expected("an integer from 0 to 4294967295", v)
+        self.min_length = v
+        key = "maxLength"
+        v = data.get("maxLength", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < 0 or v > 4294967295:
+                    raise _rt.expected("an integer from 0 to 4294967295", v)
+        self.max_length = v
+        key = "pattern"
+        v = data.get("pattern", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not str:
+                    raise _rt.expected("a string", v)
+        self.pattern = v
+        key = "format"
+        v = data.get("format", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not str:
+                    raise _rt.expected("a string", v)
+                v = _E_StringFormat.get(v, v)
+        self.format = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "enum"
+        v = data.get("enum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_of(v, _rt.d_str)
+                if len(v) < 1:
+                    raise _rt.too_short(1)
+        self.enum = v
+        key = "oneOf"
+        v = data.get("oneOf", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not list:
+                    raise _rt.expected("a list", v)
+                v = _rt.list_of(v, _d_EnumOption)
+                if len(v) < 1:
+                    raise _rt.too_short(1)
+        self.one_of = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaNumber(ElicitationPropertySchema):
     """Number (floating-point) property.
@@ -3833,6 +7037,94 @@ class ElicitationPropertySchemaNumber(ElicitationPropertySchema):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationPropertySchemaNumber: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
+
+
+def _d_ElicitationPropertySchemaNumber(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaNumber:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "number":
+            raise _rt.wrong_tag("type", "number", tag)
+    self = _new(ElicitationPropertySchemaNumber)
+    n = 1
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "minimum"
+        v = data.get("minimum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not float and type(v) is not int:
+                    raise _rt.expected("a number", v)
+        self.minimum = v
+        key = "maximum"
+        v = data.get("maximum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not float and type(v) is not int:
+                    raise _rt.expected("a number", v)
+        self.maximum = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not float and type(v) is not int:
+                        raise _rt.expected("a number", v)
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -3926,6 +7218,100 @@ class ElicitationPropertySchemaInteger(ElicitationPropertySchema):
         return out
 
 
+_K_ElicitationPropertySchemaInteger: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
+
+
+def _d_ElicitationPropertySchemaInteger(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaInteger:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "integer":
+            raise _rt.wrong_tag("type", "integer", tag)
+    self = _new(ElicitationPropertySchemaInteger)
+    n = 1
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "minimum"
+        v = data.get("minimum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                    raise _rt.expected(
+                        "an integer from -9223372036854775808 to 9223372036854775807", v
+                    )
+        self.minimum = v
+        key = "maximum"
+        v = data.get("maximum", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                    raise _rt.expected(
+                        "an integer from -9223372036854775808 to 9223372036854775807", v
+                    )
+        self.maximum = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+                        raise _rt.expected(
+                            "an integer from -9223372036854775808 to 9223372036854775807", v
+                        )
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaBoolean(ElicitationPropertySchema):
     """Boolean property.
@@ -3997,6 +7383,78 @@ class ElicitationPropertySchemaBoolean(ElicitationPropertySchema):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationPropertySchemaBoolean: frozenset[str] = frozenset(
+    ["type", "title", "description", "default", "_meta"]
+)
+
+
+def _d_ElicitationPropertySchemaBoolean(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaBoolean:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "boolean":
+            raise _rt.wrong_tag("type", "boolean", tag)
+    self = _new(ElicitationPropertySchemaBoolean)
+    n = 1
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not bool:
+                        raise _rt.expected("a boolean", v)
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -4095,6 +7553,101 @@ class ElicitationPropertySchemaArray(ElicitationPropertySchema):
         return out
 
 
+_K_ElicitationPropertySchemaArray: frozenset[str] = frozenset(
+    ["type", "title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
+
+
+def _d_ElicitationPropertySchemaArray(
+    data: _Any, tagged: bool = False
+) -> ElicitationPropertySchemaArray:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "array":
+            raise _rt.wrong_tag("type", "array", tag)
+    self = _new(ElicitationPropertySchemaArray)
+    n = 2
+    key: str | None = None
+    try:
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "minItems"
+        v = data.get("minItems", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < 0 or v > 18446744073709551615:
+                    raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        self.min_items = v
+        key = "maxItems"
+        v = data.get("maxItems", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            if v is not None:
+                if type(v) is not int or v < 0 or v > 18446744073709551615:
+                    raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        self.max_items = v
+        key = "items"
+        v = data.get("items", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_MultiSelectItems(v)
+        self.items = v
+        key = "default"
+        v = data.get("default", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_skip(v, _rt.d_str)
+            except _DecodeError:
+                v = _UNSET
+        self.default = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaOther(ElicitationPropertySchema):
     """Custom or future elicitation property schema.
@@ -4107,7 +7660,8 @@ class ElicitationPropertySchemaOther(ElicitationPropertySchema):
     the raw schema when storing, replaying, proxying, or forwarding
     elicitation requests. They MUST NOT render it as a known input control.
 
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
     """
 
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
@@ -4145,6 +7699,34 @@ class ElicitationPropertySchemaOther(ElicitationPropertySchema):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_ElicitationPropertySchemaOther: frozenset[str] = frozenset(["type"])
+
+
+def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ElicitationPropertySchemaOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in ElicitationPropertySchemaOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.type = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -4205,6 +7787,59 @@ class EnumOption(_rt.Model):
         if self.extra:
             out.update(self.extra)
         return out
+
+
+_K_EnumOption: frozenset[str] = frozenset(["const", "title", "description", "_meta"])
+
+
+def _d_EnumOption(data: _Any) -> EnumOption:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(EnumOption)
+    n = 2
+    key: str | None = None
+    try:
+        key = "const"
+        v = data.get("const", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.const = v
+        key = "title"
+        v = data.get("title", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        self.title = v
+        key = "description"
+        v = data.get("description", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not str:
+                        raise _rt.expected("a string", v)
+            except _DecodeError:
+                v = _UNSET
+        self.description = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
@@ -4334,10949 +7969,20 @@ class StringPropertySchema(_rt.Model):
         return out
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class NumberPropertySchema(_rt.Model):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    title: str | None | _UnsetType = _UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None | _UnsetType = _UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: float | None | _UnsetType = _UNSET
-    """Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: float | None | _UnsetType = _UNSET
-    """Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: float | None | _UnsetType = _UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        description: str | None | _UnsetType = _UNSET,
-        minimum: float | None | _UnsetType = _UNSET,
-        maximum: float | None | _UnsetType = _UNSET,
-        default: float | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.description = description
-        self.minimum = minimum
-        self.maximum = maximum
-        self.default = default
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> NumberPropertySchema:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_NumberPropertySchema, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.minimum is not _UNSET:
-            out["minimum"] = self.minimum
-        if self.maximum is not _UNSET:
-            out["maximum"] = self.maximum
-        if self.default is not _UNSET:
-            out["default"] = self.default
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class IntegerPropertySchema(_rt.Model):
-    """Schema for integer properties in an elicitation form."""
-
-    title: str | None | _UnsetType = _UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None | _UnsetType = _UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | None | _UnsetType = _UNSET
-    """Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | None | _UnsetType = _UNSET
-    """Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: int | None | _UnsetType = _UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        description: str | None | _UnsetType = _UNSET,
-        minimum: int | None | _UnsetType = _UNSET,
-        maximum: int | None | _UnsetType = _UNSET,
-        default: int | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.description = description
-        self.minimum = minimum
-        self.maximum = maximum
-        self.default = default
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> IntegerPropertySchema:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_IntegerPropertySchema, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.minimum is not _UNSET:
-            out["minimum"] = self.minimum
-        if self.maximum is not _UNSET:
-            out["maximum"] = self.maximum
-        if self.default is not _UNSET:
-            out["default"] = self.default
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class BooleanPropertySchema(_rt.Model):
-    """Schema for boolean properties in an elicitation form."""
-
-    title: str | None | _UnsetType = _UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None | _UnsetType = _UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    default: bool | None | _UnsetType = _UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        description: str | None | _UnsetType = _UNSET,
-        default: bool | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.description = description
-        self.default = default
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> BooleanPropertySchema:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_BooleanPropertySchema, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.default is not _UNSET:
-            out["default"] = self.default
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StringMultiSelectItems(_rt.Model):
-    """String item schema for multi-select enum properties."""
-
-    enum: list[str]
-    """Allowed enum values. Must contain at least one value."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        enum: list[str],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.enum = enum
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> StringMultiSelectItems:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StringMultiSelectItems, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "enum": self.enum,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TitledMultiSelectItems(_rt.Model):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: list[EnumOption]
-    """Titled enum options. Must contain at least one option."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        any_of: list[EnumOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.any_of = any_of
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TitledMultiSelectItems:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TitledMultiSelectItems, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "anyOf": [i.to_json() for i in self.any_of],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class MultiSelectPropertySchema(_rt.Model):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    title: str | None | _UnsetType = _UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None | _UnsetType = _UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_items: int | None | _UnsetType = _UNSET
-    """Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-    max_items: int | None | _UnsetType = _UNSET
-    """Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-    default: list[str] | None | _UnsetType = _UNSET
-    """Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        items: MultiSelectItems,
-        title: str | None | _UnsetType = _UNSET,
-        description: str | None | _UnsetType = _UNSET,
-        min_items: int | None | _UnsetType = _UNSET,
-        max_items: int | None | _UnsetType = _UNSET,
-        default: list[str] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.description = description
-        self.min_items = min_items
-        self.max_items = max_items
-        self.items = items
-        self.default = default
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> MultiSelectPropertySchema:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_MultiSelectPropertySchema, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "items": _rt.enc(self.items),
-        }
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.min_items is not _UNSET:
-            out["minItems"] = self.min_items
-        if self.max_items is not _UNSET:
-            out["maxItems"] = self.max_items
-        if self.default is not _UNSET:
-            out["default"] = self.default
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationFormMode(_rt.Model):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: ElicitationSchema
-    """A JSON Schema describing the form fields to present to the user."""
-    session_id: SessionId | _UnsetType = _UNSET
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-    request_id: RequestId | _UnsetType = _UNSET
-    """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        requested_schema: ElicitationSchema,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.requested_schema = requested_schema
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationFormMode:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationFormMode, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "requestedSchema": self.requested_schema.to_json(),
-        }
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationUrlMode(_rt.Model):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    elicitation_id: ElicitationId
-    """The unique identifier for this elicitation."""
-    url: str
-    """The URL to direct the user to."""
-    session_id: SessionId | _UnsetType = _UNSET
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-    request_id: RequestId | _UnsetType = _UNSET
-    """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        elicitation_id: ElicitationId,
-        url: str,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.elicitation_id = elicitation_id
-        self.url = url
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationUrlMode:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationUrlMode, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "elicitationId": self.elicitation_id,
-            "url": self.url,
-        }
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class InitializeResponse(_rt.Model):
-    """Response to the `initialize` method.
-
-    Contains the negotiated protocol version and agent capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
-    """
-
-    protocol_version: ProtocolVersion
-    """The protocol version the client specified if supported by the agent,
-    or the latest protocol version supported by the agent.
-
-    The client should disconnect, if it doesn't support this version.
-    """
-    info: Implementation
-    """Information about the implementation sending this initialize response."""
-    capabilities: AgentCapabilities | _UnsetType = _UNSET
-    """Capabilities supported by the agent."""
-    auth_methods: list[AuthMethod] | _UnsetType = _UNSET
-    """Authentication methods supported by the agent.
-
-    Optional. Omitted or empty means the agent does not advertise the
-    authentication method surface. Supplying one or more valid methods means
-    the agent MUST support both `auth/login` and `auth/logout`.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        protocol_version: ProtocolVersion,
-        info: Implementation,
-        capabilities: AgentCapabilities | _UnsetType = _UNSET,
-        auth_methods: list[AuthMethod] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.protocol_version = protocol_version
-        self.info = info
-        self.capabilities = capabilities
-        self.auth_methods = auth_methods
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> InitializeResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_InitializeResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "protocolVersion": self.protocol_version,
-            "info": self.info.to_json(),
-        }
-        if self.capabilities is not _UNSET:
-            out["capabilities"] = self.capabilities.to_json()
-        if self.auth_methods is not _UNSET:
-            out["authMethods"] = [i.to_json() for i in self.auth_methods]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Implementation(_rt.Model):
-    """Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation.
-    """
-
-    name: str
-    """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn’t present.
-    """
-    title: str | None | _UnsetType = _UNSET
-    """Intended for UI and end-user contexts — optimized to be human-readable
-    and easily understood.
-
-    If not provided, the name should be used for display.
-    """
-    version: str
-    """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0").
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        version: str,
-        title: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.title = title
-        self.version = version
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> Implementation:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Implementation, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "version": self.version,
-        }
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentCapabilities(_rt.Model):
-    """Capabilities supported by the agent.
-
-    Advertised during initialization to inform the client about
-    available features and content types.
-
-    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
-    """
-
-    session: SessionCapabilities | None | _UnsetType = _UNSET
-    """Session capabilities supported by the agent.
-
-    Optional. Omitted or `null` both mean the agent does not support the
-    `session/*` method surface. Supplying `{}` means the agent supports the
-    baseline session methods: `session/new`, `session/prompt`,
-    `session/cancel`, and `session/update`.
-    """
-    auth: AgentAuthCapabilities | None | _UnsetType = _UNSET
-    """Authentication-related extension capabilities supported by the agent.
-
-    Optional. Omitted or `null` both mean the agent does not advertise any
-    authentication-related extensions. This field does not advertise support
-    for `auth/login` or `auth/logout`; those methods are advertised by a
-    non-empty `authMethods` list in the `initialize` response.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session: SessionCapabilities | None | _UnsetType = _UNSET,
-        auth: AgentAuthCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session = session
-        self.auth = auth
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AgentCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.session is not _UNSET:
-            out["session"] = self.session.to_json() if self.session is not None else None
-        if self.auth is not _UNSET:
-            out["auth"] = self.auth.to_json() if self.auth is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionCapabilities(_rt.Model):
-    """Session capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the baseline session methods:
-    `session/new`, `session/list`, `session/resume`, `session/close`,
-    `session/prompt`, `session/cancel`, and `session/update`.
-
-    Agents that support sessions **MAY** support additional session methods,
-    prompt content types, and MCP transports by specifying additional
-    capabilities.
-
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
-    """
-
-    prompt: PromptCapabilities | None | _UnsetType = _UNSET
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Optional. Omitted or `null` both mean the agent does not advertise any
-    prompt extensions beyond the baseline text and resource-link content
-    required by `session/prompt`.
-    """
-    mcp: McpCapabilities | None | _UnsetType = _UNSET
-    """MCP capabilities supported by the agent for session lifecycle requests.
-
-    Optional. Omitted or `null` both mean the agent does not advertise MCP
-    server transport support for sessions.
-    """
-    delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET
-    """Whether the agent supports `session/delete`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _UnsetType = _UNSET
-    """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `additionalDirectories` on
-    supported session lifecycle requests.
-
-    Agents may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        prompt: PromptCapabilities | None | _UnsetType = _UNSET,
-        mcp: McpCapabilities | None | _UnsetType = _UNSET,
-        delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET,
-        additional_directories: SessionAdditionalDirectoriesCapabilities
-        | None
-        | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.prompt = prompt
-        self.mcp = mcp
-        self.delete = delete
-        self.additional_directories = additional_directories
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.prompt is not _UNSET:
-            out["prompt"] = self.prompt.to_json() if self.prompt is not None else None
-        if self.mcp is not _UNSET:
-            out["mcp"] = self.mcp.to_json() if self.mcp is not None else None
-        if self.delete is not _UNSET:
-            out["delete"] = self.delete.to_json() if self.delete is not None else None
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = (
-                self.additional_directories.to_json()
-                if self.additional_directories is not None
-                else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptCapabilities(_rt.Model):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for [`ContentBlock::Text`]
-    and [`ContentBlock::ResourceLink`] in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#prompt-capabilities)
-    """
-
-    image: PromptImageCapabilities | None | _UnsetType = _UNSET
-    """Agent supports [`ContentBlock::Image`].
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports image content in prompts.
-    """
-    audio: PromptAudioCapabilities | None | _UnsetType = _UNSET
-    """Agent supports [`ContentBlock::Audio`].
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports audio content in prompts.
-    """
-    embedded_context: PromptEmbeddedContextCapabilities | None | _UnsetType = _UNSET
-    """Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include [`ContentBlock::Resource`]
-    in prompt requests for pieces of context that are referenced in the message.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports embedded context in prompts.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        image: PromptImageCapabilities | None | _UnsetType = _UNSET,
-        audio: PromptAudioCapabilities | None | _UnsetType = _UNSET,
-        embedded_context: PromptEmbeddedContextCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.image = image
-        self.audio = audio
-        self.embedded_context = embedded_context
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.image is not _UNSET:
-            out["image"] = self.image.to_json() if self.image is not None else None
-        if self.audio is not _UNSET:
-            out["audio"] = self.audio.to_json() if self.audio is not None else None
-        if self.embedded_context is not _UNSET:
-            out["embeddedContext"] = (
-                self.embedded_context.to_json() if self.embedded_context is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptImageCapabilities(_rt.Model):
-    """Capabilities for image content in prompt requests.
-
-    Supplying `{}` means the agent supports image content in prompts.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptImageCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptImageCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptAudioCapabilities(_rt.Model):
-    """Capabilities for audio content in prompt requests.
-
-    Supplying `{}` means the agent supports audio content in prompts.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptAudioCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptAudioCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptEmbeddedContextCapabilities(_rt.Model):
-    """Capabilities for embedded context in prompt requests.
-
-    Supplying `{}` means the agent supports embedded context in prompts.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptEmbeddedContextCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptEmbeddedContextCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpCapabilities(_rt.Model):
-    """MCP capabilities supported by the agent for session lifecycle requests."""
-
-    stdio: McpStdioCapabilities | None | _UnsetType = _UNSET
-    """Agent supports [`McpServer::Stdio`].
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports stdio MCP server transports.
-    """
-    http: McpHttpCapabilities | None | _UnsetType = _UNSET
-    """Agent supports [`McpServer::Http`].
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports HTTP MCP server transports.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        stdio: McpStdioCapabilities | None | _UnsetType = _UNSET,
-        http: McpHttpCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.stdio = stdio
-        self.http = http
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.stdio is not _UNSET:
-            out["stdio"] = self.stdio.to_json() if self.stdio is not None else None
-        if self.http is not _UNSET:
-            out["http"] = self.http.to_json() if self.http is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpStdioCapabilities(_rt.Model):
-    """Capabilities for stdio MCP server transports.
-
-    Supplying `{}` means the agent supports stdio MCP server transports.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpStdioCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpStdioCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpHttpCapabilities(_rt.Model):
-    """Capabilities for HTTP MCP server transports.
-
-    Supplying `{}` means the agent supports HTTP MCP server transports.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpHttpCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpHttpCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionDeleteCapabilities(_rt.Model):
-    """Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionDeleteCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionDeleteCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionAdditionalDirectoriesCapabilities(_rt.Model):
-    """Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionAdditionalDirectoriesCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionAdditionalDirectoriesCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentAuthCapabilities(_rt.Model):
-    """Authentication-related extension capabilities supported by the agent.
-
-    This object does not advertise support for `auth/login` or `auth/logout`.
-    Those methods are advertised by a non-empty `authMethods` list in the
-    `initialize` response.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AgentAuthCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentAuthCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodTerminal(AuthMethod):
-    """Client runs the configured agent program as a separate interactive
-    process, without passing this method to `auth/login`.
-
-    Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
-    """
-
-    TAG: _ClassVar[str] = "terminal"
-    method_id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    args: list[str] | _UnsetType = _UNSET
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-    Names MUST be unique. These values override same-named variables in the
-    base launch configuration.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method_id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        args: list[str] | _UnsetType = _UNSET,
-        env: list[EnvVariable] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method_id = method_id
-        self.name = name
-        self.description = description
-        self.args = args
-        self.env = env
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodTerminal:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodTerminal, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "terminal",
-            "methodId": self.method_id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.args is not _UNSET:
-            out["args"] = self.args
-        if self.env is not _UNSET:
-            out["env"] = [i.to_json() for i in self.env]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodAgent(AuthMethod):
-    """Agent handles authentication itself through `auth/login`.
-
-    The `type` discriminator value is `agent`.
-
-    Wire tag: `type: agent`. Payload: `AuthMethodAgentPayload`.
-    """
-
-    TAG: _ClassVar[str] = "agent"
-    method_id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method_id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method_id = method_id
-        self.name = name
-        self.description = description
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodAgent:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodAgent, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "agent",
-            "methodId": self.method_id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodOther(AuthMethod):
-    """Custom or future authentication method.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this method type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding initialization
-    data, and otherwise ignore the method or display it generically.
-
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["agent", "terminal"])
-    type: str
-    """Custom or future authentication method type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    method_id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        type: str,
-        method_id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.type = type
-        self.method_id = method_id
-        self.name = name
-        self.description = description
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": self.type,
-            "methodId": self.method_id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class EnvVariable(_rt.Model):
-    """An environment variable to set when launching a process."""
-
-    name: str
-    """The name of the environment variable."""
-    value: str
-    """The value to set for the environment variable."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        value: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.value = value
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> EnvVariable:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_EnvVariable, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "value": self.value,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodTerminalPayload(_rt.Model):
-    """Terminal-based authentication method.
-
-    The client runs the configured agent program as a separate interactive
-    process for the user to authenticate via a TUI. Agents MUST advertise this
-    method only when the client enabled its terminal authentication capability.
-    A zero exit status signals success; any other termination signals failure.
-    The client MUST NOT pass this method to `auth/login`.
-    """
-
-    method_id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    args: list[str] | _UnsetType = _UNSET
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-    Names MUST be unique. These values override same-named variables in the
-    base launch configuration.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method_id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        args: list[str] | _UnsetType = _UNSET,
-        env: list[EnvVariable] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method_id = method_id
-        self.name = name
-        self.description = description
-        self.args = args
-        self.env = env
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodTerminalPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodTerminalPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "methodId": self.method_id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.args is not _UNSET:
-            out["args"] = self.args
-        if self.env is not _UNSET:
-            out["env"] = [i.to_json() for i in self.env]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthMethodAgentPayload(_rt.Model):
-    """Agent handles authentication itself through `auth/login`.
-
-    The `type` discriminator value is `agent`.
-    """
-
-    method_id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description providing more details about this authentication method."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method_id: AuthMethodId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method_id = method_id
-        self.name = name
-        self.description = description
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthMethodAgentPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthMethodAgentPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "methodId": self.method_id,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LoginAuthResponse(_rt.Model):
-    """Response to the `auth/login` method."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LoginAuthResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LoginAuthResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LogoutAuthResponse(_rt.Model):
-    """Response to the `auth/logout` method."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LogoutAuthResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LogoutAuthResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class NewSessionResponse(_rt.Model):
-    """Response from creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
-    """
-
-    session_id: SessionId
-    """Unique identifier for the created session.
-
-    Used in all subsequent requests for this conversation.
-    """
-    config_options: list[SessionConfigOption] | _UnsetType = _UNSET
-    """Initial session configuration options."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        config_options: list[SessionConfigOption] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> NewSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_NewSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-        }
-        if self.config_options is not _UNSET:
-            out["configOptions"] = [i.to_json() for i in self.config_options]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionSelect(SessionConfigOption):
-    """Single-value selector (dropdown).
-
-    Wire tag: `type: select`. Payload: `SessionConfigSelect`.
-    """
-
-    TAG: _ClassVar[str] = "select"
-    config_id: SessionConfigId
-    """Unique identifier for the configuration option."""
-    name: str
-    """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
-    """Optional semantic category for this option (UX only)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    current_value: SessionConfigValueId
-    """The currently selected value."""
-    options: SessionConfigSelectOptions
-    """The set of selectable options."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_id: SessionConfigId,
-        name: str,
-        current_value: SessionConfigValueId,
-        options: SessionConfigSelectOptions,
-        description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_id = config_id
-        self.name = name
-        self.description = description
-        self.category = category
-        self.meta = meta
-        self.current_value = current_value
-        self.options = options
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOptionSelect:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigOptionSelect, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "select",
-            "configId": self.config_id,
-            "name": self.name,
-            "currentValue": self.current_value,
-            "options": _rt.enc(self.options),
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.category is not _UNSET:
-            out["category"] = str(self.category) if self.category is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionBoolean(SessionConfigOption):
-    """Boolean on/off toggle.
-
-    Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
-    """
-
-    TAG: _ClassVar[str] = "boolean"
-    config_id: SessionConfigId
-    """Unique identifier for the configuration option."""
-    name: str
-    """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
-    """Optional semantic category for this option (UX only)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    current_value: bool
-    """The current value of the boolean option."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_id: SessionConfigId,
-        name: str,
-        current_value: bool,
-        description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_id = config_id
-        self.name = name
-        self.description = description
-        self.category = category
-        self.meta = meta
-        self.current_value = current_value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOptionBoolean:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigOptionBoolean, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "boolean",
-            "configId": self.config_id,
-            "name": self.name,
-            "currentValue": self.current_value,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.category is not _UNSET:
-            out["category"] = str(self.category) if self.category is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigOptionOther(SessionConfigOption):
-    """Custom or future session configuration option payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this option type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding configuration
-    data, and otherwise ignore the option or display it generically.
-
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["boolean", "select"])
-    config_id: SessionConfigId
-    """Unique identifier for the configuration option."""
-    name: str
-    """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
-    """Optional semantic category for this option (UX only)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    type: str
-    """Custom or future session configuration option type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_id: SessionConfigId,
-        name: str,
-        type: str,
-        description: str | None | _UnsetType = _UNSET,
-        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_id = config_id
-        self.name = name
-        self.description = description
-        self.category = category
-        self.meta = meta
-        self.type = type
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigOptionOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigOptionOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "configId": self.config_id,
-            "name": self.name,
-            "type": self.type,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.category is not _UNSET:
-            out["category"] = str(self.category) if self.category is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigSelectOption(_rt.Model):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId
-    """Unique identifier for this option value."""
-    name: str
-    """Human-readable label for this option value."""
-    description: str | None | _UnsetType = _UNSET
-    """Optional description for this option value."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        value: SessionConfigValueId,
-        name: str,
-        description: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.value = value
-        self.name = name
-        self.description = description
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigSelectOption:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigSelectOption, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "value": self.value,
-            "name": self.name,
-        }
-        if self.description is not _UNSET:
-            out["description"] = self.description
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigSelectGroup(_rt.Model):
-    """A group of possible values for a session configuration option."""
-
-    group_id: SessionConfigGroupId
-    """Unique identifier for this group."""
-    name: str
-    """Human-readable label for this group."""
-    options: list[SessionConfigSelectOption]
-    """The set of option values in this group."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        group_id: SessionConfigGroupId,
-        name: str,
-        options: list[SessionConfigSelectOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.group_id = group_id
-        self.name = name
-        self.options = options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigSelectGroup:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigSelectGroup, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "groupId": self.group_id,
-            "name": self.name,
-            "options": [i.to_json() for i in self.options],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigSelect(_rt.Model):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    current_value: SessionConfigValueId
-    """The currently selected value."""
-    options: SessionConfigSelectOptions
-    """The set of selectable options."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        current_value: SessionConfigValueId,
-        options: SessionConfigSelectOptions,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.current_value = current_value
-        self.options = options
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigSelect:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigSelect, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "currentValue": self.current_value,
-            "options": _rt.enc(self.options),
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionConfigBoolean(_rt.Model):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: bool
-    """The current value of the boolean option."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        current_value: bool,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.current_value = current_value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionConfigBoolean:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionConfigBoolean, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "currentValue": self.current_value,
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ListSessionsResponse(_rt.Model):
-    """Response from listing sessions."""
-
-    sessions: list[SessionInfo]
-    """Array of session information objects."""
-    next_cursor: SessionListCursor | None | _UnsetType = _UNSET
-    """Opaque cursor token. If present, pass this in the next request's cursor parameter
-    to fetch the next page. If absent, there are no more results.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        sessions: list[SessionInfo],
-        next_cursor: SessionListCursor | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.sessions = sessions
-        self.next_cursor = next_cursor
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ListSessionsResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ListSessionsResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessions": [i.to_json() for i in self.sessions],
-        }
-        if self.next_cursor is not _UNSET:
-            out["nextCursor"] = self.next_cursor
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionInfo(_rt.Model):
-    """Information about a session returned by session/list"""
-
-    session_id: SessionId
-    """Unique identifier for the session"""
-    cwd: AbsolutePath
-    """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
-    """Additional workspace roots reported for this session. Each path must be absolute.
-
-    When present, this is the complete ordered additional-root list reported
-    by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots.
-    """
-    title: str | None | _UnsetType = _UNSET
-    """Human-readable title for the session"""
-    updated_at: str | None | _UnsetType = _UNSET
-    """RFC 3339 timestamp of last activity."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        cwd: AbsolutePath,
-        additional_directories: list[AbsolutePath] | _UnsetType = _UNSET,
-        title: str | None | _UnsetType = _UNSET,
-        updated_at: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.cwd = cwd
-        self.additional_directories = additional_directories
-        self.title = title
-        self.updated_at = updated_at
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionInfo:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionInfo, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "cwd": self.cwd,
-        }
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.updated_at is not _UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DeleteSessionResponse(_rt.Model):
-    """Response from deleting a session."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> DeleteSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_DeleteSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ResumeSessionResponse(_rt.Model):
-    """Response from resuming an existing session."""
-
-    config_options: list[SessionConfigOption] | _UnsetType = _UNSET
-    """Initial session configuration options."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_options: list[SessionConfigOption] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ResumeSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ResumeSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.config_options is not _UNSET:
-            out["configOptions"] = [i.to_json() for i in self.config_options]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CloseSessionResponse(_rt.Model):
-    """Response from closing a session."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CloseSessionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CloseSessionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionResponse(_rt.Model):
-    """Response to `session/set_config_option` method."""
-
-    config_options: list[SessionConfigOption]
-    """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_options: list[SessionConfigOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "configOptions": [i.to_json() for i in self.config_options],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptResponse(_rt.Model):
-    """Response acknowledging that a user prompt was accepted.
-
-    This response does not indicate that the agent has finished processing.
-    Processing and completion are reported through `state_update` session updates.
-
-    See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Error(_rt.Model):
-    """JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode | int
-    """A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification.
-    """
-    message: str
-    """A string providing a short description of the error.
-    The message should be limited to a concise single sentence.
-    """
-    data: _Any | _UnsetType = _UNSET
-    """Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        code: ErrorCode | int,
-        message: str,
-        data: _Any | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.code = code
-        self.message = message
-        self.data = data
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> Error:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Error, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "code": int(self.code),
-            "message": self.message,
-        }
-        if self.data is not _UNSET:
-            out["data"] = self.data
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentNotification(_rt.Model):
-    """A JSON-RPC notification object."""
-
-    method: str
-    """The notification method name."""
-    params: _Any | _UnsetType = _UNSET
-    """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method: str,
-        params: _Any | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method = method
-        self.params = params
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AgentNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "method": self.method,
-        }
-        if self.params is not _UNSET:
-            out["params"] = self.params
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class UpdateSessionNotification(_rt.Model):
-    """Notification containing a session update from the agent.
-
-    Agents can send session updates at any point while the session exists.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
-    """
-
-    session_id: SessionId
-    """The ID of the session this update pertains to."""
-    update: SessionUpdate
-    """The actual update content."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        update: SessionUpdate,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.update = update
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> UpdateSessionNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_UpdateSessionNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "update": self.update.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUserMessageChunk(SessionUpdate):
-    """A chunk of the user's message being streamed.
-
-    Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
-    """
-
-    TAG: _ClassVar[str] = "user_message_chunk"
-    message_id: MessageId
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    content: ContentBlock
-    """A single item of content"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This field is chunk-scoped.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: ContentBlock,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateUserMessageChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateUserMessageChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "user_message_chunk",
-            "messageId": self.message_id,
-            "content": self.content.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUserMessage(SessionUpdate):
-    """A user message has been created or updated.
-
-    Agents can send this when they accept or replay a user message. When a
-    client receives another `user_message` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message.
-
-    Wire tag: `sessionUpdate: user_message`. Payload: `UserMessage`.
-    """
-
-    TAG: _ClassVar[str] = "user_message"
-    message_id: MessageId
-    """A unique identifier for the message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
-    """Complete replacement content for this message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: list[ContentBlock] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateUserMessage:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateUserMessage, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "user_message",
-            "messageId": self.message_id,
-        }
-        if self.content is not _UNSET:
-            out["content"] = (
-                [i.to_json() for i in self.content] if self.content is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentMessageChunk(SessionUpdate):
-    """A chunk of the agent's response being streamed.
-
-    Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
-    """
-
-    TAG: _ClassVar[str] = "agent_message_chunk"
-    message_id: MessageId
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    content: ContentBlock
-    """A single item of content"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This field is chunk-scoped.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: ContentBlock,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateAgentMessageChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateAgentMessageChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "agent_message_chunk",
-            "messageId": self.message_id,
-            "content": self.content.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentMessage(SessionUpdate):
-    """An agent message has been created or updated.
-
-    Agents can send this in addition to streamed chunks. When a client
-    receives another `agent_message` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message.
-
-    Wire tag: `sessionUpdate: agent_message`. Payload: `AgentMessage`.
-    """
-
-    TAG: _ClassVar[str] = "agent_message"
-    message_id: MessageId
-    """A unique identifier for the message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
-    """Complete replacement content for this message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: list[ContentBlock] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateAgentMessage:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateAgentMessage, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "agent_message",
-            "messageId": self.message_id,
-        }
-        if self.content is not _UNSET:
-            out["content"] = (
-                [i.to_json() for i in self.content] if self.content is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentThoughtChunk(SessionUpdate):
-    """A chunk of the agent's internal reasoning being streamed.
-
-    Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
-    """
-
-    TAG: _ClassVar[str] = "agent_thought_chunk"
-    message_id: MessageId
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    content: ContentBlock
-    """A single item of content"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This field is chunk-scoped.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: ContentBlock,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateAgentThoughtChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateAgentThoughtChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "agent_thought_chunk",
-            "messageId": self.message_id,
-            "content": self.content.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAgentThought(SessionUpdate):
-    """An agent thought or reasoning message has been created or updated.
-
-    Agents can send this in addition to streamed chunks. When a client
-    receives another `agent_thought` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message.
-
-    Wire tag: `sessionUpdate: agent_thought`. Payload: `AgentThought`.
-    """
-
-    TAG: _ClassVar[str] = "agent_thought"
-    message_id: MessageId
-    """A unique identifier for the thought message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
-    """Complete replacement content for this thought message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: list[ContentBlock] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateAgentThought:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateAgentThought, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "agent_thought",
-            "messageId": self.message_id,
-        }
-        if self.content is not _UNSET:
-            out["content"] = (
-                [i.to_json() for i in self.content] if self.content is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateStateUpdate(SessionUpdate):
-    """The state of the agent's foreground work has changed.
-
-    Wire tag: `sessionUpdate: state_update`. Payload: `StateUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "state_update"
-    state: str
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    stop_reason: StopReason | str | None | _UnsetType = _UNSET
-    """Indicates why foreground work stopped.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason.
-    Agents SHOULD include this when the idle transition ends foreground work.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        state: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        stop_reason: StopReason | str | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.state = state
-        self.meta = meta
-        self.stop_reason = stop_reason
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateStateUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateStateUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "state_update",
-            "state": self.state,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.stop_reason is not _UNSET:
-            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateToolCallContentChunk(SessionUpdate):
-    """A chunk of tool-call content being streamed.
-
-    Wire tag: `sessionUpdate: tool_call_content_chunk`. Payload: `ToolCallContentChunk`.
-    """
-
-    TAG: _ClassVar[str] = "tool_call_content_chunk"
-    tool_call_id: ToolCallId
-    """The ID of the tool call this content belongs to."""
-    content: ToolCallContent
-    """A single item of content produced by the tool call."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This field is chunk-scoped.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        tool_call_id: ToolCallId,
-        content: ToolCallContent,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.tool_call_id = tool_call_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateToolCallContentChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateToolCallContentChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "tool_call_content_chunk",
-            "toolCallId": self.tool_call_id,
-            "content": self.content.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateToolCallUpdate(SessionUpdate):
-    """A tool call has been created or updated.
-
-    Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "tool_call_update"
-    tool_call_id: ToolCallId
-    """Unique identifier for this tool call within the session."""
-    title: str | None | _UnsetType = _UNSET
-    """Human-readable title describing what the tool is doing."""
-    kind: ToolKind | str | None | _UnsetType = _UNSET
-    """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-    """
-    status: ToolCallStatus | str | None | _UnsetType = _UNSET
-    """Current execution status of the tool call."""
-    content: list[ToolCallContent] | None | _UnsetType = _UNSET
-    """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | None | _UnsetType = _UNSET
-    """File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: _Any | _UnsetType = _UNSET
-    """Raw input parameters sent to the tool."""
-    raw_output: _Any | _UnsetType = _UNSET
-    """Raw output returned by the tool."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted means no metadata update; `null` is an
-    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        tool_call_id: ToolCallId,
-        title: str | None | _UnsetType = _UNSET,
-        kind: ToolKind | str | None | _UnsetType = _UNSET,
-        status: ToolCallStatus | str | None | _UnsetType = _UNSET,
-        content: list[ToolCallContent] | None | _UnsetType = _UNSET,
-        locations: list[ToolCallLocation] | None | _UnsetType = _UNSET,
-        raw_input: _Any | _UnsetType = _UNSET,
-        raw_output: _Any | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.tool_call_id = tool_call_id
-        self.title = title
-        self.kind = kind
-        self.status = status
-        self.content = content
-        self.locations = locations
-        self.raw_input = raw_input
-        self.raw_output = raw_output
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateToolCallUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateToolCallUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": self.tool_call_id,
-        }
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.kind is not _UNSET:
-            out["kind"] = str(self.kind) if self.kind is not None else None
-        if self.status is not _UNSET:
-            out["status"] = str(self.status) if self.status is not None else None
-        if self.content is not _UNSET:
-            out["content"] = (
-                [i.to_json() for i in self.content] if self.content is not None else None
-            )
-        if self.locations is not _UNSET:
-            out["locations"] = (
-                [i.to_json() for i in self.locations] if self.locations is not None else None
-            )
-        if self.raw_input is not _UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not _UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateTerminalUpdate(SessionUpdate):
-    """An agent-owned terminal has been created or updated.
-
-    Wire tag: `sessionUpdate: terminal_update`. Payload: `TerminalUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "terminal_update"
-    terminal_id: TerminalId
-    """Unique identifier for this terminal within the session."""
-    command: str | None | _UnsetType = _UNSET
-    """The command being run."""
-    cwd: AbsolutePath | None | _UnsetType = _UNSET
-    """The absolute working directory of the command."""
-    output: TerminalOutput | None | _UnsetType = _UNSET
-    """An authoritative replacement snapshot of terminal output bytes."""
-    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
-    """Exit information. A concrete object marks the terminal as exited."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted means no metadata update; `null` is an
-    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        terminal_id: TerminalId,
-        command: str | None | _UnsetType = _UNSET,
-        cwd: AbsolutePath | None | _UnsetType = _UNSET,
-        output: TerminalOutput | None | _UnsetType = _UNSET,
-        exit_status: TerminalExitStatus | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.terminal_id = terminal_id
-        self.command = command
-        self.cwd = cwd
-        self.output = output
-        self.exit_status = exit_status
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateTerminalUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateTerminalUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "terminal_update",
-            "terminalId": self.terminal_id,
-        }
-        if self.command is not _UNSET:
-            out["command"] = self.command
-        if self.cwd is not _UNSET:
-            out["cwd"] = self.cwd
-        if self.output is not _UNSET:
-            out["output"] = self.output.to_json() if self.output is not None else None
-        if self.exit_status is not _UNSET:
-            out["exitStatus"] = self.exit_status.to_json() if self.exit_status is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateTerminalOutputChunk(SessionUpdate):
-    """A chunk of bytes appended to an agent-owned terminal's output.
-
-    Wire tag: `sessionUpdate: terminal_output_chunk`. Payload: `TerminalOutputChunk`.
-    """
-
-    TAG: _ClassVar[str] = "terminal_output_chunk"
-    terminal_id: TerminalId
-    """The terminal receiving these bytes."""
-    data: str
-    """Independently base64-encoded terminal output bytes."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This field is chunk-scoped. Omitted and `null` are
-    equivalent and mean no chunk metadata was provided.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        terminal_id: TerminalId,
-        data: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.terminal_id = terminal_id
-        self.data = data
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateTerminalOutputChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateTerminalOutputChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "terminal_output_chunk",
-            "terminalId": self.terminal_id,
-            "data": self.data,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdatePlanUpdate(SessionUpdate):
-    """A content update for a plan identified by ID.
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
-
-    Wire tag: `sessionUpdate: plan_update`. Payload: `PlanUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "plan_update"
-    plan: PlanUpdateContent
-    """The updated plan content."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        plan: PlanUpdateContent,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.plan = plan
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdatePlanUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdatePlanUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "plan_update",
-            "plan": self.plan.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateAvailableCommandsUpdate(SessionUpdate):
-    """Available commands are ready or have changed
-
-    Wire tag: `sessionUpdate: available_commands_update`. Payload: `AvailableCommandsUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "available_commands_update"
-    available_commands: list[AvailableCommand]
-    """Commands the agent can execute."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        available_commands: list[AvailableCommand],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.available_commands = available_commands
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateAvailableCommandsUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateAvailableCommandsUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "available_commands_update",
-            "availableCommands": [i.to_json() for i in self.available_commands],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateConfigOptionUpdate(SessionUpdate):
-    """Session configuration options have been updated.
-
-    Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "config_option_update"
-    config_options: list[SessionConfigOption]
-    """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_options: list[SessionConfigOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateConfigOptionUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateConfigOptionUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "config_option_update",
-            "configOptions": [i.to_json() for i in self.config_options],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateSessionInfoUpdate(SessionUpdate):
-    """Session metadata has been updated (title, timestamps, custom metadata)
-
-    Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "session_info_update"
-    title: str | None | _UnsetType = _UNSET
-    """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | _UnsetType = _UNSET
-    """RFC 3339 timestamp of last activity. Set to null to clear."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted means no metadata update; `null` is an
-    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        updated_at: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.updated_at = updated_at
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateSessionInfoUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateSessionInfoUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "session_info_update",
-        }
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.updated_at is not _UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateUsageUpdate(SessionUpdate):
-    """Context window and cost update for the session.
-
-    Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "usage_update"
-    used: int
-    """Tokens currently in context."""
-    size: int
-    """Total context window size in tokens."""
-    cost: Cost | None | _UnsetType = _UNSET
-    """Cumulative session cost (optional)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        used: int,
-        size: int,
-        cost: Cost | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.used = used
-        self.size = size
-        self.cost = cost
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateUsageUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateUsageUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "usage_update",
-            "used": self.used,
-            "size": self.size,
-        }
-        if self.cost is not _UNSET:
-            out["cost"] = self.cost.to_json() if self.cost is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateOther(SessionUpdate):
-    """Custom or future session update.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this update type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding session
-    history, and otherwise ignore it or display it generically.
-
-    The open variant: any `sessionUpdate` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
-        [
-            "agent_message",
-            "agent_message_chunk",
-            "agent_thought",
-            "agent_thought_chunk",
-            "available_commands_update",
-            "config_option_update",
-            "plan_update",
-            "session_info_update",
-            "state_update",
-            "terminal_output_chunk",
-            "terminal_update",
-            "tool_call_content_chunk",
-            "tool_call_update",
-            "usage_update",
-            "user_message",
-            "user_message_chunk",
-        ]
-    )
-    session_update: str
-    """Custom or future session update type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_update: str,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_update = session_update
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": self.session_update,
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ContentChunk(_rt.Model):
-    """A streamed item of message content."""
-
-    message_id: MessageId
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    content: ContentBlock
-    """A single item of content"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This field is chunk-scoped.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: ContentBlock,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ContentChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ContentChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "messageId": self.message_id,
-            "content": self.content.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class UserMessage(_rt.Model):
-    """A user message upsert.
-
-    Only [`UserMessage::message_id`] is required. `content` has patch semantics:
-    an omitted field leaves existing message content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted fields use client defaults. `content` is replaced as a
-    whole array; send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    a `user_message` update includes `content`, that array replaces any content
-    previously accumulated for the message, including content from earlier
-    chunks. Later chunks with the same `messageId` append to the current
-    content.
-    """
-
-    message_id: MessageId
-    """A unique identifier for the message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
-    """Complete replacement content for this message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: list[ContentBlock] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> UserMessage:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_UserMessage, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "messageId": self.message_id,
-        }
-        if self.content is not _UNSET:
-            out["content"] = (
-                [i.to_json() for i in self.content] if self.content is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentMessage(_rt.Model):
-    """An agent message upsert.
-
-    Only [`AgentMessage::message_id`] is required. `content` has patch semantics:
-    an omitted field leaves existing message content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted fields use client defaults. `content` is replaced as a
-    whole array; send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    an `agent_message` update includes `content`, that array replaces any
-    content previously accumulated for the message, including content from
-    earlier chunks. Later chunks with the same `messageId` append to the current
-    content.
-    """
-
-    message_id: MessageId
-    """A unique identifier for the message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
-    """Complete replacement content for this message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: list[ContentBlock] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AgentMessage:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentMessage, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "messageId": self.message_id,
-        }
-        if self.content is not _UNSET:
-            out["content"] = (
-                [i.to_json() for i in self.content] if self.content is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AgentThought(_rt.Model):
-    """An agent thought or reasoning message upsert.
-
-    Only [`AgentThought::message_id`] is required. `content` has patch semantics:
-    an omitted field leaves existing thought content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted fields use client defaults. `content` is replaced as a
-    whole array; send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    an `agent_thought` update includes `content`, that array replaces any
-    content previously accumulated for the thought, including content from
-    earlier chunks. Later chunks with the same `messageId` append to the current
-    content.
-    """
-
-    message_id: MessageId
-    """A unique identifier for the thought message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
-    """Complete replacement content for this thought message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        message_id: MessageId,
-        content: list[ContentBlock] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.message_id = message_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AgentThought:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AgentThought, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "messageId": self.message_id,
-        }
-        if self.content is not _UNSET:
-            out["content"] = (
-                [i.to_json() for i in self.content] if self.content is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RunningStateUpdate(_rt.Model):
-    """Foreground work is in progress."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RunningStateUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RunningStateUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class IdleStateUpdate(_rt.Model):
-    """The agent is ready to process a new prompt."""
-
-    stop_reason: StopReason | str | None | _UnsetType = _UNSET
-    """Indicates why foreground work stopped.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason.
-    Agents SHOULD include this when the idle transition ends foreground work.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        stop_reason: StopReason | str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.stop_reason = stop_reason
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> IdleStateUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_IdleStateUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.stop_reason is not _UNSET:
-            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequiresActionStateUpdate(_rt.Model):
-    """Foreground work is blocked on user action."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequiresActionStateUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequiresActionStateUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateRunning(StateUpdate):
-    """Foreground work is in progress.
-
-    Wire tag: `state: running`. Payload: `RunningStateUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "running"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> StateUpdateRunning:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StateUpdateRunning, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "state": "running",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateIdle(StateUpdate):
-    """The agent is ready to process a new prompt.
-
-    Wire tag: `state: idle`. Payload: `IdleStateUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "idle"
-    stop_reason: StopReason | str | None | _UnsetType = _UNSET
-    """Indicates why foreground work stopped.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason.
-    Agents SHOULD include this when the idle transition ends foreground work.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        stop_reason: StopReason | str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.stop_reason = stop_reason
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> StateUpdateIdle:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StateUpdateIdle, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "state": "idle",
-        }
-        if self.stop_reason is not _UNSET:
-            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateRequiresAction(StateUpdate):
-    """Foreground work is blocked on user action.
-
-    Wire tag: `state: requires_action`. Payload: `RequiresActionStateUpdate`.
-    """
-
-    TAG: _ClassVar[str] = "requires_action"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> StateUpdateRequiresAction:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StateUpdateRequiresAction, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "state": "requires_action",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateOther(StateUpdate):
-    """Custom or future session state.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    The open variant: any `state` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["idle", "requires_action", "running"])
-    state: str
-    """Custom or future session state.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        state: str,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.state = state
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> StateUpdateOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StateUpdateOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "state": self.state,
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ToolCallContentChunk(_rt.Model):
-    """A streamed item of tool-call content.
-
-    Tool-call content chunks append one [`ToolCallContent`] item to the current
-    content for the matching [`ToolCallId`]. Agents can use
-    [`ToolCallUpdate::content`] when they need to replace the whole content
-    collection instead.
-    """
-
-    tool_call_id: ToolCallId
-    """The ID of the tool call this content belongs to."""
-    content: ToolCallContent
-    """A single item of content produced by the tool call."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This field is chunk-scoped.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        tool_call_id: ToolCallId,
-        content: ToolCallContent,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.tool_call_id = tool_call_id
-        self.content = content
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ToolCallContentChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ToolCallContentChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "toolCallId": self.tool_call_id,
-            "content": self.content.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalOutput(_rt.Model):
-    """An authoritative replacement snapshot of terminal output bytes."""
-
-    data: str
-    """Base64-encoded replacement terminal output bytes."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This metadata is scoped to the replacement snapshot. Omitted
-    and `null` are equivalent and mean no snapshot metadata was provided.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        data: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.data = data
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TerminalOutput:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalOutput, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "data": self.data,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalExitStatus(_rt.Model):
-    """Exit information for an agent-owned terminal.
-
-    The presence of this object marks the terminal as exited, even when neither
-    an exit code nor a signal is known.
-    """
-
-    exit_code: int | None | _UnsetType = _UNSET
-    """Process exit code, when known. Omitted and `null` are equivalent."""
-    signal: str | None | _UnsetType = _UNSET
-    """Signal that terminated the process, when known.
-
-    Agents should use the conventional platform signal name. POSIX examples
-    include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
-    platform-specific name. Omitted and `null` are equivalent.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This metadata is scoped to the exit information. Omitted
-    and `null` are equivalent and mean no exit metadata was provided.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        exit_code: int | None | _UnsetType = _UNSET,
-        signal: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.exit_code = exit_code
-        self.signal = signal
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TerminalExitStatus:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalExitStatus, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.exit_code is not _UNSET:
-            out["exitCode"] = self.exit_code
-        if self.signal is not _UNSET:
-            out["signal"] = self.signal
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalUpdate(_rt.Model):
-    """An upsert for the stored state of an agent-owned terminal.
-
-    Only [`TerminalUpdate::terminal_id`] is required. Other fields have patch
-    semantics: omitted fields leave the stored value unchanged, `null` clears
-    it, and concrete values replace it. When the terminal ID is new, omitted
-    fields start unknown.
-    """
-
-    terminal_id: TerminalId
-    """Unique identifier for this terminal within the session."""
-    command: str | None | _UnsetType = _UNSET
-    """The command being run."""
-    cwd: AbsolutePath | None | _UnsetType = _UNSET
-    """The absolute working directory of the command."""
-    output: TerminalOutput | None | _UnsetType = _UNSET
-    """An authoritative replacement snapshot of terminal output bytes."""
-    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
-    """Exit information. A concrete object marks the terminal as exited."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted means no metadata update; `null` is an
-    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        terminal_id: TerminalId,
-        command: str | None | _UnsetType = _UNSET,
-        cwd: AbsolutePath | None | _UnsetType = _UNSET,
-        output: TerminalOutput | None | _UnsetType = _UNSET,
-        exit_status: TerminalExitStatus | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.terminal_id = terminal_id
-        self.command = command
-        self.cwd = cwd
-        self.output = output
-        self.exit_status = exit_status
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TerminalUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "terminalId": self.terminal_id,
-        }
-        if self.command is not _UNSET:
-            out["command"] = self.command
-        if self.cwd is not _UNSET:
-            out["cwd"] = self.cwd
-        if self.output is not _UNSET:
-            out["output"] = self.output.to_json() if self.output is not None else None
-        if self.exit_status is not _UNSET:
-            out["exitStatus"] = self.exit_status.to_json() if self.exit_status is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalOutputChunk(_rt.Model):
-    """A chunk of bytes appended to an agent-owned terminal's output."""
-
-    terminal_id: TerminalId
-    """The terminal receiving these bytes."""
-    data: str
-    """Independently base64-encoded terminal output bytes."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys. This field is chunk-scoped. Omitted and `null` are
-    equivalent and mean no chunk metadata was provided.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        terminal_id: TerminalId,
-        data: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.terminal_id = terminal_id
-        self.data = data
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TerminalOutputChunk:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalOutputChunk, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "terminalId": self.terminal_id,
-            "data": self.data,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PlanUpdateContentItems(PlanUpdateContent):
-    """Structured plan entries.
-
-    Wire tag: `type: items`. Payload: `PlanItems`.
-    """
-
-    TAG: _ClassVar[str] = "items"
-    plan_id: PlanId
-    """The plan ID to update."""
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished.
-
-    When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        plan_id: PlanId,
-        entries: list[PlanEntry],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.plan_id = plan_id
-        self.entries = entries
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PlanUpdateContentItems:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PlanUpdateContentItems, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "items",
-            "planId": self.plan_id,
-            "entries": [i.to_json() for i in self.entries],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PlanUpdateContentOther(PlanUpdateContent):
-    """Custom or future plan update content.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding plans, and
-    otherwise ignore it or display it generically.
-
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["file", "items", "markdown"])
-    type: str
-    """Custom or future plan update content type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    plan_id: PlanId
-    """The plan ID to update."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        type: str,
-        plan_id: PlanId,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.type = type
-        self.plan_id = plan_id
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PlanUpdateContentOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PlanUpdateContentOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": self.type,
-            "planId": self.plan_id,
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PlanEntry(_rt.Model):
-    """A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
-    """
-
-    content: str
-    """Human-readable description of what this task aims to accomplish."""
-    priority: PlanEntryPriority | str
-    """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal.
-    """
-    status: PlanEntryStatus | str
-    """Current execution status of this task."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: str,
-        priority: PlanEntryPriority | str,
-        status: PlanEntryStatus | str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.priority = priority
-        self.status = status
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PlanEntry:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PlanEntry, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "content": self.content,
-            "priority": str(self.priority),
-            "status": str(self.status),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PlanItems(_rt.Model):
-    """A plan represented as structured entries."""
-
-    plan_id: PlanId
-    """The plan ID to update."""
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished.
-
-    When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        plan_id: PlanId,
-        entries: list[PlanEntry],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.plan_id = plan_id
-        self.entries = entries
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PlanItems:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PlanItems, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "planId": self.plan_id,
-            "entries": [i.to_json() for i in self.entries],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PlanUpdate(_rt.Model):
-    """A content update for a plan identified by ID."""
-
-    plan: PlanUpdateContent
-    """The updated plan content."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        plan: PlanUpdateContent,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.plan = plan
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PlanUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PlanUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "plan": self.plan.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommand(_rt.Model):
-    """Information about a command."""
-
-    name: str
-    """Command name (e.g., `create_plan`, `research_codebase`)."""
-    description: str
-    """Human-readable description of what the command does."""
-    input: AvailableCommandInput | None | _UnsetType = _UNSET
-    """Input for the command if required"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        description: str,
-        input: AvailableCommandInput | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.description = description
-        self.input = input
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AvailableCommand:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AvailableCommand, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "description": self.description,
-        }
-        if self.input is not _UNSET:
-            out["input"] = self.input.to_json() if self.input is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommandInputText(AvailableCommandInput):
-    """All text that was typed after the command name is provided as input.
-
-    Wire tag: `type: text`. Payload: `TextCommandInput`.
-    """
-
-    TAG: _ClassVar[str] = "text"
-    hint: str
-    """A hint to display when the input hasn't been provided yet"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        hint: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.hint = hint
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AvailableCommandInputText:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AvailableCommandInputText, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "text",
-            "hint": self.hint,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommandInputOther(AvailableCommandInput):
-    """Custom or future command input specification.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this input type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding command
-    metadata, and otherwise ignore the input specification or display the
-    command without structured input.
-
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["text"])
-    type: str
-    """Custom or future command input type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        type: str,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.type = type
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AvailableCommandInputOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AvailableCommandInputOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": self.type,
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TextCommandInput(_rt.Model):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: str
-    """A hint to display when the input hasn't been provided yet"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        hint: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.hint = hint
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TextCommandInput:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TextCommandInput, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "hint": self.hint,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AvailableCommandsUpdate(_rt.Model):
-    """Available commands are ready or have changed"""
-
-    available_commands: list[AvailableCommand]
-    """Commands the agent can execute."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        available_commands: list[AvailableCommand],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.available_commands = available_commands
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AvailableCommandsUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AvailableCommandsUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "availableCommands": [i.to_json() for i in self.available_commands],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ConfigOptionUpdate(_rt.Model):
-    """Session configuration options have been updated."""
-
-    config_options: list[SessionConfigOption]
-    """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        config_options: list[SessionConfigOption],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.config_options = config_options
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ConfigOptionUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ConfigOptionUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "configOptions": [i.to_json() for i in self.config_options],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionInfoUpdate(_rt.Model):
-    """Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    This allows clients to display dynamic session names and track session state changes.
-
-    Omitted fields leave the existing session info unchanged. `null` clears the
-    corresponding value.
-    """
-
-    title: str | None | _UnsetType = _UNSET
-    """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | _UnsetType = _UNSET
-    """RFC 3339 timestamp of last activity. Set to null to clear."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted means no metadata update; `null` is an
-    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        title: str | None | _UnsetType = _UNSET,
-        updated_at: str | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.title = title
-        self.updated_at = updated_at
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionInfoUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionInfoUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.title is not _UNSET:
-            out["title"] = self.title
-        if self.updated_at is not _UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class Cost(_rt.Model):
-    """Cost information for a session."""
-
-    amount: float
-    """Total cumulative cost for session."""
-    currency: str
-    """ISO 4217 currency code (e.g., "USD", "EUR")."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        amount: float,
-        currency: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.amount = amount
-        self.currency = currency
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> Cost:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_Cost, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "amount": self.amount,
-            "currency": self.currency,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class UsageUpdate(_rt.Model):
-    """Context window and cost update for a session."""
-
-    used: int
-    """Tokens currently in context."""
-    size: int
-    """Total context window size in tokens."""
-    cost: Cost | None | _UnsetType = _UNSET
-    """Cumulative session cost (optional)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        used: int,
-        size: int,
-        cost: Cost | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.used = used
-        self.size = size
-        self.cost = cost
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> UsageUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_UsageUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "used": self.used,
-            "size": self.size,
-        }
-        if self.cost is not _UNSET:
-            out["cost"] = self.cost.to_json() if self.cost is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CompleteElicitationNotification(_rt.Model):
-    """Notification sent by the agent when a URL-based elicitation is complete."""
-
-    elicitation_id: ElicitationId
-    """The ID of the elicitation that completed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        elicitation_id: ElicitationId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.elicitation_id = elicitation_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CompleteElicitationNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CompleteElicitationNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "elicitationId": self.elicitation_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ClientRequest(_rt.Model):
-    """A JSON-RPC request object."""
-
-    id: RequestId
-    """The request id used to correlate the matching response."""
-    method: str
-    """The method name to invoke."""
-    params: _Any | _UnsetType = _UNSET
-    """Method-specific request parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        id: RequestId,
-        method: str,
-        params: _Any | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.id = id
-        self.method = method
-        self.params = params
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ClientRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ClientRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "id": _rt.enc(self.id),
-            "method": self.method,
-        }
-        if self.params is not _UNSET:
-            out["params"] = self.params
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class InitializeRequest(_rt.Model):
-    """Request parameters for the initialize method.
-
-    Sent by the client to establish connection and negotiate capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
-    """
-
-    protocol_version: ProtocolVersion
-    """The latest protocol version supported by the client."""
-    info: Implementation
-    """Information about the implementation sending this initialize request."""
-    capabilities: ClientCapabilities | _UnsetType = _UNSET
-    """Capabilities supported by the client."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        protocol_version: ProtocolVersion,
-        info: Implementation,
-        capabilities: ClientCapabilities | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.protocol_version = protocol_version
-        self.info = info
-        self.capabilities = capabilities
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> InitializeRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_InitializeRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "protocolVersion": self.protocol_version,
-            "info": self.info.to_json(),
-        }
-        if self.capabilities is not _UNSET:
-            out["capabilities"] = self.capabilities.to_json()
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ClientCapabilities(_rt.Model):
-    """Capabilities supported by the client.
-
-    Advertised during initialization to inform the agent about
-    available features and methods.
-
-    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
-    """
-
-    auth: AuthCapabilities | None | _UnsetType = _UNSET
-    """Authentication capabilities supported by the client.
-    Determines which authentication method types the agent may include
-    in its `InitializeResponse`.
-
-    Optional. Omitted or `null` both mean the client does not advertise any
-    authentication-method extensions.
-    """
-    elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET
-    """Elicitation capabilities supported by the client.
-    Determines which elicitation modes the agent may use.
-
-    Optional. Omitted or `null` both mean the client does not advertise
-    elicitation support.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        auth: AuthCapabilities | None | _UnsetType = _UNSET,
-        elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.auth = auth
-        self.elicitation = elicitation
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ClientCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ClientCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.auth is not _UNSET:
-            out["auth"] = self.auth.to_json() if self.auth is not None else None
-        if self.elicitation is not _UNSET:
-            out["elicitation"] = (
-                self.elicitation.to_json() if self.elicitation is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class AuthCapabilities(_rt.Model):
-    """Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support.
-    """
-
-    terminal: TerminalAuthCapabilities | None | _UnsetType = _UNSET
-    """Whether the client supports `terminal` authentication methods.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    The client should supply `{}` only when it can reproduce the configured
-    agent invocation in an interactive terminal. Supplying `{}` means the
-    agent may include `terminal` entries in its authentication methods.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        terminal: TerminalAuthCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.terminal = terminal
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> AuthCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_AuthCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.terminal is not _UNSET:
-            out["terminal"] = self.terminal.to_json() if self.terminal is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class TerminalAuthCapabilities(_rt.Model):
-    """Capabilities for terminal authentication methods.
-
-    Supplying `{}` means the client can reproduce the configured agent
-    invocation in an interactive terminal and supports terminal authentication
-    methods.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> TerminalAuthCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_TerminalAuthCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationCapabilities(_rt.Model):
-    """Elicitation capabilities supported by the client."""
-
-    form: ElicitationFormCapabilities | None | _UnsetType = _UNSET
-    """Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support.
-    """
-    url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET
-    """Whether the client supports URL-based elicitation.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        form: ElicitationFormCapabilities | None | _UnsetType = _UNSET,
-        url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.form = form
-        self.url = url
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.form is not _UNSET:
-            out["form"] = self.form.to_json() if self.form is not None else None
-        if self.url is not _UNSET:
-            out["url"] = self.url.to_json() if self.url is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationFormCapabilities(_rt.Model):
-    """Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationFormCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationFormCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationUrlCapabilities(_rt.Model):
-    """URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationUrlCapabilities:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationUrlCapabilities, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LoginAuthRequest(_rt.Model):
-    """Request parameters for the `auth/login` method.
-
-    Specifies which authentication method to use.
-
-    Agents MUST support this method when their `initialize` response advertised
-    at least one valid authentication method. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty.
-    """
-
-    method_id: AuthMethodId
-    """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method_id: AuthMethodId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method_id = method_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LoginAuthRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LoginAuthRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "methodId": self.method_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class LogoutAuthRequest(_rt.Model):
-    """Request parameters for the `auth/logout` method.
-
-    Terminates the current authenticated session.
-
-    Agents MUST support this method when their `initialize` response advertised
-    at least one valid authentication method. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty.
-    """
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> LogoutAuthRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_LogoutAuthRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class NewSessionRequest(_rt.Model):
-    """Request parameters for creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
-    """
-
-    cwd: AbsolutePath
-    """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
-    """Additional workspace roots for this session. Each path must be absolute.
-
-    These expand the session's workspace scope without changing `cwd`, which
-    remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session.
-    """
-    mcp_servers: list[McpServer] | _UnsetType = _UNSET
-    """List of MCP (Model Context Protocol) servers the agent should connect to."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        cwd: AbsolutePath,
-        additional_directories: list[AbsolutePath] | _UnsetType = _UNSET,
-        mcp_servers: list[McpServer] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.cwd = cwd
-        self.additional_directories = additional_directories
-        self.mcp_servers = mcp_servers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> NewSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_NewSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "cwd": self.cwd,
-        }
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.mcp_servers is not _UNSET:
-            out["mcpServers"] = [i.to_json() for i in self.mcp_servers]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerHttp(McpServer):
-    """HTTP transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.http`.
-
-    Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
-    """
-
-    TAG: _ClassVar[str] = "http"
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader] | _UnsetType = _UNSET
-    """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        url: str,
-        headers: list[HttpHeader] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.url = url
-        self.headers = headers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerHttp:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerHttp, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "http",
-            "name": self.name,
-            "url": self.url,
-        }
-        if self.headers is not _UNSET:
-            out["headers"] = [i.to_json() for i in self.headers]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerStdio(McpServer):
-    """Stdio transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.stdio`.
-
-    Wire tag: `type: stdio`. Payload: `McpServerStdioPayload`.
-    """
-
-    TAG: _ClassVar[str] = "stdio"
-    name: str
-    """Human-readable name identifying this MCP server."""
-    command: AbsolutePath
-    """Absolute path to the MCP server executable."""
-    args: list[str] | _UnsetType = _UNSET
-    """Command-line arguments to pass to the MCP server."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
-    """Environment variables to set when launching the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        command: AbsolutePath,
-        args: list[str] | _UnsetType = _UNSET,
-        env: list[EnvVariable] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.command = command
-        self.args = args
-        self.env = env
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerStdio:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerStdio, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "stdio",
-            "name": self.name,
-            "command": self.command,
-        }
-        if self.args is not _UNSET:
-            out["args"] = self.args
-        if self.env is not _UNSET:
-            out["env"] = [i.to_json() for i in self.env]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerOther(McpServer):
-    """Custom or future MCP server transport configuration.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this transport should preserve the raw
-    payload when storing, replaying, proxying, or forwarding session setup
-    data, and otherwise ignore it or reject the server configuration.
-
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["http", "stdio"])
-    type: str
-    """Custom or future MCP server transport type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        type: str,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.type = type
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": self.type,
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class HttpHeader(_rt.Model):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: str
-    """The name of the HTTP header."""
-    value: str
-    """The value to set for the HTTP header."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        value: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.value = value
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> HttpHeader:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_HttpHeader, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "value": self.value,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerHttpPayload(_rt.Model):
-    """HTTP transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader] | _UnsetType = _UNSET
-    """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        url: str,
-        headers: list[HttpHeader] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.url = url
-        self.headers = headers
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerHttpPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerHttpPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "url": self.url,
-        }
-        if self.headers is not _UNSET:
-            out["headers"] = [i.to_json() for i in self.headers]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class McpServerStdioPayload(_rt.Model):
-    """Stdio transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    command: AbsolutePath
-    """Absolute path to the MCP server executable."""
-    args: list[str] | _UnsetType = _UNSET
-    """Command-line arguments to pass to the MCP server."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
-    """Environment variables to set when launching the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        command: AbsolutePath,
-        args: list[str] | _UnsetType = _UNSET,
-        env: list[EnvVariable] | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.name = name
-        self.command = command
-        self.args = args
-        self.env = env
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> McpServerStdioPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_McpServerStdioPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "name": self.name,
-            "command": self.command,
-        }
-        if self.args is not _UNSET:
-            out["args"] = self.args
-        if self.env is not _UNSET:
-            out["env"] = [i.to_json() for i in self.env]
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ListSessionsRequest(_rt.Model):
-    """Request parameters for listing existing sessions."""
-
-    cwd: AbsolutePath | None | _UnsetType = _UNSET
-    """Filter sessions by working directory. Must be an absolute path."""
-    cursor: SessionListCursor | None | _UnsetType = _UNSET
-    """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        cwd: AbsolutePath | None | _UnsetType = _UNSET,
-        cursor: SessionListCursor | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.cwd = cwd
-        self.cursor = cursor
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ListSessionsRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ListSessionsRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.cwd is not _UNSET:
-            out["cwd"] = self.cwd
-        if self.cursor is not _UNSET:
-            out["cursor"] = self.cursor
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class DeleteSessionRequest(_rt.Model):
-    """Request parameters for deleting an existing session from `session/list`.
-
-    Only available if the Agent supports the `session.delete` capability.
-    """
-
-    session_id: SessionId
-    """The ID of the session to delete."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> DeleteSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_DeleteSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ResumeSessionRequest(_rt.Model):
-    """Request parameters for resuming an existing session.
-
-    Resumes an existing session and optionally replays prior conversation
-    history according to `replayFrom`.
-    """
-
-    session_id: SessionId
-    """The ID of the session to resume."""
-    cwd: AbsolutePath
-    """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
-    """Additional workspace roots to activate for this session. Each path must be absolute.
-
-    When omitted or empty, no additional roots are activated. When non-empty,
-    this is the complete resulting additional-root list for the resumed
-    session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`.
-    """
-    mcp_servers: list[McpServer] | _UnsetType = _UNSET
-    """List of MCP servers to connect to for this session."""
-    replay_from: ReplayFrom | None | _UnsetType = _UNSET
-    """Inclusive cursor describing where conversation replay should begin.
-
-    Optional. Omitted or `null` both mean the Agent should resume without
-    replaying previous conversation history. Replay cursors are inclusive:
-    replay includes the position identified by the cursor. Supplying
-    `{ "type": "start" }` means the Agent should replay the whole
-    conversation before responding.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        cwd: AbsolutePath,
-        additional_directories: list[AbsolutePath] | _UnsetType = _UNSET,
-        mcp_servers: list[McpServer] | _UnsetType = _UNSET,
-        replay_from: ReplayFrom | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.cwd = cwd
-        self.additional_directories = additional_directories
-        self.mcp_servers = mcp_servers
-        self.replay_from = replay_from
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ResumeSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ResumeSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "cwd": self.cwd,
-        }
-        if self.additional_directories is not _UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.mcp_servers is not _UNSET:
-            out["mcpServers"] = [i.to_json() for i in self.mcp_servers]
-        if self.replay_from is not _UNSET:
-            out["replayFrom"] = self.replay_from.to_json() if self.replay_from is not None else None
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ReplayFromStart(ReplayFrom):
-    """Replay the whole conversation from its first replayable entry.
-
-    Wire tag: `type: start`. Payload: `ReplayFromStartPayload`.
-    """
-
-    TAG: _ClassVar[str] = "start"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ReplayFromStart:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ReplayFromStart, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "start",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ReplayFromOther(ReplayFrom):
-    """Custom or future replay cursor.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this cursor should preserve the raw
-    payload when storing, replaying, proxying, or forwarding requests, and
-    otherwise reject the request rather than guessing where to replay from.
-
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["start"])
-    type: str
-    """Custom or future replay cursor type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        type: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.type = type
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ReplayFromOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ReplayFromOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": self.type,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ReplayFromStartPayload(_rt.Model):
-    """Inclusive replay cursor requesting replay from the start of the conversation."""
-
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ReplayFromStartPayload:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ReplayFromStartPayload, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CloseSessionRequest(_rt.Model):
-    """Request parameters for closing an active session.
-
-    The agent **must** cancel any ongoing work related to the session (treat it
-    as if `session/cancel` was called) and then free up any resources associated
-    with the session.
-    """
-
-    session_id: SessionId
-    """The ID of the session to close."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CloseSessionRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CloseSessionRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequest):
-    """A [`SessionConfigValueId`] string value (`type: "id"`).
-
-    Wire tag: `type: id`.
-    """
-
-    TAG: _ClassVar[str] = "id"
-    session_id: SessionId
-    """The ID of the session to set the configuration option for."""
-    config_id: SessionConfigId
-    """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    value: SessionConfigValueId
-    """The value ID."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        value: SessionConfigValueId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.config_id = config_id
-        self.meta = meta
-        self.value = value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestId:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionRequestId, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "id",
-            "sessionId": self.session_id,
-            "configId": self.config_id,
-            "value": self.value,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequest):
-    """A boolean value (`type: "boolean"`).
-
-    Wire tag: `type: boolean`.
-    """
-
-    TAG: _ClassVar[str] = "boolean"
-    session_id: SessionId
-    """The ID of the session to set the configuration option for."""
-    config_id: SessionConfigId
-    """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    value: bool
-    """The boolean value."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        value: bool,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.config_id = config_id
-        self.meta = meta
-        self.value = value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestBoolean:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionRequestBoolean, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "type": "boolean",
-            "sessionId": self.session_id,
-            "configId": self.config_id,
-            "value": self.value,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SetSessionConfigOptionRequestOther(SetSessionConfigOptionRequest):
-    """Custom or future session configuration option value payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    The open variant: any `type` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["boolean", "id"])
-    session_id: SessionId
-    """The ID of the session to set the configuration option for."""
-    config_id: SessionConfigId
-    """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    type: str
-    """Custom or future session configuration option value type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    value: _Any
-    """Raw value payload for the custom or future value type."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        type: str,
-        value: _Any,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.config_id = config_id
-        self.meta = meta
-        self.type = type
-        self.value = value
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SetSessionConfigOptionRequestOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "configId": self.config_id,
-            "type": self.type,
-            "value": self.value,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class PromptRequest(_rt.Model):
-    """Request parameters for sending a user prompt to the agent.
-
-    Contains the user's message and any additional context.
-
-    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
-    """
-
-    session_id: SessionId
-    """The ID of the session to send this user message to"""
-    prompt: list[ContentBlock]
-    """The blocks of content that compose the user's message.
-
-    As a baseline, the Agent MUST support [`ContentBlock::Text`] and [`ContentBlock::ResourceLink`],
-    while other variants are optionally enabled via [`PromptCapabilities`].
-
-    The Client MUST adapt its interface according to [`PromptCapabilities`].
-
-    The client MAY include referenced pieces of context as either
-    [`ContentBlock::Resource`] or [`ContentBlock::ResourceLink`].
-
-    When available, [`ContentBlock::Resource`] is preferred
-    as it avoids extra round-trips and allows the message to include
-    pieces of context from sources the agent may not have access to.
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        prompt: list[ContentBlock],
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.prompt = prompt
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> PromptRequest:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_PromptRequest, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-            "prompt": [i.to_json() for i in self.prompt],
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionResponse(_rt.Model):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome
-    """The user's decision on the permission request."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        outcome: RequestPermissionOutcome,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.outcome = outcome
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionResponse:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionResponse, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "outcome": self.outcome.to_json(),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeCancelled(RequestPermissionOutcome):
-    """Active session work was cancelled before the user responded.
-
-    When a client sends a `session/cancel` notification to cancel active
-    session work, it MUST respond to all pending `session/request_permission`
-    requests with this `Cancelled` outcome.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
-
-    Wire tag: `outcome: cancelled`.
-    """
-
-    TAG: _ClassVar[str] = "cancelled"
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionOutcomeCancelled:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionOutcomeCancelled, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "outcome": "cancelled",
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeSelected(RequestPermissionOutcome):
-    """The user selected one of the provided options.
-
-    Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
-    """
-
-    TAG: _ClassVar[str] = "selected"
-    option_id: PermissionOptionId
-    """The ID of the option the user selected."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        option_id: PermissionOptionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.option_id = option_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionOutcomeSelected:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionOutcomeSelected, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "outcome": "selected",
-            "optionId": self.option_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class RequestPermissionOutcomeOther(RequestPermissionOutcome):
-    """Custom or future permission outcome.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this outcome MUST NOT treat it as approval.
-    They should preserve the raw payload when storing, replaying, proxying, or
-    forwarding permission responses, and otherwise fail or decline the
-    permission request according to policy.
-
-    The open variant: any `outcome` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["cancelled", "selected"])
-    outcome: str
-    """Custom or future permission outcome.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        outcome: str,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.outcome = outcome
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> RequestPermissionOutcomeOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_RequestPermissionOutcomeOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "outcome": self.outcome,
-        }
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SelectedPermissionOutcome(_rt.Model):
-    """The user selected one of the provided options."""
-
-    option_id: PermissionOptionId
-    """The ID of the option the user selected."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        option_id: PermissionOptionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.option_id = option_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SelectedPermissionOutcome:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SelectedPermissionOutcome, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "optionId": self.option_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseAccept(CreateElicitationResponse):
-    """The user accepted and provided content.
-
-    Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
-    """
-
-    TAG: _ClassVar[str] = "accept"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
-    """The user-provided content, if any, as an object matching the requested schema."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.content = content
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponseAccept:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponseAccept, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "action": "accept",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.content is not _UNSET:
-            out["content"] = _rt.enc(self.content)
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseDecline(CreateElicitationResponse):
-    """The user declined the elicitation.
-
-    Wire tag: `action: decline`.
-    """
-
-    TAG: _ClassVar[str] = "decline"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponseDecline:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponseDecline, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "action": "decline",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseCancel(CreateElicitationResponse):
-    """The elicitation was cancelled.
-
-    Wire tag: `action: cancel`.
-    """
-
-    TAG: _ClassVar[str] = "cancel"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponseCancel:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponseCancel, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "action": "cancel",
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CreateElicitationResponseOther(CreateElicitationResponse):
-    """Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this action should preserve the raw
-    payload when storing, replaying, proxying, or forwarding elicitation
-    responses. They MUST NOT treat it as a known elicitation action.
-
-    The open variant: any `action` outside the known and reserved tags, with its whole payload kept.
-    """
-
-    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["accept", "cancel", "decline"])
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    action: str
-    """Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        action: str,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.meta = meta
-        self.action = action
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CreateElicitationResponseOther:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CreateElicitationResponseOther, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "action": self.action,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ElicitationAcceptAction(_rt.Model):
-    """The user accepted the elicitation and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
-    """The user-provided content, if any, as an object matching the requested schema."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.content = content
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ElicitationAcceptAction:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ElicitationAcceptAction, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {}
-        if self.content is not _UNSET:
-            out["content"] = _rt.enc(self.content)
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ClientNotification(_rt.Model):
-    """A JSON-RPC notification object."""
-
-    method: str
-    """The notification method name."""
-    params: _Any | _UnsetType = _UNSET
-    """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method: str,
-        params: _Any | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method = method
-        self.params = params
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ClientNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ClientNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "method": self.method,
-        }
-        if self.params is not _UNSET:
-            out["params"] = self.params
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CancelSessionNotification(_rt.Model):
-    """Notification to cancel ongoing operations for a session.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
-    """
-
-    session_id: SessionId
-    """The ID of the session to cancel operations for."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CancelSessionNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CancelSessionNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionId": self.session_id,
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class ProtocolLevelNotification(_rt.Model):
-    """A JSON-RPC notification object."""
-
-    method: str
-    """The notification method name."""
-    params: CancelRequestNotification | None | _UnsetType = _UNSET
-    """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        method: str,
-        params: CancelRequestNotification | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.method = method
-        self.params = params
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> ProtocolLevelNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_ProtocolLevelNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "method": self.method,
-        }
-        if self.params is not _UNSET:
-            out["params"] = self.params.to_json() if self.params is not None else None
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class CancelRequestNotification(_rt.Model):
-    """Notification to cancel an ongoing request.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
-    """
-
-    request_id: RequestId
-    """The ID of the request to cancel."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        request_id: RequestId,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.request_id = request_id
-        self.meta = meta
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> CancelRequestNotification:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_CancelRequestNotification, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "requestId": _rt.enc(self.request_id),
-        }
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-# -- aliases -------------------------------------------------------------------------------------
-RequestId: _TypeAlias = _Annotated[None | int | str, _rt.Alias("RequestId")]
-"""JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-SessionId: _TypeAlias = _Annotated[str, _rt.Alias("SessionId")]
-"""A unique identifier for a conversation session between a client and agent.
-
-Sessions maintain their own context, conversation history, and state,
-allowing multiple independent interactions with the same agent.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)
-"""
-ToolCallId: _TypeAlias = _Annotated[str, _rt.Alias("ToolCallId")]
-"""Unique identifier for a tool call within a session."""
-MediaType: _TypeAlias = _Annotated[str, _rt.Alias("MediaType")]
-"""An Internet media type identifying the format of protocol content."""
-EmbeddedResourceResource: _TypeAlias = _Annotated[
-    TextResourceContents | BlobResourceContents, _rt.Alias("EmbeddedResourceResource")
-]
-"""Resource content that can be embedded in a message.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-AbsolutePath: _TypeAlias = _Annotated[str, _rt.Alias("AbsolutePath")]
-"""An absolute filesystem path used by the protocol."""
-TerminalId: _TypeAlias = _Annotated[str, _rt.Alias("TerminalId")]
-"""Unique identifier for an agent-owned terminal within a session."""
-PermissionOptionId: _TypeAlias = _Annotated[str, _rt.Alias("PermissionOptionId")]
-"""Unique identifier for a permission option."""
-MultiSelectItems: _TypeAlias = _Annotated[
-    StringMultiSelectItems | dict[str, _Any] | TitledMultiSelectItems, _rt.Alias("MultiSelectItems")
-]
-"""Items for a multi-select (array) property schema.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
-"""Unique identifier for an elicitation."""
-ExtRequest: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtRequest")]
-"""Allows for sending an arbitrary request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-"""
-AgentResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("AgentResponse")]
-"""A JSON-RPC response object.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-ProtocolVersion: _TypeAlias = _Annotated[int, _rt.Alias("ProtocolVersion")]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-AuthMethodId: _TypeAlias = _Annotated[str, _rt.Alias("AuthMethodId")]
-"""Typed identifier used for auth method values on the wire."""
-SessionConfigId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigId")]
-"""Unique identifier for a session configuration option."""
-SessionConfigValueId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigValueId")]
-"""Unique identifier for a session configuration option value."""
-SessionConfigSelectOptions: _TypeAlias = _Annotated[
-    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup],
-    _rt.Alias("SessionConfigSelectOptions"),
-]
-"""Possible values for a session configuration option.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-SessionConfigGroupId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigGroupId")]
-"""Unique identifier for a session configuration option value group."""
-SessionListCursor: _TypeAlias = _Annotated[str, _rt.Alias("SessionListCursor")]
-"""An opaque cursor used to paginate `session/list` results."""
-ExtResponse: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtResponse")]
-"""Allows for sending an arbitrary response to an [`ExtRequest`] that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-"""
-MessageId: _TypeAlias = _Annotated[str, _rt.Alias("MessageId")]
-"""Unique identifier for a message within a session."""
-PlanId: _TypeAlias = _Annotated[str, _rt.Alias("PlanId")]
-"""Unique identifier for a plan within a session."""
-ExtNotification: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtNotification")]
-"""Allows the Agent to send an arbitrary notification that is not part of the ACP spec.
-Extension notifications provide a way to send one-way messages for custom functionality
-while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-"""
-ClientResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("ClientResponse")]
-"""A JSON-RPC response object.
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-ElicitationContentValue: _TypeAlias = _Annotated[
-    str | int | float | bool | list[str], _rt.Alias("ElicitationContentValue")
-]
-"""Allowed wire representations for [`ElicitationContentValue`].
-
-Untagged union, decoded without trying alternatives in turn: first by JSON type (null, boolean, integer, number, string, list, object, in that order; an integer may fill a number); among objects, the first alternative in schema order whose required keys are all present; among lists, the same test on the first item (an empty list takes the first list alternative).
-"""
-
-# -- decoders ------------------------------------------------------------------------------------
-
-
-def _d_ToolKind(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_ToolKind.get(v, v)
-    return v
-
-
-def _d_ToolCallStatus(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_ToolCallStatus.get(v, v)
-    return v
-
-
-def _d_Role(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_Role.get(v, v)
-    return v
-
-
-def _d_IconTheme(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_IconTheme.get(v, v)
-    return v
-
-
-def _d_DiffFileType(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_DiffFileType.get(v, v)
-    return v
-
-
-def _d_DiffPatchFormat(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_DiffPatchFormat.get(v, v)
-    return v
-
-
-def _d_PermissionOptionKind(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_PermissionOptionKind.get(v, v)
-    return v
-
-
-def _d_ElicitationSchemaType(v: _Any) -> _Any:
-    if type(v) is not str or v not in _E_ElicitationSchemaType:
-        raise _rt.expected("one of 'object'", v)
-    v = _E_ElicitationSchemaType[v]
-    return v
-
-
-def _d_StringFormat(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_StringFormat.get(v, v)
-    return v
-
-
-def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_SessionConfigOptionCategory.get(v, v)
-    return v
-
-
-def _d_ErrorCode(v: _Any) -> _Any:
-    if type(v) is not int:
-        raise _rt.expected("an integer", v)
-    v = _E_ErrorCode.get(v, v)
-    return v
-
-
-def _d_StopReason(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_StopReason.get(v, v)
-    return v
-
-
-def _d_PlanEntryPriority(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_PlanEntryPriority.get(v, v)
-    return v
-
-
-def _d_PlanEntryStatus(v: _Any) -> _Any:
-    if type(v) is not str:
-        raise _rt.expected("a string", v)
-    v = _E_PlanEntryStatus.get(v, v)
-    return v
-
-
-def _d_RequestPermissionSubject(data: _Any) -> RequestPermissionSubject:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_RequestPermissionSubject.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_RequestPermissionSubjectOther(data)
-    raise _rt.bad_tag("type", tag, ["tool_call", "command"])
-
-
-def _d_ToolCallContent(data: _Any) -> ToolCallContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_ToolCallContent.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_ToolCallContentOther(data)
-    raise _rt.bad_tag("type", tag, ["content", "diff", "terminal"])
-
-
-def _d_ContentBlock(data: _Any) -> ContentBlock:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_ContentBlock.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_ContentBlockOther(data)
-    raise _rt.bad_tag("type", tag, ["text", "image", "audio", "resource_link", "resource"])
-
-
-def _d_DiffChange(data: _Any) -> DiffChange:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("operation")
-    decoder = _T_DiffChange.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_DiffChangeOther(data)
-    raise _rt.bad_tag("operation", tag, ["add", "delete", "modify", "move", "copy"])
-
-
-def _d_CreateElicitationRequest(data: _Any) -> CreateElicitationRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("mode")
-    decoder = _T_CreateElicitationRequest.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_CreateElicitationRequestOther(data)
-    raise _rt.bad_tag("mode", tag, ["form", "url"])
-
-
-def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_ElicitationPropertySchema.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_ElicitationPropertySchemaOther(data)
-    raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
-
-
-def _d_AuthMethod(data: _Any) -> AuthMethod:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_AuthMethodOther(data)
-    raise _rt.bad_tag("type", tag, ["terminal", "agent"])
-
-
-def _d_SessionConfigOption(data: _Any) -> SessionConfigOption:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_SessionConfigOption.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_SessionConfigOptionOther(data)
-    raise _rt.bad_tag("type", tag, ["select", "boolean"])
-
-
-def _d_SessionUpdate(data: _Any) -> SessionUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("sessionUpdate")
-    decoder = _T_SessionUpdate.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_SessionUpdateOther(data)
-    raise _rt.bad_tag(
-        "sessionUpdate",
-        tag,
-        [
-            "user_message_chunk",
-            "user_message",
-            "agent_message_chunk",
-            "agent_message",
-            "agent_thought_chunk",
-            "agent_thought",
-            "state_update",
-            "tool_call_content_chunk",
-            "tool_call_update",
-            "terminal_update",
-            "terminal_output_chunk",
-            "plan_update",
-            "available_commands_update",
-            "config_option_update",
-            "session_info_update",
-            "usage_update",
-        ],
-    )
-
-
-def _d_StateUpdate(data: _Any) -> StateUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("state")
-    decoder = _T_StateUpdate.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_StateUpdateOther(data)
-    raise _rt.bad_tag("state", tag, ["running", "idle", "requires_action"])
-
-
-def _d_PlanUpdateContent(data: _Any) -> PlanUpdateContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_PlanUpdateContent.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_PlanUpdateContentOther(data)
-    raise _rt.bad_tag("type", tag, ["items"])
-
-
-def _d_AvailableCommandInput(data: _Any) -> AvailableCommandInput:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_AvailableCommandInput.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_AvailableCommandInputOther(data)
-    raise _rt.bad_tag("type", tag, ["text"])
-
-
-def _d_McpServer(data: _Any) -> McpServer:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_McpServer.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_McpServerOther(data)
-    raise _rt.bad_tag("type", tag, ["http", "stdio"])
-
-
-def _d_ReplayFrom(data: _Any) -> ReplayFrom:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_ReplayFrom.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_ReplayFromOther(data)
-    raise _rt.bad_tag("type", tag, ["start"])
-
-
-def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("type")
-    decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_SetSessionConfigOptionRequestOther(data)
-    raise _rt.bad_tag("type", tag, ["id", "boolean"])
-
-
-def _d_RequestPermissionOutcome(data: _Any) -> RequestPermissionOutcome:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("outcome")
-    decoder = _T_RequestPermissionOutcome.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_RequestPermissionOutcomeOther(data)
-    raise _rt.bad_tag("outcome", tag, ["cancelled", "selected"])
-
-
-def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    tag = data.get("action")
-    decoder = _T_CreateElicitationResponse.get(tag) if type(tag) is str else None
-    if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if type(tag) is str:
-        return _d_CreateElicitationResponseOther(data)
-    raise _rt.bad_tag("action", tag, ["accept", "decline", "cancel"])
-
-
-def _d_AgentRequest(data: _Any) -> AgentRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(AgentRequest)
-    n = 2
-    key: str | None = None
-    try:
-        key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_RequestId(v)
-        self.id = v
-        key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.method = v
-        key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
-            n += 1
-        self.params = v
-        key = None
-        self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(RequestPermissionRequest)
-    n = 3
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "subject"
-        v = data.get("subject", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                v = _d_RequestPermissionSubject(v)
-        self.subject = v
-        key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
-        v = _rt.list_of(v, _d_PermissionOption)
-        if len(v) < 1:
-            raise _rt.too_short(1)
-        self.options = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_RequestPermissionRequest) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_RequestPermissionSubjectToolCall(
-    data: _Any, tagged: bool = False
-) -> RequestPermissionSubjectToolCall:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "tool_call":
-            raise _rt.wrong_tag("type", "tool_call", tag)
-    self = _new(RequestPermissionSubjectToolCall)
-    n = 2
-    key: str | None = None
-    try:
-        key = "toolCall"
-        v = data.get("toolCall", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ToolCallUpdate(v)
-        self.tool_call = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_RequestPermissionSubjectToolCall) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_RequestPermissionSubjectCommand(
-    data: _Any, tagged: bool = False
-) -> RequestPermissionSubjectCommand:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "command":
-            raise _rt.wrong_tag("type", "command", tag)
-    self = _new(RequestPermissionSubjectCommand)
-    n = 3
-    key: str | None = None
-    try:
-        key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.command = v
-        key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.cwd = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_RequestPermissionSubjectCommand) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_RequestPermissionSubjectOther(data: _Any) -> RequestPermissionSubjectOther:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(RequestPermissionSubjectOther)
-    n = 1
-    key: str | None = None
-    try:
-        key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        if v in RequestPermissionSubjectOther.RESERVED_TAGS:
-            raise _rt.reserved_tag(v)
-        self.type = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_RequestPermissionSubjectOther) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ToolCallUpdate)
-    n = 1
-    key: str | None = None
-    try:
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.tool_call_id = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_ToolKind.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.kind = v
-        key = "status"
-        v = data.get("status", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_ToolCallStatus.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.status = v
-        key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _d_ToolCallContent)
-            except _DecodeError:
-                v = _UNSET
-        self.content = v
-        key = "locations"
-        v = data.get("locations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _d_ToolCallLocation)
-            except _DecodeError:
-                v = _UNSET
-        self.locations = v
-        key = "rawInput"
-        v = data.get("rawInput", _UNSET)
-        if v is not _UNSET:
-            n += 1
-        self.raw_input = v
-        key = "rawOutput"
-        v = data.get("rawOutput", _UNSET)
-        if v is not _UNSET:
-            n += 1
-        self.raw_output = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallContentContent:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "content":
-            raise _rt.wrong_tag("type", "content", tag)
-    self = _new(ToolCallContentContent)
-    n = 2
-    key: str | None = None
-    try:
-        key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ContentBlock(v)
-        self.content = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentDiff:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "diff":
-            raise _rt.wrong_tag("type", "diff", tag)
-    self = _new(ToolCallContentDiff)
-    n = 2
-    key: str | None = None
-    try:
-        key = "changes"
-        v = data.get("changes", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
-        v = _rt.list_skip(v, _d_DiffChange)
-        self.changes = v
-        key = "patch"
-        v = data.get("patch", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_DiffPatch(v)
-            except _DecodeError:
-                v = _UNSET
-        self.patch = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallContentTerminal:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "terminal":
-            raise _rt.wrong_tag("type", "terminal", tag)
-    self = _new(ToolCallContentTerminal)
-    n = 2
-    key: str | None = None
-    try:
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ToolCallContentOther)
-    n = 1
-    key: str | None = None
-    try:
-        key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        if v in ToolCallContentOther.RESERVED_TAGS:
-            raise _rt.reserved_tag(v)
-        self.type = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallContentOther) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "text":
-            raise _rt.wrong_tag("type", "text", tag)
-    self = _new(ContentBlockText)
-    n = 2
-    key: str | None = None
-    try:
-        key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.text = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "image":
-            raise _rt.wrong_tag("type", "image", tag)
-    self = _new(ContentBlockImage)
-    n = 3
-    key: str | None = None
-    try:
-        key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.data = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.mime_type = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.uri = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "audio":
-            raise _rt.wrong_tag("type", "audio", tag)
-    self = _new(ContentBlockAudio)
-    n = 3
-    key: str | None = None
-    try:
-        key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.data = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.mime_type = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBlockResourceLink:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "resource_link":
-            raise _rt.wrong_tag("type", "resource_link", tag)
-    self = _new(ContentBlockResourceLink)
-    n = 3
-    key: str | None = None
-    try:
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.uri = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "icons"
-        v = data.get("icons", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _d_Icon)
-            except _DecodeError:
-                v = _UNSET
-        self.icons = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                        raise _rt.expected(
-                            "an integer from -9223372036854775808 to 9223372036854775807", v
-                        )
-            except _DecodeError:
-                v = _UNSET
-        self.size = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ContentBlockResourceLink) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockResource:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "resource":
-            raise _rt.wrong_tag("type", "resource", tag)
-    self = _new(ContentBlockResource)
-    n = 2
-    key: str | None = None
-    try:
-        key = "resource"
-        v = data.get("resource", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_EmbeddedResourceResource(v)
-        self.resource = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ContentBlockOther(data: _Any) -> ContentBlockOther:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ContentBlockOther)
-    n = 1
-    key: str | None = None
-    try:
-        key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        if v in ContentBlockOther.RESERVED_TAGS:
-            raise _rt.reserved_tag(v)
-        self.type = v
-        key = None
-        self.extra = _rt.extras(data, _K_ContentBlockOther) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Annotations(data: _Any) -> Annotations:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Annotations)
-    n = 0
-    key: str | None = None
-    try:
-        key = "audience"
-        v = data.get("audience", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _d_Role)
-            except _DecodeError:
-                v = _UNSET
-        self.audience = v
-        key = "lastModified"
-        v = data.get("lastModified", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.last_modified = v
-        key = "priority"
-        v = data.get("priority", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if (type(v) is not float and type(v) is not int) or v < 0 or v > 1:
-                        raise _rt.expected("a number from 0 to 1", v)
-            except _DecodeError:
-                v = _UNSET
-        self.priority = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_TextContent(data: _Any) -> TextContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(TextContent)
-    n = 1
-    key: str | None = None
-    try:
-        key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.text = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ImageContent(data: _Any) -> ImageContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ImageContent)
-    n = 2
-    key: str | None = None
-    try:
-        key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.data = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.mime_type = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.uri = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_AudioContent(data: _Any) -> AudioContent:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(AudioContent)
-    n = 2
-    key: str | None = None
-    try:
-        key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.data = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.mime_type = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Icon(data: _Any) -> Icon:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Icon)
-    n = 1
-    key: str | None = None
-    try:
-        key = "src"
-        v = data.get("src", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.src = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "sizes"
-        v = data.get("sizes", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _rt.d_str)
-            except _DecodeError:
-                v = _UNSET
-        self.sizes = v
-        key = "theme"
-        v = data.get("theme", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_IconTheme.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.theme = v
-        key = None
-        self.extra = _rt.extras(data, _K_Icon) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ResourceLink(data: _Any) -> ResourceLink:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ResourceLink)
-    n = 2
-    key: str | None = None
-    try:
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.uri = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "icons"
-        v = data.get("icons", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _d_Icon)
-            except _DecodeError:
-                v = _UNSET
-        self.icons = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                        raise _rt.expected(
-                            "an integer from -9223372036854775808 to 9223372036854775807", v
-                        )
-            except _DecodeError:
-                v = _UNSET
-        self.size = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_TextResourceContents(data: _Any) -> TextResourceContents:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(TextResourceContents)
-    n = 2
-    key: str | None = None
-    try:
-        key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.text = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.uri = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(BlobResourceContents)
-    n = 2
-    key: str | None = None
-    try:
-        key = "blob"
-        v = data.get("blob", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.blob = v
-        key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.uri = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(EmbeddedResource)
-    n = 1
-    key: str | None = None
-    try:
-        key = "resource"
-        v = data.get("resource", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_EmbeddedResourceResource(v)
-        self.resource = v
-        key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Annotations(v)
-            except _DecodeError:
-                v = _UNSET
-        self.annotations = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Content(data: _Any) -> Content:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Content)
-    n = 1
-    key: str | None = None
-    try:
-        key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ContentBlock(v)
-        self.content = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("operation", _UNSET)
-        if tag != "add":
-            raise _rt.wrong_tag("operation", "add", tag)
-    self = _new(DiffChangeAdd)
-    n = 2
-    key: str | None = None
-    try:
-        key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.file_type = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffChangeAdd) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("operation", _UNSET)
-        if tag != "delete":
-            raise _rt.wrong_tag("operation", "delete", tag)
-    self = _new(DiffChangeDelete)
-    n = 2
-    key: str | None = None
-    try:
-        key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.file_type = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffChangeDelete) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("operation", _UNSET)
-        if tag != "modify":
-            raise _rt.wrong_tag("operation", "modify", tag)
-    self = _new(DiffChangeModify)
-    n = 2
-    key: str | None = None
-    try:
-        key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.file_type = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffChangeModify) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("operation", _UNSET)
-        if tag != "move":
-            raise _rt.wrong_tag("operation", "move", tag)
-    self = _new(DiffChangeMove)
-    n = 3
-    key: str | None = None
-    try:
-        key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.file_type = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "oldPath"
-        v = data.get("oldPath", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.old_path = v
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffChangeMove) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("operation", _UNSET)
-        if tag != "copy":
-            raise _rt.wrong_tag("operation", "copy", tag)
-    self = _new(DiffChangeCopy)
-    n = 3
-    key: str | None = None
-    try:
-        key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.file_type = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "oldPath"
-        v = data.get("oldPath", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.old_path = v
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffChangeCopy) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(DiffChangeOther)
-    n = 1
-    key: str | None = None
-    try:
-        key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-                    v = _E_DiffFileType.get(v, v)
-            except _DecodeError:
-                v = _UNSET
-        self.file_type = v
-        key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.mime_type = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "operation"
-        v = data.get("operation", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        if v in DiffChangeOther.RESERVED_TAGS:
-            raise _rt.reserved_tag(v)
-        self.operation = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffChangeOther) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffPathChange(data: _Any) -> DiffPathChange:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(DiffPathChange)
-    n = 1
-    key: str | None = None
-    try:
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffPathChange) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffPathPairChange(data: _Any) -> DiffPathPairChange:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(DiffPathPairChange)
-    n = 2
-    key: str | None = None
-    try:
-        key = "oldPath"
-        v = data.get("oldPath", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.old_path = v
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffPathPairChange) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_DiffPatch(data: _Any) -> DiffPatch:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(DiffPatch)
-    n = 2
-    key: str | None = None
-    try:
-        key = "format"
-        v = data.get("format", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        v = _E_DiffPatchFormat.get(v, v)
-        self.format = v
-        key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.text = v
-        key = None
-        self.extra = _rt.extras(data, _K_DiffPatch) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Diff(data: _Any) -> Diff:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Diff)
-    n = 1
-    key: str | None = None
-    try:
-        key = "changes"
-        v = data.get("changes", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
-        v = _rt.list_skip(v, _d_DiffChange)
-        self.changes = v
-        key = "patch"
-        v = data.get("patch", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_DiffPatch(v)
-            except _DecodeError:
-                v = _UNSET
-        self.patch = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_Terminal(data: _Any) -> Terminal:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(Terminal)
-    n = 1
-    key: str | None = None
-    try:
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ToolCallLocation)
-    n = 1
-    key: str | None = None
-    try:
-        key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.path = v
-        key = "line"
-        v = data.get("line", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < 0 or v > 4294967295:
-                        raise _rt.expected("an integer from 0 to 4294967295", v)
-            except _DecodeError:
-                v = _UNSET
-        self.line = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ToolCallPermissionSubject(data: _Any) -> ToolCallPermissionSubject:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ToolCallPermissionSubject)
-    n = 1
-    key: str | None = None
-    try:
-        key = "toolCall"
-        v = data.get("toolCall", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ToolCallUpdate(v)
-        self.tool_call = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ToolCallPermissionSubject) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(CommandPermissionSubject)
-    n = 2
-    key: str | None = None
-    try:
-        key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.command = v
-        key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.cwd = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.terminal_id = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_CommandPermissionSubject) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_PermissionOption(data: _Any) -> PermissionOption:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(PermissionOption)
-    n = 3
-    key: str | None = None
-    try:
-        key = "optionId"
-        v = data.get("optionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.option_id = v
-        key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.name = v
-        key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        v = _E_PermissionOptionKind.get(v, v)
-        self.kind = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_CreateElicitationRequestForm(
-    data: _Any, tagged: bool = False
-) -> CreateElicitationRequestForm:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("mode", _UNSET)
-        if tag != "form":
-            raise _rt.wrong_tag("mode", "form", tag)
-    self = _new(CreateElicitationRequestForm)
-    n = 3
-    key: str | None = None
-    try:
-        key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.message = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "requestedSchema"
-        v = data.get("requestedSchema", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_ElicitationSchema(v)
-        self.requested_schema = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateElicitationRequestUrl:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("mode", _UNSET)
-        if tag != "url":
-            raise _rt.wrong_tag("mode", "url", tag)
-    self = _new(CreateElicitationRequestUrl)
-    n = 4
-    key: str | None = None
-    try:
-        key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.message = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "elicitationId"
-        v = data.get("elicitationId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.elicitation_id = v
-        key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.url = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOther:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(CreateElicitationRequestOther)
-    n = 2
-    key: str | None = None
-    try:
-        key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.message = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "mode"
-        v = data.get("mode", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        if v in CreateElicitationRequestOther.RESERVED_TAGS:
-            raise _rt.reserved_tag(v)
-        self.mode = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ElicitationSessionScope)
-    n = 1
-    key: str | None = None
-    try:
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = None
-        self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ElicitationRequestScope)
-    n = 1
-    key: str | None = None
-    try:
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_RequestId(v)
-        self.request_id = v
-        key = None
-        self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ElicitationSchema)
-    n = 0
-    key: str | None = None
-    try:
-        key = "type"
-        v = data.get("type", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if type(v) is not str or v not in _E_ElicitationSchemaType:
-                    raise _rt.expected("one of 'object'", v)
-                v = _E_ElicitationSchemaType[v]
-            except _DecodeError:
-                v = _UNSET
-        self.type = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "properties"
-        v = data.get("properties", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
-            v = _rt.map_of(v, _d_ElicitationPropertySchema)
-        self.properties = v
-        key = "required"
-        v = data.get("required", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_of(v, _rt.d_str)
-        self.required = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaString(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaString:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "string":
-            raise _rt.wrong_tag("type", "string", tag)
-    self = _new(ElicitationPropertySchemaString)
-    n = 1
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "minLength"
-        v = data.get("minLength", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < 0 or v > 4294967295:
-                    raise _rt.expected("an integer from 0 to 4294967295", v)
-        self.min_length = v
-        key = "maxLength"
-        v = data.get("maxLength", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < 0 or v > 4294967295:
-                    raise _rt.expected("an integer from 0 to 4294967295", v)
-        self.max_length = v
-        key = "pattern"
-        v = data.get("pattern", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not str:
-                    raise _rt.expected("a string", v)
-        self.pattern = v
-        key = "format"
-        v = data.get("format", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not str:
-                    raise _rt.expected("a string", v)
-                v = _E_StringFormat.get(v, v)
-        self.format = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_of(v, _rt.d_str)
-                if len(v) < 1:
-                    raise _rt.too_short(1)
-        self.enum = v
-        key = "oneOf"
-        v = data.get("oneOf", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not list:
-                    raise _rt.expected("a list", v)
-                v = _rt.list_of(v, _d_EnumOption)
-                if len(v) < 1:
-                    raise _rt.too_short(1)
-        self.one_of = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaString) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaNumber(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaNumber:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "number":
-            raise _rt.wrong_tag("type", "number", tag)
-    self = _new(ElicitationPropertySchemaNumber)
-    n = 1
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not float and type(v) is not int:
-                    raise _rt.expected("a number", v)
-        self.minimum = v
-        key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not float and type(v) is not int:
-                    raise _rt.expected("a number", v)
-        self.maximum = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not float and type(v) is not int:
-                        raise _rt.expected("a number", v)
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaNumber) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaInteger(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaInteger:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "integer":
-            raise _rt.wrong_tag("type", "integer", tag)
-    self = _new(ElicitationPropertySchemaInteger)
-    n = 1
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                    raise _rt.expected(
-                        "an integer from -9223372036854775808 to 9223372036854775807", v
-                    )
-        self.minimum = v
-        key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                    raise _rt.expected(
-                        "an integer from -9223372036854775808 to 9223372036854775807", v
-                    )
-        self.maximum = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
-                        raise _rt.expected(
-                            "an integer from -9223372036854775808 to 9223372036854775807", v
-                        )
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaInteger) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaBoolean(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaBoolean:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "boolean":
-            raise _rt.wrong_tag("type", "boolean", tag)
-    self = _new(ElicitationPropertySchemaBoolean)
-    n = 1
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not bool:
-                        raise _rt.expected("a boolean", v)
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaBoolean) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaArray(
-    data: _Any, tagged: bool = False
-) -> ElicitationPropertySchemaArray:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("type", _UNSET)
-        if tag != "array":
-            raise _rt.wrong_tag("type", "array", tag)
-    self = _new(ElicitationPropertySchemaArray)
-    n = 2
-    key: str | None = None
-    try:
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "minItems"
-        v = data.get("minItems", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < 0 or v > 18446744073709551615:
-                    raise _rt.expected("an integer from 0 to 18446744073709551615", v)
-        self.min_items = v
-        key = "maxItems"
-        v = data.get("maxItems", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if v is not None:
-                if type(v) is not int or v < 0 or v > 18446744073709551615:
-                    raise _rt.expected("an integer from 0 to 18446744073709551615", v)
-        self.max_items = v
-        key = "items"
-        v = data.get("items", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        v = _d_MultiSelectItems(v)
-        self.items = v
-        key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_skip(v, _rt.d_str)
-            except _DecodeError:
-                v = _UNSET
-        self.default = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaArray) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOther:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(ElicitationPropertySchemaOther)
-    n = 1
-    key: str | None = None
-    try:
-        key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        if v in ElicitationPropertySchemaOther.RESERVED_TAGS:
-            raise _rt.reserved_tag(v)
-        self.type = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_ElicitationPropertySchemaOther) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-def _d_EnumOption(data: _Any) -> EnumOption:
-    if type(data) is not dict:
-        raise _rt.not_object(data)
-    self = _new(EnumOption)
-    n = 2
-    key: str | None = None
-    try:
-        key = "const"
-        v = data.get("const", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.const = v
-        key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.title = v
-        key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.description = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = None
-        self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
+_K_StringPropertySchema: frozenset[str] = frozenset(
+    [
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
@@ -15392,6 +8098,96 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class NumberPropertySchema(_rt.Model):
+    """Schema for number (floating-point) properties in an elicitation form."""
+
+    title: str | None | _UnsetType = _UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None | _UnsetType = _UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: float | None | _UnsetType = _UNSET
+    """Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: float | None | _UnsetType = _UNSET
+    """Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: float | None | _UnsetType = _UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        description: str | None | _UnsetType = _UNSET,
+        minimum: float | None | _UnsetType = _UNSET,
+        maximum: float | None | _UnsetType = _UNSET,
+        default: float | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> NumberPropertySchema:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_NumberPropertySchema, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.minimum is not _UNSET:
+            out["minimum"] = self.minimum
+        if self.maximum is not _UNSET:
+            out["maximum"] = self.maximum
+        if self.default is not _UNSET:
+            out["default"] = self.default
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_NumberPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
+
+
 def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15464,6 +8260,96 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IntegerPropertySchema(_rt.Model):
+    """Schema for integer properties in an elicitation form."""
+
+    title: str | None | _UnsetType = _UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None | _UnsetType = _UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: int | None | _UnsetType = _UNSET
+    """Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: int | None | _UnsetType = _UNSET
+    """Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: int | None | _UnsetType = _UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        description: str | None | _UnsetType = _UNSET,
+        minimum: int | None | _UnsetType = _UNSET,
+        maximum: int | None | _UnsetType = _UNSET,
+        default: int | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IntegerPropertySchema:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IntegerPropertySchema, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.minimum is not _UNSET:
+            out["minimum"] = self.minimum
+        if self.maximum is not _UNSET:
+            out["maximum"] = self.maximum
+        if self.default is not _UNSET:
+            out["default"] = self.default
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IntegerPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
@@ -15546,6 +8432,76 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class BooleanPropertySchema(_rt.Model):
+    """Schema for boolean properties in an elicitation form."""
+
+    title: str | None | _UnsetType = _UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None | _UnsetType = _UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    default: bool | None | _UnsetType = _UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        description: str | None | _UnsetType = _UNSET,
+        default: bool | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> BooleanPropertySchema:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_BooleanPropertySchema, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.default is not _UNSET:
+            out["default"] = self.default
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_BooleanPropertySchema: frozenset[str] = frozenset(["title", "description", "default", "_meta"])
+
+
 def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15604,6 +8560,55 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StringMultiSelectItems(_rt.Model):
+    """String item schema for multi-select enum properties."""
+
+    enum: list[str]
+    """Allowed enum values. Must contain at least one value."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        enum: list[str],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.enum = enum
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StringMultiSelectItems:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StringMultiSelectItems, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "enum": self.enum,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
+
+
 def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15639,6 +8644,55 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TitledMultiSelectItems(_rt.Model):
+    """Items definition for titled multi-select enum properties."""
+
+    any_of: list[EnumOption]
+    """Titled enum options. Must contain at least one option."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        any_of: list[EnumOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TitledMultiSelectItems:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TitledMultiSelectItems, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "anyOf": [i.to_json() for i in self.any_of],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
+
+
 def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15672,6 +8726,102 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class MultiSelectPropertySchema(_rt.Model):
+    """Schema for multi-select (array) properties in an elicitation form."""
+
+    title: str | None | _UnsetType = _UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None | _UnsetType = _UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    min_items: int | None | _UnsetType = _UNSET
+    """Minimum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
+    max_items: int | None | _UnsetType = _UNSET
+    """Maximum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
+    items: MultiSelectItems
+    """The items definition describing allowed values."""
+    default: list[str] | None | _UnsetType = _UNSET
+    """Default selected values.
+
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        items: MultiSelectItems,
+        title: str | None | _UnsetType = _UNSET,
+        description: str | None | _UnsetType = _UNSET,
+        min_items: int | None | _UnsetType = _UNSET,
+        max_items: int | None | _UnsetType = _UNSET,
+        default: list[str] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_items = min_items
+        self.max_items = max_items
+        self.items = items
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> MultiSelectPropertySchema:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_MultiSelectPropertySchema, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "items": _rt.enc(self.items),
+        }
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.min_items is not _UNSET:
+            out["minItems"] = self.min_items
+        if self.max_items is not _UNSET:
+            out["maxItems"] = self.max_items
+        if self.default is not _UNSET:
+            out["default"] = self.default
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_MultiSelectPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
 
 
 def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
@@ -15757,6 +8907,66 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationFormMode(_rt.Model):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: ElicitationSchema
+    """A JSON Schema describing the form fields to present to the user."""
+    session_id: SessionId | _UnsetType = _UNSET
+    """The session this elicitation is tied to."""
+    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    """Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
+    """
+    request_id: RequestId | _UnsetType = _UNSET
+    """The request this elicitation is tied to."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        requested_schema: ElicitationSchema,
+        session_id: SessionId | _UnsetType = _UNSET,
+        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
+        request_id: RequestId | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.requested_schema = requested_schema
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.request_id = request_id
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationFormMode:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationFormMode, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "requestedSchema": self.requested_schema.to_json(),
+        }
+        if self.session_id is not _UNSET:
+            out["sessionId"] = self.session_id
+        if self.tool_call_id is not _UNSET:
+            out["toolCallId"] = self.tool_call_id
+        if self.request_id is not _UNSET:
+            out["requestId"] = _rt.enc(self.request_id)
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationFormMode: frozenset[str] = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
+
+
 def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15799,6 +9009,71 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationUrlMode(_rt.Model):
+    """URL-based elicitation mode where the client directs the user to a URL."""
+
+    elicitation_id: ElicitationId
+    """The unique identifier for this elicitation."""
+    url: str
+    """The URL to direct the user to."""
+    session_id: SessionId | _UnsetType = _UNSET
+    """The session this elicitation is tied to."""
+    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    """Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
+    """
+    request_id: RequestId | _UnsetType = _UNSET
+    """The request this elicitation is tied to."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        elicitation_id: ElicitationId,
+        url: str,
+        session_id: SessionId | _UnsetType = _UNSET,
+        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
+        request_id: RequestId | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.elicitation_id = elicitation_id
+        self.url = url
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.request_id = request_id
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationUrlMode:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationUrlMode, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "elicitationId": self.elicitation_id,
+            "url": self.url,
+        }
+        if self.session_id is not _UNSET:
+            out["sessionId"] = self.session_id
+        if self.tool_call_id is not _UNSET:
+            out["toolCallId"] = self.tool_call_id
+        if self.request_id is not _UNSET:
+            out["requestId"] = _rt.enc(self.request_id)
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationUrlMode: frozenset[str] = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
@@ -15851,6 +9126,86 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class InitializeResponse(_rt.Model):
+    """Response to the `initialize` method.
+
+    Contains the negotiated protocol version and agent capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
+    """
+
+    protocol_version: ProtocolVersion
+    """The protocol version the client specified if supported by the agent,
+    or the latest protocol version supported by the agent.
+
+    The client should disconnect, if it doesn't support this version.
+    """
+    info: Implementation
+    """Information about the implementation sending this initialize response."""
+    capabilities: AgentCapabilities | _UnsetType = _UNSET
+    """Capabilities supported by the agent."""
+    auth_methods: list[AuthMethod] | _UnsetType = _UNSET
+    """Authentication methods supported by the agent.
+
+    Optional. Omitted or empty means the agent does not advertise the
+    authentication method surface. Supplying one or more valid methods means
+    the agent MUST support both `auth/login` and `auth/logout`.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        info: Implementation,
+        capabilities: AgentCapabilities | _UnsetType = _UNSET,
+        auth_methods: list[AuthMethod] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.info = info
+        self.capabilities = capabilities
+        self.auth_methods = auth_methods
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> InitializeResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_InitializeResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "protocolVersion": self.protocol_version,
+            "info": self.info.to_json(),
+        }
+        if self.capabilities is not _UNSET:
+            out["capabilities"] = self.capabilities.to_json()
+        if self.auth_methods is not _UNSET:
+            out["authMethods"] = [i.to_json() for i in self.auth_methods]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_InitializeResponse: frozenset[str] = frozenset(
+    ["protocolVersion", "info", "capabilities", "authMethods", "_meta"]
+)
 
 
 def _d_InitializeResponse(data: _Any) -> InitializeResponse:
@@ -15911,6 +9266,75 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Implementation(_rt.Model):
+    """Metadata about the implementation of the client or agent.
+    Describes the name and version of an ACP implementation, with an optional
+    title for UI representation.
+    """
+
+    name: str
+    """Intended for programmatic or logical use, but can be used as a display
+    name fallback if title isn’t present.
+    """
+    title: str | None | _UnsetType = _UNSET
+    """Intended for UI and end-user contexts — optimized to be human-readable
+    and easily understood.
+
+    If not provided, the name should be used for display.
+    """
+    version: str
+    """Version of the implementation. Can be displayed to the user or used
+    for debugging or metrics purposes. (e.g. "1.0.0").
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        version: str,
+        title: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.version = version
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Implementation:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Implementation, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "version": self.version,
+        }
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
+
+
 def _d_Implementation(data: _Any) -> Implementation:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -15961,6 +9385,77 @@ def _d_Implementation(data: _Any) -> Implementation:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentCapabilities(_rt.Model):
+    """Capabilities supported by the agent.
+
+    Advertised during initialization to inform the client about
+    available features and content types.
+
+    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
+    """
+
+    session: SessionCapabilities | None | _UnsetType = _UNSET
+    """Session capabilities supported by the agent.
+
+    Optional. Omitted or `null` both mean the agent does not support the
+    `session/*` method surface. Supplying `{}` means the agent supports the
+    baseline session methods: `session/new`, `session/prompt`,
+    `session/cancel`, and `session/update`.
+    """
+    auth: AgentAuthCapabilities | None | _UnsetType = _UNSET
+    """Authentication-related extension capabilities supported by the agent.
+
+    Optional. Omitted or `null` both mean the agent does not advertise any
+    authentication-related extensions. This field does not advertise support
+    for `auth/login` or `auth/logout`; those methods are advertised by a
+    non-empty `authMethods` list in the `initialize` response.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session: SessionCapabilities | None | _UnsetType = _UNSET,
+        auth: AgentAuthCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session = session
+        self.auth = auth
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.session is not _UNSET:
+            out["session"] = self.session.to_json() if self.session is not None else None
+        if self.auth is not _UNSET:
+            out["auth"] = self.auth.to_json() if self.auth is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentCapabilities: frozenset[str] = frozenset(["session", "auth", "_meta"])
+
+
 def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16004,6 +9499,111 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionCapabilities(_rt.Model):
+    """Session capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the baseline session methods:
+    `session/new`, `session/list`, `session/resume`, `session/close`,
+    `session/prompt`, `session/cancel`, and `session/update`.
+
+    Agents that support sessions **MAY** support additional session methods,
+    prompt content types, and MCP transports by specifying additional
+    capabilities.
+
+    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
+    """
+
+    prompt: PromptCapabilities | None | _UnsetType = _UNSET
+    """Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Optional. Omitted or `null` both mean the agent does not advertise any
+    prompt extensions beyond the baseline text and resource-link content
+    required by `session/prompt`.
+    """
+    mcp: McpCapabilities | None | _UnsetType = _UNSET
+    """MCP capabilities supported by the agent for session lifecycle requests.
+
+    Optional. Omitted or `null` both mean the agent does not advertise MCP
+    server transport support for sessions.
+    """
+    delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET
+    """Whether the agent supports `session/delete`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _UnsetType = _UNSET
+    """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports `additionalDirectories` on
+    supported session lifecycle requests.
+
+    Agents may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        prompt: PromptCapabilities | None | _UnsetType = _UNSET,
+        mcp: McpCapabilities | None | _UnsetType = _UNSET,
+        delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET,
+        additional_directories: SessionAdditionalDirectoriesCapabilities
+        | None
+        | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.prompt = prompt
+        self.mcp = mcp
+        self.delete = delete
+        self.additional_directories = additional_directories
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.prompt is not _UNSET:
+            out["prompt"] = self.prompt.to_json() if self.prompt is not None else None
+        if self.mcp is not _UNSET:
+            out["mcp"] = self.mcp.to_json() if self.mcp is not None else None
+        if self.delete is not _UNSET:
+            out["delete"] = self.delete.to_json() if self.delete is not None else None
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = (
+                self.additional_directories.to_json()
+                if self.additional_directories is not None
+                else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionCapabilities: frozenset[str] = frozenset(
+    ["prompt", "mcp", "delete", "additionalDirectories", "_meta"]
+)
 
 
 def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
@@ -16071,6 +9671,94 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptCapabilities(_rt.Model):
+    """Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for [`ContentBlock::Text`]
+    and [`ContentBlock::ResourceLink`] in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#prompt-capabilities)
+    """
+
+    image: PromptImageCapabilities | None | _UnsetType = _UNSET
+    """Agent supports [`ContentBlock::Image`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports image content in prompts.
+    """
+    audio: PromptAudioCapabilities | None | _UnsetType = _UNSET
+    """Agent supports [`ContentBlock::Audio`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
+    embedded_context: PromptEmbeddedContextCapabilities | None | _UnsetType = _UNSET
+    """Agent supports embedded context in `session/prompt` requests.
+
+    When enabled, the Client is allowed to include [`ContentBlock::Resource`]
+    in prompt requests for pieces of context that are referenced in the message.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        image: PromptImageCapabilities | None | _UnsetType = _UNSET,
+        audio: PromptAudioCapabilities | None | _UnsetType = _UNSET,
+        embedded_context: PromptEmbeddedContextCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.image = image
+        self.audio = audio
+        self.embedded_context = embedded_context
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.image is not _UNSET:
+            out["image"] = self.image.to_json() if self.image is not None else None
+        if self.audio is not _UNSET:
+            out["audio"] = self.audio.to_json() if self.audio is not None else None
+        if self.embedded_context is not _UNSET:
+            out["embeddedContext"] = (
+                self.embedded_context.to_json() if self.embedded_context is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptCapabilities: frozenset[str] = frozenset(["image", "audio", "embeddedContext", "_meta"])
+
+
 def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16126,6 +9814,50 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptImageCapabilities(_rt.Model):
+    """Capabilities for image content in prompt requests.
+
+    Supplying `{}` means the agent supports image content in prompts.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptImageCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptImageCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptImageCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_PromptImageCapabilities(data: _Any) -> PromptImageCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16151,6 +9883,50 @@ def _d_PromptImageCapabilities(data: _Any) -> PromptImageCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptAudioCapabilities(_rt.Model):
+    """Capabilities for audio content in prompt requests.
+
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptAudioCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptAudioCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptAudioCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_PromptAudioCapabilities(data: _Any) -> PromptAudioCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16174,6 +9950,50 @@ def _d_PromptAudioCapabilities(data: _Any) -> PromptAudioCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptEmbeddedContextCapabilities(_rt.Model):
+    """Capabilities for embedded context in prompt requests.
+
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptEmbeddedContextCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptEmbeddedContextCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptEmbeddedContextCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _d_PromptEmbeddedContextCapabilities(data: _Any) -> PromptEmbeddedContextCapabilities:
@@ -16203,6 +10023,67 @@ def _d_PromptEmbeddedContextCapabilities(data: _Any) -> PromptEmbeddedContextCap
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpCapabilities(_rt.Model):
+    """MCP capabilities supported by the agent for session lifecycle requests."""
+
+    stdio: McpStdioCapabilities | None | _UnsetType = _UNSET
+    """Agent supports [`McpServer::Stdio`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
+    http: McpHttpCapabilities | None | _UnsetType = _UNSET
+    """Agent supports [`McpServer::Http`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        stdio: McpStdioCapabilities | None | _UnsetType = _UNSET,
+        http: McpHttpCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.stdio = stdio
+        self.http = http
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.stdio is not _UNSET:
+            out["stdio"] = self.stdio.to_json() if self.stdio is not None else None
+        if self.http is not _UNSET:
+            out["http"] = self.http.to_json() if self.http is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpCapabilities: frozenset[str] = frozenset(["stdio", "http", "_meta"])
 
 
 def _d_McpCapabilities(data: _Any) -> McpCapabilities:
@@ -16250,6 +10131,50 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpStdioCapabilities(_rt.Model):
+    """Capabilities for stdio MCP server transports.
+
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpStdioCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpStdioCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpStdioCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_McpStdioCapabilities(data: _Any) -> McpStdioCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16273,6 +10198,50 @@ def _d_McpStdioCapabilities(data: _Any) -> McpStdioCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpHttpCapabilities(_rt.Model):
+    """Capabilities for HTTP MCP server transports.
+
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpHttpCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpHttpCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpHttpCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _d_McpHttpCapabilities(data: _Any) -> McpHttpCapabilities:
@@ -16300,6 +10269,50 @@ def _d_McpHttpCapabilities(data: _Any) -> McpHttpCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionDeleteCapabilities(_rt.Model):
+    """Capabilities for the `session/delete` method.
+
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionDeleteCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionDeleteCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16325,6 +10338,53 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionAdditionalDirectoriesCapabilities(_rt.Model):
+    """Capabilities for additional session directories support.
+
+    Supplying `{}` means the agent supports the `additionalDirectories` field on
+    supported session lifecycle requests. Agents that also support
+    `session/list` may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionAdditionalDirectoriesCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionAdditionalDirectoriesCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _d_SessionAdditionalDirectoriesCapabilities(
@@ -16358,6 +10418,52 @@ def _d_SessionAdditionalDirectoriesCapabilities(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentAuthCapabilities(_rt.Model):
+    """Authentication-related extension capabilities supported by the agent.
+
+    This object does not advertise support for `auth/login` or `auth/logout`.
+    Those methods are advertised by a non-empty `authMethods` list in the
+    `initialize` response.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentAuthCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentAuthCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentAuthCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16381,6 +10487,87 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodTerminal(AuthMethod):
+    """Client runs the configured agent program as a separate interactive
+    process, without passing this method to `auth/login`.
+
+    Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
+    """
+
+    TAG: _ClassVar[str] = "terminal"
+    method_id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    args: list[str] | _UnsetType = _UNSET
+    """Additional arguments to append to the configured agent invocation for terminal auth."""
+    env: list[EnvVariable] | _UnsetType = _UNSET
+    """Additional environment variables to set on the configured agent invocation for terminal auth.
+    Names MUST be unique. These values override same-named variables in the
+    base launch configuration.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        args: list[str] | _UnsetType = _UNSET,
+        env: list[EnvVariable] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodTerminal:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodTerminal, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "terminal",
+            "methodId": self.method_id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.args is not _UNSET:
+            out["args"] = self.args
+        if self.env is not _UNSET:
+            out["env"] = [i.to_json() for i in self.env]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodTerminal: frozenset[str] = frozenset(
+    ["type", "methodId", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTerminal:
@@ -16460,6 +10647,71 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodAgent(AuthMethod):
+    """Agent handles authentication itself through `auth/login`.
+
+    The `type` discriminator value is `agent`.
+
+    Wire tag: `type: agent`. Payload: `AuthMethodAgentPayload`.
+    """
+
+    TAG: _ClassVar[str] = "agent"
+    method_id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodAgent:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodAgent, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "agent",
+            "methodId": self.method_id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodAgent: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
+
+
 def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -16513,6 +10765,87 @@ def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodOther(AuthMethod):
+    """Custom or future authentication method.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this method type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding initialization
+    data, and otherwise ignore the method or display it generically.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["agent", "terminal"])
+    type: str
+    """Custom or future authentication method type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    method_id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        type: str,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": self.type,
+            "methodId": self.method_id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodOther: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
 
 
 def _d_AuthMethodOther(data: _Any) -> AuthMethodOther:
@@ -16574,6 +10907,58 @@ def _d_AuthMethodOther(data: _Any) -> AuthMethodOther:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class EnvVariable(_rt.Model):
+    """An environment variable to set when launching a process."""
+
+    name: str
+    """The name of the environment variable."""
+    value: str
+    """The value to set for the environment variable."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        value: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> EnvVariable:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_EnvVariable, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
+
+
 def _d_EnvVariable(data: _Any) -> EnvVariable:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16611,6 +10996,88 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodTerminalPayload(_rt.Model):
+    """Terminal-based authentication method.
+
+    The client runs the configured agent program as a separate interactive
+    process for the user to authenticate via a TUI. Agents MUST advertise this
+    method only when the client enabled its terminal authentication capability.
+    A zero exit status signals success; any other termination signals failure.
+    The client MUST NOT pass this method to `auth/login`.
+    """
+
+    method_id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    args: list[str] | _UnsetType = _UNSET
+    """Additional arguments to append to the configured agent invocation for terminal auth."""
+    env: list[EnvVariable] | _UnsetType = _UNSET
+    """Additional environment variables to set on the configured agent invocation for terminal auth.
+    Names MUST be unique. These values override same-named variables in the
+    base launch configuration.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        args: list[str] | _UnsetType = _UNSET,
+        env: list[EnvVariable] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodTerminalPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodTerminalPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "methodId": self.method_id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.args is not _UNSET:
+            out["args"] = self.args
+        if self.env is not _UNSET:
+            out["env"] = [i.to_json() for i in self.env]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodTerminalPayload: frozenset[str] = frozenset(
+    ["methodId", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
@@ -16687,6 +11154,67 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthMethodAgentPayload(_rt.Model):
+    """Agent handles authentication itself through `auth/login`.
+
+    The `type` discriminator value is `agent`.
+    """
+
+    method_id: AuthMethodId
+    """Unique identifier for this authentication method."""
+    name: str
+    """Human-readable name of the authentication method."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description providing more details about this authentication method."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthMethodAgentPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthMethodAgentPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "methodId": self.method_id,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthMethodAgentPayload: frozenset[str] = frozenset(["methodId", "name", "description", "_meta"])
+
+
 def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16737,6 +11265,47 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LoginAuthResponse(_rt.Model):
+    """Response to the `auth/login` method."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LoginAuthResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LoginAuthResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LoginAuthResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_LoginAuthResponse(data: _Any) -> LoginAuthResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16762,6 +11331,47 @@ def _d_LoginAuthResponse(data: _Any) -> LoginAuthResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LogoutAuthResponse(_rt.Model):
+    """Response to the `auth/logout` method."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LogoutAuthResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LogoutAuthResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LogoutAuthResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_LogoutAuthResponse(data: _Any) -> LogoutAuthResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -16785,6 +11395,65 @@ def _d_LogoutAuthResponse(data: _Any) -> LogoutAuthResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class NewSessionResponse(_rt.Model):
+    """Response from creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
+    """
+
+    session_id: SessionId
+    """Unique identifier for the created session.
+
+    Used in all subsequent requests for this conversation.
+    """
+    config_options: list[SessionConfigOption] | _UnsetType = _UNSET
+    """Initial session configuration options."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_options: list[SessionConfigOption] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> NewSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_NewSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+        }
+        if self.config_options is not _UNSET:
+            out["configOptions"] = [i.to_json() for i in self.config_options]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_NewSessionResponse: frozenset[str] = frozenset(["sessionId", "configOptions", "_meta"])
 
 
 def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
@@ -16828,6 +11497,87 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigOptionSelect(SessionConfigOption):
+    """Single-value selector (dropdown).
+
+    Wire tag: `type: select`. Payload: `SessionConfigSelect`.
+    """
+
+    TAG: _ClassVar[str] = "select"
+    config_id: SessionConfigId
+    """Unique identifier for the configuration option."""
+    name: str
+    """Human-readable label for the option."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description for the Client to display to the user."""
+    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    """Optional semantic category for this option (UX only)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    current_value: SessionConfigValueId
+    """The currently selected value."""
+    options: SessionConfigSelectOptions
+    """The set of selectable options."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_id: SessionConfigId,
+        name: str,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        description: str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_id = config_id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+        self.current_value = current_value
+        self.options = options
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigOptionSelect:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigOptionSelect, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "select",
+            "configId": self.config_id,
+            "name": self.name,
+            "currentValue": self.current_value,
+            "options": _rt.enc(self.options),
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.category is not _UNSET:
+            out["category"] = str(self.category) if self.category is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigOptionSelect: frozenset[str] = frozenset(
+    ["type", "configId", "name", "description", "category", "_meta", "currentValue", "options"]
+)
 
 
 def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionConfigOptionSelect:
@@ -16912,6 +11662,82 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigOptionBoolean(SessionConfigOption):
+    """Boolean on/off toggle.
+
+    Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
+    """
+
+    TAG: _ClassVar[str] = "boolean"
+    config_id: SessionConfigId
+    """Unique identifier for the configuration option."""
+    name: str
+    """Human-readable label for the option."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description for the Client to display to the user."""
+    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    """Optional semantic category for this option (UX only)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    current_value: bool
+    """The current value of the boolean option."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_id: SessionConfigId,
+        name: str,
+        current_value: bool,
+        description: str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_id = config_id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+        self.current_value = current_value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigOptionBoolean:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigOptionBoolean, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "boolean",
+            "configId": self.config_id,
+            "name": self.name,
+            "currentValue": self.current_value,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.category is not _UNSET:
+            out["category"] = str(self.category) if self.category is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigOptionBoolean: frozenset[str] = frozenset(
+    ["type", "configId", "name", "description", "category", "_meta", "currentValue"]
+)
+
+
 def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionConfigOptionBoolean:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -16988,6 +11814,95 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigOptionOther(SessionConfigOption):
+    """Custom or future session configuration option payload.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this option type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding configuration
+    data, and otherwise ignore the option or display it generically.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["boolean", "select"])
+    config_id: SessionConfigId
+    """Unique identifier for the configuration option."""
+    name: str
+    """Human-readable label for the option."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description for the Client to display to the user."""
+    category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET
+    """Optional semantic category for this option (UX only)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    type: str
+    """Custom or future session configuration option type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_id: SessionConfigId,
+        name: str,
+        type: str,
+        description: str | None | _UnsetType = _UNSET,
+        category: SessionConfigOptionCategory | str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_id = config_id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+        self.type = type
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigOptionOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigOptionOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "configId": self.config_id,
+            "name": self.name,
+            "type": self.type,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.category is not _UNSET:
+            out["category"] = str(self.category) if self.category is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigOptionOther: frozenset[str] = frozenset(
+    ["configId", "name", "description", "category", "_meta", "type"]
+)
+
+
 def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17061,6 +11976,64 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigSelectOption(_rt.Model):
+    """A possible value for a session configuration option."""
+
+    value: SessionConfigValueId
+    """Unique identifier for this option value."""
+    name: str
+    """Human-readable label for this option value."""
+    description: str | None | _UnsetType = _UNSET
+    """Optional description for this option value."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        value: SessionConfigValueId,
+        name: str,
+        description: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.value = value
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigSelectOption:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigSelectOption, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "value": self.value,
+            "name": self.name,
+        }
+        if self.description is not _UNSET:
+            out["description"] = self.description
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigSelectOption: frozenset[str] = frozenset(["value", "name", "description", "_meta"])
+
+
 def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17111,6 +12084,63 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigSelectGroup(_rt.Model):
+    """A group of possible values for a session configuration option."""
+
+    group_id: SessionConfigGroupId
+    """Unique identifier for this group."""
+    name: str
+    """Human-readable label for this group."""
+    options: list[SessionConfigSelectOption]
+    """The set of option values in this group."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        group_id: SessionConfigGroupId,
+        name: str,
+        options: list[SessionConfigSelectOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.group_id = group_id
+        self.name = name
+        self.options = options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigSelectGroup:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigSelectGroup, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "groupId": self.group_id,
+            "name": self.name,
+            "options": [i.to_json() for i in self.options],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigSelectGroup: frozenset[str] = frozenset(["groupId", "name", "options", "_meta"])
 
 
 def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
@@ -17165,6 +12195,47 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigSelect(_rt.Model):
+    """A single-value selector (dropdown) session configuration option payload."""
+
+    current_value: SessionConfigValueId
+    """The currently selected value."""
+    options: SessionConfigSelectOptions
+    """The set of selectable options."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.current_value = current_value
+        self.options = options
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigSelect:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigSelect, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "currentValue": self.current_value,
+            "options": _rt.enc(self.options),
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
+
+
 def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17192,6 +12263,42 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionConfigBoolean(_rt.Model):
+    """A boolean on/off toggle session configuration option payload."""
+
+    current_value: bool
+    """The current value of the boolean option."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        current_value: bool,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.current_value = current_value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionConfigBoolean:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionConfigBoolean, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "currentValue": self.current_value,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
+
+
 def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17211,6 +12318,61 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ListSessionsResponse(_rt.Model):
+    """Response from listing sessions."""
+
+    sessions: list[SessionInfo]
+    """Array of session information objects."""
+    next_cursor: SessionListCursor | None | _UnsetType = _UNSET
+    """Opaque cursor token. If present, pass this in the next request's cursor parameter
+    to fetch the next page. If absent, there are no more results.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        sessions: list[SessionInfo],
+        next_cursor: SessionListCursor | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.next_cursor = next_cursor
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ListSessionsResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ListSessionsResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessions": [i.to_json() for i in self.sessions],
+        }
+        if self.next_cursor is not _UNSET:
+            out["nextCursor"] = self.next_cursor
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ListSessionsResponse: frozenset[str] = frozenset(["sessions", "nextCursor", "_meta"])
 
 
 def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
@@ -17258,6 +12420,83 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionInfo(_rt.Model):
+    """Information about a session returned by session/list"""
+
+    session_id: SessionId
+    """Unique identifier for the session"""
+    cwd: AbsolutePath
+    """The working directory for this session. Must be an absolute path."""
+    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
+    """Additional workspace roots reported for this session. Each path must be absolute.
+
+    When present, this is the complete ordered additional-root list reported
+    by the Agent. Omitted and empty values are equivalent: the response
+    reports no additional roots.
+    """
+    title: str | None | _UnsetType = _UNSET
+    """Human-readable title for the session"""
+    updated_at: str | None | _UnsetType = _UNSET
+    """RFC 3339 timestamp of last activity."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | _UnsetType = _UNSET,
+        title: str | None | _UnsetType = _UNSET,
+        updated_at: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionInfo:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionInfo, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+        }
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = self.additional_directories
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.updated_at is not _UNSET:
+            out["updatedAt"] = self.updated_at
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionInfo: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
+)
 
 
 def _d_SessionInfo(data: _Any) -> SessionInfo:
@@ -17332,6 +12571,47 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class DeleteSessionResponse(_rt.Model):
+    """Response from deleting a session."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> DeleteSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_DeleteSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17355,6 +12635,53 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ResumeSessionResponse(_rt.Model):
+    """Response from resuming an existing session."""
+
+    config_options: list[SessionConfigOption] | _UnsetType = _UNSET
+    """Initial session configuration options."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ResumeSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ResumeSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.config_options is not _UNSET:
+            out["configOptions"] = [i.to_json() for i in self.config_options]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ResumeSessionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
@@ -17393,6 +12720,47 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CloseSessionResponse(_rt.Model):
+    """Response from closing a session."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CloseSessionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CloseSessionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17416,6 +12784,53 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionConfigOptionResponse(_rt.Model):
+    """Response to `session/set_config_option` method."""
+
+    config_options: list[SessionConfigOption]
+    """The full set of configuration options and their current values."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "configOptions": [i.to_json() for i in self.config_options],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionConfigOptionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionResponse:
@@ -17456,6 +12871,53 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptResponse(_rt.Model):
+    """Response acknowledging that a user prompt was accepted.
+
+    This response does not indicate that the agent has finished processing.
+    Processing and completion are reported through `state_update` session updates.
+
+    See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptResponse: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_PromptResponse(data: _Any) -> PromptResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17479,6 +12941,65 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Error(_rt.Model):
+    """JSON-RPC error object.
+
+    Represents an error that occurred during method execution, following the
+    JSON-RPC 2.0 error object specification with optional additional data.
+
+    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
+    """
+
+    code: ErrorCode | int
+    """A number indicating the error type that occurred.
+    This must be an integer as defined in the JSON-RPC specification.
+    """
+    message: str
+    """A string providing a short description of the error.
+    The message should be limited to a concise single sentence.
+    """
+    data: _Any | _UnsetType = _UNSET
+    """Optional primitive or structured value that contains additional information about the error.
+    This may include debugging information or context-specific details.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        code: ErrorCode | int,
+        message: str,
+        data: _Any | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Error:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Error, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "code": int(self.code),
+            "message": self.message,
+        }
+        if self.data is not _UNSET:
+            out["data"] = self.data
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _d_Error(data: _Any) -> Error:
@@ -17515,6 +13036,48 @@ def _d_Error(data: _Any) -> Error:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentNotification(_rt.Model):
+    """A JSON-RPC notification object."""
+
+    method: str
+    """The notification method name."""
+    params: _Any | _UnsetType = _UNSET
+    """Method-specific notification parameters."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: _Any | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "method": self.method,
+        }
+        if self.params is not _UNSET:
+            out["params"] = self.params
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentNotification: frozenset[str] = frozenset(["method", "params"])
+
+
 def _d_AgentNotification(data: _Any) -> AgentNotification:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -17539,6 +13102,63 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class UpdateSessionNotification(_rt.Model):
+    """Notification containing a session update from the agent.
+
+    Agents can send session updates at any point while the session exists.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
+    """
+
+    session_id: SessionId
+    """The ID of the session this update pertains to."""
+    update: SessionUpdate
+    """The actual update content."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        update: SessionUpdate,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.update = update
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> UpdateSessionNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_UpdateSessionNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "update": self.update.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_UpdateSessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
 
 
 def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
@@ -17579,6 +13199,69 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateUserMessageChunk(SessionUpdate):
+    """A chunk of the user's message being streamed.
+
+    Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
+    """
+
+    TAG: _ClassVar[str] = "user_message_chunk"
+    message_id: MessageId
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
+    """
+    content: ContentBlock
+    """A single item of content"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This field is chunk-scoped.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateUserMessageChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateUserMessageChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "user_message_chunk",
+            "messageId": self.message_id,
+            "content": self.content.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateUserMessageChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _d_SessionUpdateUserMessageChunk(
@@ -17626,6 +13309,72 @@ def _d_SessionUpdateUserMessageChunk(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateUserMessage(SessionUpdate):
+    """A user message has been created or updated.
+
+    Agents can send this when they accept or replay a user message. When a
+    client receives another `user_message` update with the same `messageId`,
+    fields in the new update patch the previous fields for that message.
+
+    Wire tag: `sessionUpdate: user_message`. Payload: `UserMessage`.
+    """
+
+    TAG: _ClassVar[str] = "user_message"
+    message_id: MessageId
+    """A unique identifier for the message."""
+    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    """Complete replacement content for this message."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateUserMessage:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateUserMessage, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "user_message",
+            "messageId": self.message_id,
+        }
+        if self.content is not _UNSET:
+            out["content"] = (
+                [i.to_json() for i in self.content] if self.content is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateUserMessage: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpdateUserMessage:
@@ -17679,6 +13428,69 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateAgentMessageChunk(SessionUpdate):
+    """A chunk of the agent's response being streamed.
+
+    Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
+    """
+
+    TAG: _ClassVar[str] = "agent_message_chunk"
+    message_id: MessageId
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
+    """
+    content: ContentBlock
+    """A single item of content"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This field is chunk-scoped.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateAgentMessageChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateAgentMessageChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": self.message_id,
+            "content": self.content.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateAgentMessageChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
+
+
 def _d_SessionUpdateAgentMessageChunk(
     data: _Any, tagged: bool = False
 ) -> SessionUpdateAgentMessageChunk:
@@ -17724,6 +13536,72 @@ def _d_SessionUpdateAgentMessageChunk(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateAgentMessage(SessionUpdate):
+    """An agent message has been created or updated.
+
+    Agents can send this in addition to streamed chunks. When a client
+    receives another `agent_message` update with the same `messageId`,
+    fields in the new update patch the previous fields for that message.
+
+    Wire tag: `sessionUpdate: agent_message`. Payload: `AgentMessage`.
+    """
+
+    TAG: _ClassVar[str] = "agent_message"
+    message_id: MessageId
+    """A unique identifier for the message."""
+    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    """Complete replacement content for this message."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateAgentMessage:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateAgentMessage, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "agent_message",
+            "messageId": self.message_id,
+        }
+        if self.content is not _UNSET:
+            out["content"] = (
+                [i.to_json() for i in self.content] if self.content is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateAgentMessage: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpdateAgentMessage:
@@ -17777,6 +13655,69 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateAgentThoughtChunk(SessionUpdate):
+    """A chunk of the agent's internal reasoning being streamed.
+
+    Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
+    """
+
+    TAG: _ClassVar[str] = "agent_thought_chunk"
+    message_id: MessageId
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
+    """
+    content: ContentBlock
+    """A single item of content"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This field is chunk-scoped.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateAgentThoughtChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateAgentThoughtChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "agent_thought_chunk",
+            "messageId": self.message_id,
+            "content": self.content.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateAgentThoughtChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
+
+
 def _d_SessionUpdateAgentThoughtChunk(
     data: _Any, tagged: bool = False
 ) -> SessionUpdateAgentThoughtChunk:
@@ -17822,6 +13763,72 @@ def _d_SessionUpdateAgentThoughtChunk(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateAgentThought(SessionUpdate):
+    """An agent thought or reasoning message has been created or updated.
+
+    Agents can send this in addition to streamed chunks. When a client
+    receives another `agent_thought` update with the same `messageId`,
+    fields in the new update patch the previous fields for that message.
+
+    Wire tag: `sessionUpdate: agent_thought`. Payload: `AgentThought`.
+    """
+
+    TAG: _ClassVar[str] = "agent_thought"
+    message_id: MessageId
+    """A unique identifier for the thought message."""
+    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    """Complete replacement content for this thought message."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateAgentThought:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateAgentThought, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "agent_thought",
+            "messageId": self.message_id,
+        }
+        if self.content is not _UNSET:
+            out["content"] = (
+                [i.to_json() for i in self.content] if self.content is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateAgentThought: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpdateAgentThought:
@@ -17875,6 +13882,69 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdate(SessionUpdate):
+    """The state of the agent's foreground work has changed.
+
+    Wire tag: `sessionUpdate: state_update`. Payload: `StateUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "state_update"
+    state: str
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: StopReason | str | None | _UnsetType = _UNSET
+    """Indicates why foreground work stopped.
+
+    Optional. Omitted or `null` both mean the agent is not reporting a stop reason.
+    Agents SHOULD include this when the idle transition ends foreground work.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        state: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        stop_reason: StopReason | str | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.state = state
+        self.meta = meta
+        self.stop_reason = stop_reason
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": self.state,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.stop_reason is not _UNSET:
+            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "_meta", "stopReason"]
+)
+
+
 def _d_SessionUpdateStateUpdate(data: _Any, tagged: bool = False) -> SessionUpdateStateUpdate:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -17926,6 +13996,65 @@ def _d_SessionUpdateStateUpdate(data: _Any, tagged: bool = False) -> SessionUpda
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateToolCallContentChunk(SessionUpdate):
+    """A chunk of tool-call content being streamed.
+
+    Wire tag: `sessionUpdate: tool_call_content_chunk`. Payload: `ToolCallContentChunk`.
+    """
+
+    TAG: _ClassVar[str] = "tool_call_content_chunk"
+    tool_call_id: ToolCallId
+    """The ID of the tool call this content belongs to."""
+    content: ToolCallContent
+    """A single item of content produced by the tool call."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This field is chunk-scoped.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        content: ToolCallContent,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateToolCallContentChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateToolCallContentChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": self.tool_call_id,
+            "content": self.content.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateToolCallContentChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "toolCallId", "content", "_meta"]
+)
+
+
 def _d_SessionUpdateToolCallContentChunk(
     data: _Any, tagged: bool = False
 ) -> SessionUpdateToolCallContentChunk:
@@ -17973,6 +14102,121 @@ def _d_SessionUpdateToolCallContentChunk(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateToolCallUpdate(SessionUpdate):
+    """A tool call has been created or updated.
+
+    Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "tool_call_update"
+    tool_call_id: ToolCallId
+    """Unique identifier for this tool call within the session."""
+    title: str | None | _UnsetType = _UNSET
+    """Human-readable title describing what the tool is doing."""
+    kind: ToolKind | str | None | _UnsetType = _UNSET
+    """The category of tool being invoked.
+    Helps clients choose appropriate icons and UI treatment.
+    """
+    status: ToolCallStatus | str | None | _UnsetType = _UNSET
+    """Current execution status of the tool call."""
+    content: list[ToolCallContent] | None | _UnsetType = _UNSET
+    """Content produced by the tool call."""
+    locations: list[ToolCallLocation] | None | _UnsetType = _UNSET
+    """File locations affected by this tool call.
+    Enables "follow-along" features in clients.
+    """
+    raw_input: _Any | _UnsetType = _UNSET
+    """Raw input parameters sent to the tool."""
+    raw_output: _Any | _UnsetType = _UNSET
+    """Raw output returned by the tool."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted means no metadata update; `null` is an
+    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        title: str | None | _UnsetType = _UNSET,
+        kind: ToolKind | str | None | _UnsetType = _UNSET,
+        status: ToolCallStatus | str | None | _UnsetType = _UNSET,
+        content: list[ToolCallContent] | None | _UnsetType = _UNSET,
+        locations: list[ToolCallLocation] | None | _UnsetType = _UNSET,
+        raw_input: _Any | _UnsetType = _UNSET,
+        raw_output: _Any | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.title = title
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateToolCallUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateToolCallUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": self.tool_call_id,
+        }
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.kind is not _UNSET:
+            out["kind"] = str(self.kind) if self.kind is not None else None
+        if self.status is not _UNSET:
+            out["status"] = str(self.status) if self.status is not None else None
+        if self.content is not _UNSET:
+            out["content"] = (
+                [i.to_json() for i in self.content] if self.content is not None else None
+            )
+        if self.locations is not _UNSET:
+            out["locations"] = (
+                [i.to_json() for i in self.locations] if self.locations is not None else None
+            )
+        if self.raw_input is not _UNSET:
+            out["rawInput"] = self.raw_input
+        if self.raw_output is not _UNSET:
+            out["rawOutput"] = self.raw_output
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateToolCallUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionUpdateToolCallUpdate:
@@ -18083,6 +14327,84 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateTerminalUpdate(SessionUpdate):
+    """An agent-owned terminal has been created or updated.
+
+    Wire tag: `sessionUpdate: terminal_update`. Payload: `TerminalUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "terminal_update"
+    terminal_id: TerminalId
+    """Unique identifier for this terminal within the session."""
+    command: str | None | _UnsetType = _UNSET
+    """The command being run."""
+    cwd: AbsolutePath | None | _UnsetType = _UNSET
+    """The absolute working directory of the command."""
+    output: TerminalOutput | None | _UnsetType = _UNSET
+    """An authoritative replacement snapshot of terminal output bytes."""
+    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
+    """Exit information. A concrete object marks the terminal as exited."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted means no metadata update; `null` is an
+    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        command: str | None | _UnsetType = _UNSET,
+        cwd: AbsolutePath | None | _UnsetType = _UNSET,
+        output: TerminalOutput | None | _UnsetType = _UNSET,
+        exit_status: TerminalExitStatus | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.command = command
+        self.cwd = cwd
+        self.output = output
+        self.exit_status = exit_status
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateTerminalUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateTerminalUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "terminal_update",
+            "terminalId": self.terminal_id,
+        }
+        if self.command is not _UNSET:
+            out["command"] = self.command
+        if self.cwd is not _UNSET:
+            out["cwd"] = self.cwd
+        if self.output is not _UNSET:
+            out["output"] = self.output.to_json() if self.output is not None else None
+        if self.exit_status is not _UNSET:
+            out["exitStatus"] = self.exit_status.to_json() if self.exit_status is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateTerminalUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "terminalId", "command", "cwd", "output", "exitStatus", "_meta"]
+)
+
+
 def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionUpdateTerminalUpdate:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -18164,6 +14486,66 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateTerminalOutputChunk(SessionUpdate):
+    """A chunk of bytes appended to an agent-owned terminal's output.
+
+    Wire tag: `sessionUpdate: terminal_output_chunk`. Payload: `TerminalOutputChunk`.
+    """
+
+    TAG: _ClassVar[str] = "terminal_output_chunk"
+    terminal_id: TerminalId
+    """The terminal receiving these bytes."""
+    data: str
+    """Independently base64-encoded terminal output bytes."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This field is chunk-scoped. Omitted and `null` are
+    equivalent and mean no chunk metadata was provided.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        data: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.data = data
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateTerminalOutputChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateTerminalOutputChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "terminal_output_chunk",
+            "terminalId": self.terminal_id,
+            "data": self.data,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateTerminalOutputChunk: frozenset[str] = frozenset(
+    ["sessionUpdate", "terminalId", "data", "_meta"]
+)
+
+
 def _d_SessionUpdateTerminalOutputChunk(
     data: _Any, tagged: bool = False
 ) -> SessionUpdateTerminalOutputChunk:
@@ -18212,6 +14594,59 @@ def _d_SessionUpdateTerminalOutputChunk(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdatePlanUpdate(SessionUpdate):
+    """A content update for a plan identified by ID.
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
+
+    Wire tag: `sessionUpdate: plan_update`. Payload: `PlanUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "plan_update"
+    plan: PlanUpdateContent
+    """The updated plan content."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        plan: PlanUpdateContent,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdatePlanUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdatePlanUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "plan_update",
+            "plan": self.plan.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdatePlanUpdate: frozenset[str] = frozenset(["sessionUpdate", "plan", "_meta"])
+
+
 def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdatePlanUpdate:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -18246,6 +14681,61 @@ def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdat
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateAvailableCommandsUpdate(SessionUpdate):
+    """Available commands are ready or have changed
+
+    Wire tag: `sessionUpdate: available_commands_update`. Payload:
+    `AvailableCommandsUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "available_commands_update"
+    available_commands: list[AvailableCommand]
+    """Commands the agent can execute."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        available_commands: list[AvailableCommand],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.available_commands = available_commands
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateAvailableCommandsUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateAvailableCommandsUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [i.to_json() for i in self.available_commands],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateAvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
 
 
 def _d_SessionUpdateAvailableCommandsUpdate(
@@ -18295,6 +14785,60 @@ def _d_SessionUpdateAvailableCommandsUpdate(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateConfigOptionUpdate(SessionUpdate):
+    """Session configuration options have been updated.
+
+    Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "config_option_update"
+    config_options: list[SessionConfigOption]
+    """The full set of configuration options and their current values."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateConfigOptionUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateConfigOptionUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [i.to_json() for i in self.config_options],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateConfigOptionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
+
+
 def _d_SessionUpdateConfigOptionUpdate(
     data: _Any, tagged: bool = False
 ) -> SessionUpdateConfigOptionUpdate:
@@ -18338,6 +14882,67 @@ def _d_SessionUpdateConfigOptionUpdate(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateSessionInfoUpdate(SessionUpdate):
+    """Session metadata has been updated (title, timestamps, custom metadata)
+
+    Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "session_info_update"
+    title: str | None | _UnsetType = _UNSET
+    """Human-readable title for the session. Set to null to clear."""
+    updated_at: str | None | _UnsetType = _UNSET
+    """RFC 3339 timestamp of last activity. Set to null to clear."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted means no metadata update; `null` is an
+    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        updated_at: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateSessionInfoUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateSessionInfoUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "session_info_update",
+        }
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.updated_at is not _UNSET:
+            out["updatedAt"] = self.updated_at
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateSessionInfoUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
 
 
 def _d_SessionUpdateSessionInfoUpdate(
@@ -18396,6 +15001,71 @@ def _d_SessionUpdateSessionInfoUpdate(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateUsageUpdate(SessionUpdate):
+    """Context window and cost update for the session.
+
+    Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "usage_update"
+    used: int
+    """Tokens currently in context."""
+    size: int
+    """Total context window size in tokens."""
+    cost: Cost | None | _UnsetType = _UNSET
+    """Cumulative session cost (optional)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        used: int,
+        size: int,
+        cost: Cost | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateUsageUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateUsageUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "usage_update",
+            "used": self.used,
+            "size": self.size,
+        }
+        if self.cost is not _UNSET:
+            out["cost"] = self.cost.to_json() if self.cost is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateUsageUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
+
+
 def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpdateUsageUpdate:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -18452,6 +15122,79 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateOther(SessionUpdate):
+    """Custom or future session update.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this update type should preserve the
+    raw payload when storing, replaying, proxying, or forwarding session
+    history, and otherwise ignore it or display it generically.
+
+    The open variant: any `sessionUpdate` outside the known and reserved tags, with its
+    whole payload kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
+        [
+            "agent_message",
+            "agent_message_chunk",
+            "agent_thought",
+            "agent_thought_chunk",
+            "available_commands_update",
+            "config_option_update",
+            "plan_update",
+            "session_info_update",
+            "state_update",
+            "terminal_output_chunk",
+            "terminal_update",
+            "tool_call_content_chunk",
+            "tool_call_update",
+            "usage_update",
+            "user_message",
+            "user_message_chunk",
+        ]
+    )
+    session_update: str
+    """Custom or future session update type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_update: str,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_update = session_update
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": self.session_update,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateOther: frozenset[str] = frozenset(["sessionUpdate"])
+
+
 def _d_SessionUpdateOther(data: _Any) -> SessionUpdateOther:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18473,6 +15216,62 @@ def _d_SessionUpdateOther(data: _Any) -> SessionUpdateOther:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ContentChunk(_rt.Model):
+    """A streamed item of message content."""
+
+    message_id: MessageId
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
+    """
+    content: ContentBlock
+    """A single item of content"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This field is chunk-scoped.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ContentChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ContentChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "messageId": self.message_id,
+            "content": self.content.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _d_ContentChunk(data: _Any) -> ContentChunk:
@@ -18511,6 +15310,74 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class UserMessage(_rt.Model):
+    """A user message upsert.
+
+    Only [`UserMessage::message_id`] is required. `content` has patch semantics:
+    an omitted field leaves existing message content unchanged, `null` clears the
+    value, and a concrete array replaces the previous value. For a new
+    `messageId`, omitted fields use client defaults. `content` is replaced as a
+    whole array; send `[]` or `null` to clear it.
+
+    Message updates and chunks are applied in the order they are received. When
+    a `user_message` update includes `content`, that array replaces any content
+    previously accumulated for the message, including content from earlier
+    chunks. Later chunks with the same `messageId` append to the current
+    content.
+    """
+
+    message_id: MessageId
+    """A unique identifier for the message."""
+    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    """Complete replacement content for this message."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> UserMessage:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_UserMessage, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "messageId": self.message_id,
+        }
+        if self.content is not _UNSET:
+            out["content"] = (
+                [i.to_json() for i in self.content] if self.content is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_UserMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _d_UserMessage(data: _Any) -> UserMessage:
@@ -18557,6 +15424,74 @@ def _d_UserMessage(data: _Any) -> UserMessage:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentMessage(_rt.Model):
+    """An agent message upsert.
+
+    Only [`AgentMessage::message_id`] is required. `content` has patch semantics:
+    an omitted field leaves existing message content unchanged, `null` clears the
+    value, and a concrete array replaces the previous value. For a new
+    `messageId`, omitted fields use client defaults. `content` is replaced as a
+    whole array; send `[]` or `null` to clear it.
+
+    Message updates and chunks are applied in the order they are received. When
+    an `agent_message` update includes `content`, that array replaces any
+    content previously accumulated for the message, including content from
+    earlier chunks. Later chunks with the same `messageId` append to the current
+    content.
+    """
+
+    message_id: MessageId
+    """A unique identifier for the message."""
+    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    """Complete replacement content for this message."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentMessage:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentMessage, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "messageId": self.message_id,
+        }
+        if self.content is not _UNSET:
+            out["content"] = (
+                [i.to_json() for i in self.content] if self.content is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
+
+
 def _d_AgentMessage(data: _Any) -> AgentMessage:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18599,6 +15534,74 @@ def _d_AgentMessage(data: _Any) -> AgentMessage:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AgentThought(_rt.Model):
+    """An agent thought or reasoning message upsert.
+
+    Only [`AgentThought::message_id`] is required. `content` has patch semantics:
+    an omitted field leaves existing thought content unchanged, `null` clears the
+    value, and a concrete array replaces the previous value. For a new
+    `messageId`, omitted fields use client defaults. `content` is replaced as a
+    whole array; send `[]` or `null` to clear it.
+
+    Message updates and chunks are applied in the order they are received. When
+    an `agent_thought` update includes `content`, that array replaces any
+    content previously accumulated for the thought, including content from
+    earlier chunks. Later chunks with the same `messageId` append to the current
+    content.
+    """
+
+    message_id: MessageId
+    """A unique identifier for the thought message."""
+    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    """Complete replacement content for this thought message."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. Omitted means no metadata update; `null` is an explicit clear signal.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentThought:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentThought, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "messageId": self.message_id,
+        }
+        if self.content is not _UNSET:
+            out["content"] = (
+                [i.to_json() for i in self.content] if self.content is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentThought: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _d_AgentThought(data: _Any) -> AgentThought:
@@ -18645,6 +15648,47 @@ def _d_AgentThought(data: _Any) -> AgentThought:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RunningStateUpdate(_rt.Model):
+    """Foreground work is in progress."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RunningStateUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RunningStateUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RunningStateUpdate: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_RunningStateUpdate(data: _Any) -> RunningStateUpdate:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18668,6 +15712,57 @@ def _d_RunningStateUpdate(data: _Any) -> RunningStateUpdate:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IdleStateUpdate(_rt.Model):
+    """The agent is ready to process a new prompt."""
+
+    stop_reason: StopReason | str | None | _UnsetType = _UNSET
+    """Indicates why foreground work stopped.
+
+    Optional. Omitted or `null` both mean the agent is not reporting a stop reason.
+    Agents SHOULD include this when the idle transition ends foreground work.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        stop_reason: StopReason | str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.stop_reason = stop_reason
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IdleStateUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IdleStateUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.stop_reason is not _UNSET:
+            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IdleStateUpdate: frozenset[str] = frozenset(["stopReason", "_meta"])
 
 
 def _d_IdleStateUpdate(data: _Any) -> IdleStateUpdate:
@@ -18707,6 +15802,47 @@ def _d_IdleStateUpdate(data: _Any) -> IdleStateUpdate:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RequiresActionStateUpdate(_rt.Model):
+    """Foreground work is blocked on user action."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RequiresActionStateUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RequiresActionStateUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RequiresActionStateUpdate: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18732,6 +15868,53 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateRunning(StateUpdate):
+    """Foreground work is in progress.
+
+    Wire tag: `state: running`. Payload: `RunningStateUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "running"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateRunning:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateRunning, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "running",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateRunning: frozenset[str] = frozenset(["state", "_meta"])
 
 
 def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunning:
@@ -18762,6 +15945,63 @@ def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunnin
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdle(StateUpdate):
+    """The agent is ready to process a new prompt.
+
+    Wire tag: `state: idle`. Payload: `IdleStateUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "idle"
+    stop_reason: StopReason | str | None | _UnsetType = _UNSET
+    """Indicates why foreground work stopped.
+
+    Optional. Omitted or `null` both mean the agent is not reporting a stop reason.
+    Agents SHOULD include this when the idle transition ends foreground work.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        stop_reason: StopReason | str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.stop_reason = stop_reason
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdle:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdle, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+        }
+        if self.stop_reason is not _UNSET:
+            out["stopReason"] = str(self.stop_reason) if self.stop_reason is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdle: frozenset[str] = frozenset(["state", "stopReason", "_meta"])
 
 
 def _d_StateUpdateIdle(data: _Any, tagged: bool = False) -> StateUpdateIdle:
@@ -18806,6 +16046,53 @@ def _d_StateUpdateIdle(data: _Any, tagged: bool = False) -> StateUpdateIdle:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateRequiresAction(StateUpdate):
+    """Foreground work is blocked on user action.
+
+    Wire tag: `state: requires_action`. Payload: `RequiresActionStateUpdate`.
+    """
+
+    TAG: _ClassVar[str] = "requires_action"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateRequiresAction:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateRequiresAction, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "requires_action",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateRequiresAction: frozenset[str] = frozenset(["state", "_meta"])
+
+
 def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdateRequiresAction:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -18838,6 +16125,56 @@ def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdat
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateOther(StateUpdate):
+    """Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    The open variant: any `state` outside the known and reserved tags, with its whole
+    payload kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["idle", "requires_action", "running"])
+    state: str
+    """Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        state: str,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.state = state
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": self.state,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateOther: frozenset[str] = frozenset(["state"])
+
+
 def _d_StateUpdateOther(data: _Any) -> StateUpdateOther:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18859,6 +16196,64 @@ def _d_StateUpdateOther(data: _Any) -> StateUpdateOther:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ToolCallContentChunk(_rt.Model):
+    """A streamed item of tool-call content.
+
+    Tool-call content chunks append one [`ToolCallContent`] item to the current
+    content for the matching [`ToolCallId`]. Agents can use
+    [`ToolCallUpdate::content`] when they need to replace the whole content
+    collection instead.
+    """
+
+    tool_call_id: ToolCallId
+    """The ID of the tool call this content belongs to."""
+    content: ToolCallContent
+    """A single item of content produced by the tool call."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This field is chunk-scoped.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        content: ToolCallContent,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ToolCallContentChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ToolCallContentChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "toolCallId": self.tool_call_id,
+            "content": self.content.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ToolCallContentChunk: frozenset[str] = frozenset(["toolCallId", "content", "_meta"])
 
 
 def _d_ToolCallContentChunk(data: _Any) -> ToolCallContentChunk:
@@ -18899,6 +16294,54 @@ def _d_ToolCallContentChunk(data: _Any) -> ToolCallContentChunk:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TerminalOutput(_rt.Model):
+    """An authoritative replacement snapshot of terminal output bytes."""
+
+    data: str
+    """Base64-encoded replacement terminal output bytes."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This metadata is scoped to the replacement snapshot. Omitted
+    and `null` are equivalent and mean no snapshot metadata was provided.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        data: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.data = data
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TerminalOutput:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TerminalOutput, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "data": self.data,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TerminalOutput: frozenset[str] = frozenset(["data", "_meta"])
+
+
 def _d_TerminalOutput(data: _Any) -> TerminalOutput:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -18929,6 +16372,69 @@ def _d_TerminalOutput(data: _Any) -> TerminalOutput:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TerminalExitStatus(_rt.Model):
+    """Exit information for an agent-owned terminal.
+
+    The presence of this object marks the terminal as exited, even when neither
+    an exit code nor a signal is known.
+    """
+
+    exit_code: int | None | _UnsetType = _UNSET
+    """Process exit code, when known. Omitted and `null` are equivalent."""
+    signal: str | None | _UnsetType = _UNSET
+    """Signal that terminated the process, when known.
+
+    Agents should use the conventional platform signal name. POSIX examples
+    include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
+    platform-specific name. Omitted and `null` are equivalent.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This metadata is scoped to the exit information. Omitted
+    and `null` are equivalent and mean no exit metadata was provided.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        exit_code: int | None | _UnsetType = _UNSET,
+        signal: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.exit_code = exit_code
+        self.signal = signal
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TerminalExitStatus:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TerminalExitStatus, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.exit_code is not _UNSET:
+            out["exitCode"] = self.exit_code
+        if self.signal is not _UNSET:
+            out["signal"] = self.signal
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
@@ -18976,6 +16482,85 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TerminalUpdate(_rt.Model):
+    """An upsert for the stored state of an agent-owned terminal.
+
+    Only [`TerminalUpdate::terminal_id`] is required. Other fields have patch
+    semantics: omitted fields leave the stored value unchanged, `null` clears
+    it, and concrete values replace it. When the terminal ID is new, omitted
+    fields start unknown.
+    """
+
+    terminal_id: TerminalId
+    """Unique identifier for this terminal within the session."""
+    command: str | None | _UnsetType = _UNSET
+    """The command being run."""
+    cwd: AbsolutePath | None | _UnsetType = _UNSET
+    """The absolute working directory of the command."""
+    output: TerminalOutput | None | _UnsetType = _UNSET
+    """An authoritative replacement snapshot of terminal output bytes."""
+    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
+    """Exit information. A concrete object marks the terminal as exited."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted means no metadata update; `null` is an
+    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        command: str | None | _UnsetType = _UNSET,
+        cwd: AbsolutePath | None | _UnsetType = _UNSET,
+        output: TerminalOutput | None | _UnsetType = _UNSET,
+        exit_status: TerminalExitStatus | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.command = command
+        self.cwd = cwd
+        self.output = output
+        self.exit_status = exit_status
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TerminalUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TerminalUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "terminalId": self.terminal_id,
+        }
+        if self.command is not _UNSET:
+            out["command"] = self.command
+        if self.cwd is not _UNSET:
+            out["cwd"] = self.cwd
+        if self.output is not _UNSET:
+            out["output"] = self.output.to_json() if self.output is not None else None
+        if self.exit_status is not _UNSET:
+            out["exitStatus"] = self.exit_status.to_json() if self.exit_status is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TerminalUpdate: frozenset[str] = frozenset(
+    ["terminalId", "command", "cwd", "output", "exitStatus", "_meta"]
+)
 
 
 def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
@@ -19052,6 +16637,59 @@ def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TerminalOutputChunk(_rt.Model):
+    """A chunk of bytes appended to an agent-owned terminal's output."""
+
+    terminal_id: TerminalId
+    """The terminal receiving these bytes."""
+    data: str
+    """Independently base64-encoded terminal output bytes."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys. This field is chunk-scoped. Omitted and `null` are
+    equivalent and mean no chunk metadata was provided.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        data: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.data = data
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TerminalOutputChunk:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TerminalOutputChunk, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "terminalId": self.terminal_id,
+            "data": self.data,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TerminalOutputChunk: frozenset[str] = frozenset(["terminalId", "data", "_meta"])
+
+
 def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19089,6 +16727,67 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PlanUpdateContentItems(PlanUpdateContent):
+    """Structured plan entries.
+
+    Wire tag: `type: items`. Payload: `PlanItems`.
+    """
+
+    TAG: _ClassVar[str] = "items"
+    plan_id: PlanId
+    """The plan ID to update."""
+    entries: list[PlanEntry]
+    """The list of tasks to be accomplished.
+
+    When updating an item-based plan, the agent must send a complete list of all entries
+    with their current status. The client replaces that plan with each update.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        plan_id: PlanId,
+        entries: list[PlanEntry],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.plan_id = plan_id
+        self.entries = entries
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PlanUpdateContentItems:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PlanUpdateContentItems, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "items",
+            "planId": self.plan_id,
+            "entries": [i.to_json() for i in self.entries],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PlanUpdateContentItems: frozenset[str] = frozenset(["type", "planId", "entries", "_meta"])
 
 
 def _d_PlanUpdateContentItems(data: _Any, tagged: bool = False) -> PlanUpdateContentItems:
@@ -19139,6 +16838,65 @@ def _d_PlanUpdateContentItems(data: _Any, tagged: bool = False) -> PlanUpdateCon
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PlanUpdateContentOther(PlanUpdateContent):
+    """Custom or future plan update content.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this content type should preserve the
+    raw payload when storing, replaying, proxying, or forwarding plans, and
+    otherwise ignore it or display it generically.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["file", "items", "markdown"])
+    type: str
+    """Custom or future plan update content type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    plan_id: PlanId
+    """The plan ID to update."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        type: str,
+        plan_id: PlanId,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.plan_id = plan_id
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PlanUpdateContentOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PlanUpdateContentOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": self.type,
+            "planId": self.plan_id,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PlanUpdateContentOther: frozenset[str] = frozenset(["type", "planId"])
+
+
 def _d_PlanUpdateContentOther(data: _Any) -> PlanUpdateContentOther:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19167,6 +16925,70 @@ def _d_PlanUpdateContentOther(data: _Any) -> PlanUpdateContentOther:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PlanEntry(_rt.Model):
+    """A single entry in the execution plan.
+
+    Represents a task or goal that the assistant intends to accomplish
+    as part of fulfilling the user's request.
+    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
+    """
+
+    content: str
+    """Human-readable description of what this task aims to accomplish."""
+    priority: PlanEntryPriority | str
+    """The relative importance of this task.
+    Used to indicate which tasks are most critical to the overall goal.
+    """
+    status: PlanEntryStatus | str
+    """Current execution status of this task."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: str,
+        priority: PlanEntryPriority | str,
+        status: PlanEntryStatus | str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.priority = priority
+        self.status = status
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PlanEntry:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PlanEntry, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "content": self.content,
+            "priority": str(self.priority),
+            "status": str(self.status),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _d_PlanEntry(data: _Any) -> PlanEntry:
@@ -19217,6 +17039,62 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PlanItems(_rt.Model):
+    """A plan represented as structured entries."""
+
+    plan_id: PlanId
+    """The plan ID to update."""
+    entries: list[PlanEntry]
+    """The list of tasks to be accomplished.
+
+    When updating an item-based plan, the agent must send a complete list of all entries
+    with their current status. The client replaces that plan with each update.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        plan_id: PlanId,
+        entries: list[PlanEntry],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.plan_id = plan_id
+        self.entries = entries
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PlanItems:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PlanItems, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "planId": self.plan_id,
+            "entries": [i.to_json() for i in self.entries],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
+
+
 def _d_PlanItems(data: _Any) -> PlanItems:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19260,6 +17138,53 @@ def _d_PlanItems(data: _Any) -> PlanItems:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PlanUpdate(_rt.Model):
+    """A content update for a plan identified by ID."""
+
+    plan: PlanUpdateContent
+    """The updated plan content."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        plan: PlanUpdateContent,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PlanUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PlanUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "plan": self.plan.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
+
+
 def _d_PlanUpdate(data: _Any) -> PlanUpdate:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19289,6 +17214,64 @@ def _d_PlanUpdate(data: _Any) -> PlanUpdate:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AvailableCommand(_rt.Model):
+    """Information about a command."""
+
+    name: str
+    """Command name (e.g., `create_plan`, `research_codebase`)."""
+    description: str
+    """Human-readable description of what the command does."""
+    input: AvailableCommandInput | None | _UnsetType = _UNSET
+    """Input for the command if required"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        input: AvailableCommandInput | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input = input
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AvailableCommand:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AvailableCommand, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "description": self.description,
+        }
+        if self.input is not _UNSET:
+            out["input"] = self.input.to_json() if self.input is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AvailableCommand: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
 
 
 def _d_AvailableCommand(data: _Any) -> AvailableCommand:
@@ -19340,6 +17323,58 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AvailableCommandInputText(AvailableCommandInput):
+    """All text that was typed after the command name is provided as input.
+
+    Wire tag: `type: text`. Payload: `TextCommandInput`.
+    """
+
+    TAG: _ClassVar[str] = "text"
+    hint: str
+    """A hint to display when the input hasn't been provided yet"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        hint: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.hint = hint
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AvailableCommandInputText:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AvailableCommandInputText, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "text",
+            "hint": self.hint,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AvailableCommandInputText: frozenset[str] = frozenset(["type", "hint", "_meta"])
+
+
 def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableCommandInputText:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -19379,6 +17414,61 @@ def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableC
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AvailableCommandInputOther(AvailableCommandInput):
+    """Custom or future command input specification.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this input type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding command
+    metadata, and otherwise ignore the input specification or display the
+    command without structured input.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["text"])
+    type: str
+    """Custom or future command input type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        type: str,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AvailableCommandInputOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AvailableCommandInputOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": self.type,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AvailableCommandInputOther: frozenset[str] = frozenset(["type"])
+
+
 def _d_AvailableCommandInputOther(data: _Any) -> AvailableCommandInputOther:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19402,6 +17492,53 @@ def _d_AvailableCommandInputOther(data: _Any) -> AvailableCommandInputOther:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TextCommandInput(_rt.Model):
+    """All text that was typed after the command name is provided as input."""
+
+    hint: str
+    """A hint to display when the input hasn't been provided yet"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        hint: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.hint = hint
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TextCommandInput:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TextCommandInput, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "hint": self.hint,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TextCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
 
 
 def _d_TextCommandInput(data: _Any) -> TextCommandInput:
@@ -19434,6 +17571,53 @@ def _d_TextCommandInput(data: _Any) -> TextCommandInput:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AvailableCommandsUpdate(_rt.Model):
+    """Available commands are ready or have changed"""
+
+    available_commands: list[AvailableCommand]
+    """Commands the agent can execute."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        available_commands: list[AvailableCommand],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.available_commands = available_commands
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AvailableCommandsUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AvailableCommandsUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "availableCommands": [i.to_json() for i in self.available_commands],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AvailableCommandsUpdate: frozenset[str] = frozenset(["availableCommands", "_meta"])
 
 
 def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
@@ -19472,6 +17656,53 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ConfigOptionUpdate(_rt.Model):
+    """Session configuration options have been updated."""
+
+    config_options: list[SessionConfigOption]
+    """The full set of configuration options and their current values."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ConfigOptionUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ConfigOptionUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "configOptions": [i.to_json() for i in self.config_options],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
+
+
 def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19506,6 +17737,66 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionInfoUpdate(_rt.Model):
+    """Update to session metadata. All fields are optional to support partial updates.
+
+    Agents send this notification to update session information like title or custom metadata.
+    This allows clients to display dynamic session names and track session state changes.
+
+    Omitted fields leave the existing session info unchanged. `null` clears the
+    corresponding value.
+    """
+
+    title: str | None | _UnsetType = _UNSET
+    """Human-readable title for the session. Set to null to clear."""
+    updated_at: str | None | _UnsetType = _UNSET
+    """RFC 3339 timestamp of last activity. Set to null to clear."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted means no metadata update; `null` is an
+    explicit clear signal. Implementations MUST NOT make assumptions about values at these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        title: str | None | _UnsetType = _UNSET,
+        updated_at: str | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionInfoUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionInfoUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.title is not _UNSET:
+            out["title"] = self.title
+        if self.updated_at is not _UNSET:
+            out["updatedAt"] = self.updated_at
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
@@ -19555,6 +17846,58 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class Cost(_rt.Model):
+    """Cost information for a session."""
+
+    amount: float
+    """Total cumulative cost for session."""
+    currency: str
+    """ISO 4217 currency code (e.g., "USD", "EUR")."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        amount: float,
+        currency: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.amount = amount
+        self.currency = currency
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> Cost:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_Cost, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "amount": self.amount,
+            "currency": self.currency,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
+
+
 def _d_Cost(data: _Any) -> Cost:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19592,6 +17935,64 @@ def _d_Cost(data: _Any) -> Cost:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class UsageUpdate(_rt.Model):
+    """Context window and cost update for a session."""
+
+    used: int
+    """Tokens currently in context."""
+    size: int
+    """Total context window size in tokens."""
+    cost: Cost | None | _UnsetType = _UNSET
+    """Cumulative session cost (optional)."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        used: int,
+        size: int,
+        cost: Cost | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> UsageUpdate:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_UsageUpdate, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "used": self.used,
+            "size": self.size,
+        }
+        if self.cost is not _UNSET:
+            out["cost"] = self.cost.to_json() if self.cost is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _d_UsageUpdate(data: _Any) -> UsageUpdate:
@@ -19643,6 +18044,55 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CompleteElicitationNotification(_rt.Model):
+    """Notification sent by the agent when a URL-based elicitation is complete."""
+
+    elicitation_id: ElicitationId
+    """The ID of the elicitation that completed."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        elicitation_id: ElicitationId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.elicitation_id = elicitation_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CompleteElicitationNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CompleteElicitationNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "elicitationId": self.elicitation_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CompleteElicitationNotification: frozenset[str] = frozenset(["elicitationId", "_meta"])
+
+
 def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotification:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19677,6 +18127,53 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ClientRequest(_rt.Model):
+    """A JSON-RPC request object."""
+
+    id: RequestId
+    """The request id used to correlate the matching response."""
+    method: str
+    """The method name to invoke."""
+    params: _Any | _UnsetType = _UNSET
+    """Method-specific request parameters."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: RequestId,
+        method: str,
+        params: _Any | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": _rt.enc(self.id),
+            "method": self.method,
+        }
+        if self.params is not _UNSET:
+            out["params"] = self.params
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
+
+
 def _d_ClientRequest(data: _Any) -> ClientRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19707,6 +18204,71 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class InitializeRequest(_rt.Model):
+    """Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
+    """
+
+    protocol_version: ProtocolVersion
+    """The latest protocol version supported by the client."""
+    info: Implementation
+    """Information about the implementation sending this initialize request."""
+    capabilities: ClientCapabilities | _UnsetType = _UNSET
+    """Capabilities supported by the client."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        info: Implementation,
+        capabilities: ClientCapabilities | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.info = info
+        self.capabilities = capabilities
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> InitializeRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_InitializeRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "protocolVersion": self.protocol_version,
+            "info": self.info.to_json(),
+        }
+        if self.capabilities is not _UNSET:
+            out["capabilities"] = self.capabilities.to_json()
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_InitializeRequest: frozenset[str] = frozenset(
+    ["protocolVersion", "info", "capabilities", "_meta"]
+)
 
 
 def _d_InitializeRequest(data: _Any) -> InitializeRequest:
@@ -19756,6 +18318,78 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ClientCapabilities(_rt.Model):
+    """Capabilities supported by the client.
+
+    Advertised during initialization to inform the agent about
+    available features and methods.
+
+    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
+    """
+
+    auth: AuthCapabilities | None | _UnsetType = _UNSET
+    """Authentication capabilities supported by the client.
+    Determines which authentication method types the agent may include
+    in its `InitializeResponse`.
+
+    Optional. Omitted or `null` both mean the client does not advertise any
+    authentication-method extensions.
+    """
+    elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET
+    """Elicitation capabilities supported by the client.
+    Determines which elicitation modes the agent may use.
+
+    Optional. Omitted or `null` both mean the client does not advertise
+    elicitation support.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        auth: AuthCapabilities | None | _UnsetType = _UNSET,
+        elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.auth = auth
+        self.elicitation = elicitation
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.auth is not _UNSET:
+            out["auth"] = self.auth.to_json() if self.auth is not None else None
+        if self.elicitation is not _UNSET:
+            out["elicitation"] = (
+                self.elicitation.to_json() if self.elicitation is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientCapabilities: frozenset[str] = frozenset(["auth", "elicitation", "_meta"])
+
+
 def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19801,6 +18435,64 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class AuthCapabilities(_rt.Model):
+    """Authentication capabilities supported by the client.
+
+    Advertised during initialization to inform the agent which authentication
+    method types the client can handle. This governs opt-in types that require
+    additional client-side support.
+    """
+
+    terminal: TerminalAuthCapabilities | None | _UnsetType = _UNSET
+    """Whether the client supports `terminal` authentication methods.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    The client should supply `{}` only when it can reproduce the configured
+    agent invocation in an interactive terminal. Supplying `{}` means the
+    agent may include `terminal` entries in its authentication methods.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        terminal: TerminalAuthCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.terminal = terminal
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AuthCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AuthCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.terminal is not _UNSET:
+            out["terminal"] = self.terminal.to_json() if self.terminal is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
+
+
 def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19836,6 +18528,52 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class TerminalAuthCapabilities(_rt.Model):
+    """Capabilities for terminal authentication methods.
+
+    Supplying `{}` means the client can reproduce the configured agent
+    invocation in an interactive terminal and supports terminal authentication
+    methods.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> TerminalAuthCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_TerminalAuthCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_TerminalAuthCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_TerminalAuthCapabilities(data: _Any) -> TerminalAuthCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19861,6 +18599,69 @@ def _d_TerminalAuthCapabilities(data: _Any) -> TerminalAuthCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationCapabilities(_rt.Model):
+    """Elicitation capabilities supported by the client."""
+
+    form: ElicitationFormCapabilities | None | _UnsetType = _UNSET
+    """Whether the client supports form-based elicitation.
+
+    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
+    Supplying `{}` explicitly advertises form support.
+    """
+    url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET
+    """Whether the client supports URL-based elicitation.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        form: ElicitationFormCapabilities | None | _UnsetType = _UNSET,
+        url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.form = form
+        self.url = url
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.form is not _UNSET:
+            out["form"] = self.form.to_json() if self.form is not None else None
+        if self.url is not _UNSET:
+            out["url"] = self.url.to_json() if self.url is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
@@ -19908,6 +18709,52 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationFormCapabilities(_rt.Model):
+    """Form-based elicitation capabilities.
+
+    Supplying `{}` means the client supports form-based elicitation.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationFormCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationFormCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19935,6 +18782,52 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationUrlCapabilities(_rt.Model):
+    """URL-based elicitation capabilities.
+
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationUrlCapabilities:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationUrlCapabilities, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -19960,6 +18853,62 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LoginAuthRequest(_rt.Model):
+    """Request parameters for the `auth/login` method.
+
+    Specifies which authentication method to use.
+
+    Agents MUST support this method when their `initialize` response advertised
+    at least one valid authentication method. Clients MUST NOT call this method
+    when `authMethods` was omitted or empty.
+    """
+
+    method_id: AuthMethodId
+    """The ID of the authentication method to use.
+    Must be one of the methods advertised in the initialize response.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method_id = method_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LoginAuthRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LoginAuthRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "methodId": self.method_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LoginAuthRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _d_LoginAuthRequest(data: _Any) -> LoginAuthRequest:
@@ -19994,6 +18943,54 @@ def _d_LoginAuthRequest(data: _Any) -> LoginAuthRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class LogoutAuthRequest(_rt.Model):
+    """Request parameters for the `auth/logout` method.
+
+    Terminates the current authenticated session.
+
+    Agents MUST support this method when their `initialize` response advertised
+    at least one valid authentication method. Clients MUST NOT call this method
+    when `authMethods` was omitted or empty.
+    """
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> LogoutAuthRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_LogoutAuthRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_LogoutAuthRequest: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_LogoutAuthRequest(data: _Any) -> LogoutAuthRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20017,6 +19014,75 @@ def _d_LogoutAuthRequest(data: _Any) -> LogoutAuthRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class NewSessionRequest(_rt.Model):
+    """Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
+    """
+
+    cwd: AbsolutePath
+    """The working directory for this session. Must be an absolute path."""
+    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
+    """Additional workspace roots for this session. Each path must be absolute.
+
+    These expand the session's workspace scope without changing `cwd`, which
+    remains the base for relative paths. When omitted or empty, no
+    additional roots are activated for the new session.
+    """
+    mcp_servers: list[McpServer] | _UnsetType = _UNSET
+    """List of MCP (Model Context Protocol) servers the agent should connect to."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | _UnsetType = _UNSET,
+        mcp_servers: list[McpServer] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> NewSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_NewSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "cwd": self.cwd,
+        }
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = self.additional_directories
+        if self.mcp_servers is not _UNSET:
+            out["mcpServers"] = [i.to_json() for i in self.mcp_servers]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_NewSessionRequest: frozenset[str] = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
 
 
 def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
@@ -20073,6 +19139,71 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerHttp(McpServer):
+    """HTTP transport configuration
+
+    Only available when the Agent capabilities include `session.mcp.http`.
+
+    Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
+    """
+
+    TAG: _ClassVar[str] = "http"
+    name: str
+    """Human-readable name identifying this MCP server."""
+    url: str
+    """URL to the MCP server."""
+    headers: list[HttpHeader] | _UnsetType = _UNSET
+    """HTTP headers to set when making requests to the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerHttp:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerHttp, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "http",
+            "name": self.name,
+            "url": self.url,
+        }
+        if self.headers is not _UNSET:
+            out["headers"] = [i.to_json() for i in self.headers]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerHttp: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
+
+
 def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -20123,6 +19254,77 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerStdio(McpServer):
+    """Stdio transport configuration
+
+    Only available when the Agent capabilities include `session.mcp.stdio`.
+
+    Wire tag: `type: stdio`. Payload: `McpServerStdioPayload`.
+    """
+
+    TAG: _ClassVar[str] = "stdio"
+    name: str
+    """Human-readable name identifying this MCP server."""
+    command: AbsolutePath
+    """Absolute path to the MCP server executable."""
+    args: list[str] | _UnsetType = _UNSET
+    """Command-line arguments to pass to the MCP server."""
+    env: list[EnvVariable] | _UnsetType = _UNSET
+    """Environment variables to set when launching the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: AbsolutePath,
+        args: list[str] | _UnsetType = _UNSET,
+        env: list[EnvVariable] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerStdio:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerStdio, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "stdio",
+            "name": self.name,
+            "command": self.command,
+        }
+        if self.args is not _UNSET:
+            out["args"] = self.args
+        if self.env is not _UNSET:
+            out["env"] = [i.to_json() for i in self.env]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerStdio: frozenset[str] = frozenset(["type", "name", "command", "args", "env", "_meta"])
 
 
 def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
@@ -20185,6 +19387,60 @@ def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerOther(McpServer):
+    """Custom or future MCP server transport configuration.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this transport should preserve the raw
+    payload when storing, replaying, proxying, or forwarding session setup
+    data, and otherwise ignore it or reject the server configuration.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["http", "stdio"])
+    type: str
+    """Custom or future MCP server transport type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        type: str,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": self.type,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerOther: frozenset[str] = frozenset(["type"])
+
+
 def _d_McpServerOther(data: _Any) -> McpServerOther:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20206,6 +19462,58 @@ def _d_McpServerOther(data: _Any) -> McpServerOther:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class HttpHeader(_rt.Model):
+    """An HTTP header to set when making requests to the MCP server."""
+
+    name: str
+    """The name of the HTTP header."""
+    value: str
+    """The value to set for the HTTP header."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        value: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> HttpHeader:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_HttpHeader, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _d_HttpHeader(data: _Any) -> HttpHeader:
@@ -20245,6 +19553,64 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerHttpPayload(_rt.Model):
+    """HTTP transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+    url: str
+    """URL to the MCP server."""
+    headers: list[HttpHeader] | _UnsetType = _UNSET
+    """HTTP headers to set when making requests to the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerHttpPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerHttpPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "url": self.url,
+        }
+        if self.headers is not _UNSET:
+            out["headers"] = [i.to_json() for i in self.headers]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerHttpPayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
@@ -20292,6 +19658,70 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class McpServerStdioPayload(_rt.Model):
+    """Stdio transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+    command: AbsolutePath
+    """Absolute path to the MCP server executable."""
+    args: list[str] | _UnsetType = _UNSET
+    """Command-line arguments to pass to the MCP server."""
+    env: list[EnvVariable] | _UnsetType = _UNSET
+    """Environment variables to set when launching the MCP server."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: AbsolutePath,
+        args: list[str] | _UnsetType = _UNSET,
+        env: list[EnvVariable] | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> McpServerStdioPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_McpServerStdioPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "name": self.name,
+            "command": self.command,
+        }
+        if self.args is not _UNSET:
+            out["args"] = self.args
+        if self.env is not _UNSET:
+            out["env"] = [i.to_json() for i in self.env]
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_McpServerStdioPayload: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
 
 
 def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
@@ -20349,6 +19779,59 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ListSessionsRequest(_rt.Model):
+    """Request parameters for listing existing sessions."""
+
+    cwd: AbsolutePath | None | _UnsetType = _UNSET
+    """Filter sessions by working directory. Must be an absolute path."""
+    cursor: SessionListCursor | None | _UnsetType = _UNSET
+    """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        cwd: AbsolutePath | None | _UnsetType = _UNSET,
+        cursor: SessionListCursor | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.cursor = cursor
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ListSessionsRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ListSessionsRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.cwd is not _UNSET:
+            out["cwd"] = self.cwd
+        if self.cursor is not _UNSET:
+            out["cursor"] = self.cursor
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
+
+
 def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20390,6 +19873,56 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class DeleteSessionRequest(_rt.Model):
+    """Request parameters for deleting an existing session from `session/list`.
+
+    Only available if the Agent supports the `session.delete` capability.
+    """
+
+    session_id: SessionId
+    """The ID of the session to delete."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> DeleteSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_DeleteSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
+
+
 def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20420,6 +19953,95 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ResumeSessionRequest(_rt.Model):
+    """Request parameters for resuming an existing session.
+
+    Resumes an existing session and optionally replays prior conversation
+    history according to `replayFrom`.
+    """
+
+    session_id: SessionId
+    """The ID of the session to resume."""
+    cwd: AbsolutePath
+    """The working directory for this session. Must be an absolute path."""
+    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
+    """Additional workspace roots to activate for this session. Each path must be absolute.
+
+    When omitted or empty, no additional roots are activated. When non-empty,
+    this is the complete resulting additional-root list for the resumed
+    session. It may differ from any previously used or reported list as long as
+    the request `cwd` matches the session's `cwd`.
+    """
+    mcp_servers: list[McpServer] | _UnsetType = _UNSET
+    """List of MCP servers to connect to for this session."""
+    replay_from: ReplayFrom | None | _UnsetType = _UNSET
+    """Inclusive cursor describing where conversation replay should begin.
+
+    Optional. Omitted or `null` both mean the Agent should resume without
+    replaying previous conversation history. Replay cursors are inclusive:
+    replay includes the position identified by the cursor. Supplying
+    `{ "type": "start" }` means the Agent should replay the whole
+    conversation before responding.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | _UnsetType = _UNSET,
+        mcp_servers: list[McpServer] | _UnsetType = _UNSET,
+        replay_from: ReplayFrom | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.replay_from = replay_from
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ResumeSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ResumeSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+        }
+        if self.additional_directories is not _UNSET:
+            out["additionalDirectories"] = self.additional_directories
+        if self.mcp_servers is not _UNSET:
+            out["mcpServers"] = [i.to_json() for i in self.mcp_servers]
+        if self.replay_from is not _UNSET:
+            out["replayFrom"] = self.replay_from.to_json() if self.replay_from is not None else None
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ResumeSessionRequest: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "replayFrom", "_meta"]
+)
 
 
 def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
@@ -20493,6 +20115,53 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ReplayFromStart(ReplayFrom):
+    """Replay the whole conversation from its first replayable entry.
+
+    Wire tag: `type: start`. Payload: `ReplayFromStartPayload`.
+    """
+
+    TAG: _ClassVar[str] = "start"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ReplayFromStart:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ReplayFromStart, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "start",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ReplayFromStart: frozenset[str] = frozenset(["type", "_meta"])
+
+
 def _d_ReplayFromStart(data: _Any, tagged: bool = False) -> ReplayFromStart:
     # `tagged`: called by the union's dispatch, which has checked the object and its tag.
     if not tagged:
@@ -20521,6 +20190,71 @@ def _d_ReplayFromStart(data: _Any, tagged: bool = False) -> ReplayFromStart:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ReplayFromOther(ReplayFrom):
+    """Custom or future replay cursor.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this cursor should preserve the raw
+    payload when storing, replaying, proxying, or forwarding requests, and
+    otherwise reject the request rather than guessing where to replay from.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["start"])
+    type: str
+    """Custom or future replay cursor type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        type: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ReplayFromOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ReplayFromOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": self.type,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ReplayFromOther: frozenset[str] = frozenset(["type", "_meta"])
 
 
 def _d_ReplayFromOther(data: _Any) -> ReplayFromOther:
@@ -20557,6 +20291,47 @@ def _d_ReplayFromOther(data: _Any) -> ReplayFromOther:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ReplayFromStartPayload(_rt.Model):
+    """Inclusive replay cursor requesting replay from the start of the conversation."""
+
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ReplayFromStartPayload:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ReplayFromStartPayload, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ReplayFromStartPayload: frozenset[str] = frozenset(["_meta"])
+
+
 def _d_ReplayFromStartPayload(data: _Any) -> ReplayFromStartPayload:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20580,6 +20355,58 @@ def _d_ReplayFromStartPayload(data: _Any) -> ReplayFromStartPayload:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CloseSessionRequest(_rt.Model):
+    """Request parameters for closing an active session.
+
+    The agent **must** cancel any ongoing work related to the session (treat it
+    as if `session/cancel` was called) and then free up any resources associated
+    with the session.
+    """
+
+    session_id: SessionId
+    """The ID of the session to close."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CloseSessionRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CloseSessionRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
@@ -20612,6 +20439,70 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequest):
+    """A [`SessionConfigValueId`] string value (`type: "id"`).
+
+    Wire tag: `type: id`.
+    """
+
+    TAG: _ClassVar[str] = "id"
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    value: SessionConfigValueId
+    """The value ID."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        value: SessionConfigValueId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+        self.value = value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestId:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionRequestId, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "id",
+            "sessionId": self.session_id,
+            "configId": self.config_id,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionConfigOptionRequestId: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _d_SetSessionConfigOptionRequestId(
@@ -20667,6 +20558,70 @@ def _d_SetSessionConfigOptionRequestId(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequest):
+    """A boolean value (`type: "boolean"`).
+
+    Wire tag: `type: boolean`.
+    """
+
+    TAG: _ClassVar[str] = "boolean"
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    value: bool
+    """The boolean value."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        value: bool,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+        self.value = value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestBoolean:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionRequestBoolean, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "boolean",
+            "sessionId": self.session_id,
+            "configId": self.config_id,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionConfigOptionRequestBoolean: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _d_SetSessionConfigOptionRequestBoolean(
@@ -20726,6 +20681,84 @@ def _d_SetSessionConfigOptionRequestBoolean(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SetSessionConfigOptionRequestOther(SetSessionConfigOptionRequest):
+    """Custom or future session configuration option value payload.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["boolean", "id"])
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    type: str
+    """Custom or future session configuration option value type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    value: _Any
+    """Raw value payload for the custom or future value type."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        type: str,
+        value: _Any,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+        self.type = type
+        self.value = value
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SetSessionConfigOptionRequestOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SetSessionConfigOptionRequestOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "configId": self.config_id,
+            "type": self.type,
+            "value": self.value,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SetSessionConfigOptionRequestOther: frozenset[str] = frozenset(
+    ["sessionId", "configId", "_meta", "type", "value"]
+)
+
+
 def _d_SetSessionConfigOptionRequestOther(data: _Any) -> SetSessionConfigOptionRequestOther:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20783,6 +20816,76 @@ def _d_SetSessionConfigOptionRequestOther(data: _Any) -> SetSessionConfigOptionR
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class PromptRequest(_rt.Model):
+    """Request parameters for sending a user prompt to the agent.
+
+    Contains the user's message and any additional context.
+
+    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
+    """
+
+    session_id: SessionId
+    """The ID of the session to send this user message to"""
+    prompt: list[ContentBlock]
+    """The blocks of content that compose the user's message.
+
+    As a baseline, the Agent MUST support [`ContentBlock::Text`] and [`ContentBlock::ResourceLink`],
+    while other variants are optionally enabled via [`PromptCapabilities`].
+
+    The Client MUST adapt its interface according to [`PromptCapabilities`].
+
+    The client MAY include referenced pieces of context as either
+    [`ContentBlock::Resource`] or [`ContentBlock::ResourceLink`].
+
+    When available, [`ContentBlock::Resource`] is preferred
+    as it avoids extra round-trips and allows the message to include
+    pieces of context from sources the agent may not have access to.
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        prompt: list[ContentBlock],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.prompt = prompt
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> PromptRequest:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_PromptRequest, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+            "prompt": [i.to_json() for i in self.prompt],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
+
+
 def _d_PromptRequest(data: _Any) -> PromptRequest:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20823,6 +20926,53 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RequestPermissionResponse(_rt.Model):
+    """Response to a permission request."""
+
+    outcome: RequestPermissionOutcome
+    """The user's decision on the permission request."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        outcome: RequestPermissionOutcome,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.outcome = outcome
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RequestPermissionResponse:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RequestPermissionResponse, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "outcome": self.outcome.to_json(),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
+
+
 def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20856,6 +21006,48 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RequestPermissionOutcomeCancelled(RequestPermissionOutcome):
+    """Active session work was cancelled before the user responded.
+
+    When a client sends a `session/cancel` notification to cancel active
+    session work, it MUST respond to all pending `session/request_permission`
+    requests with this `Cancelled` outcome.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
+
+    Wire tag: `outcome: cancelled`.
+    """
+
+    TAG: _ClassVar[str] = "cancelled"
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeCancelled:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RequestPermissionOutcomeCancelled, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "outcome": "cancelled",
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RequestPermissionOutcomeCancelled: frozenset[str] = frozenset(["outcome"])
+
+
 def _d_RequestPermissionOutcomeCancelled(
     data: _Any, tagged: bool = False
 ) -> RequestPermissionOutcomeCancelled:
@@ -20879,6 +21071,58 @@ def _d_RequestPermissionOutcomeCancelled(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RequestPermissionOutcomeSelected(RequestPermissionOutcome):
+    """The user selected one of the provided options.
+
+    Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
+    """
+
+    TAG: _ClassVar[str] = "selected"
+    option_id: PermissionOptionId
+    """The ID of the option the user selected."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        option_id: PermissionOptionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.option_id = option_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeSelected:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RequestPermissionOutcomeSelected, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "outcome": "selected",
+            "optionId": self.option_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RequestPermissionOutcomeSelected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
 
 
 def _d_RequestPermissionOutcomeSelected(
@@ -20922,6 +21166,61 @@ def _d_RequestPermissionOutcomeSelected(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class RequestPermissionOutcomeOther(RequestPermissionOutcome):
+    """Custom or future permission outcome.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents that do not understand this outcome MUST NOT treat it as approval.
+    They should preserve the raw payload when storing, replaying, proxying, or
+    forwarding permission responses, and otherwise fail or decline the
+    permission request according to policy.
+
+    The open variant: any `outcome` outside the known and reserved tags, with its whole
+    payload kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["cancelled", "selected"])
+    outcome: str
+    """Custom or future permission outcome.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        outcome: str,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.outcome = outcome
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> RequestPermissionOutcomeOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_RequestPermissionOutcomeOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "outcome": self.outcome,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_RequestPermissionOutcomeOther: frozenset[str] = frozenset(["outcome"])
+
+
 def _d_RequestPermissionOutcomeOther(data: _Any) -> RequestPermissionOutcomeOther:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -20945,6 +21244,53 @@ def _d_RequestPermissionOutcomeOther(data: _Any) -> RequestPermissionOutcomeOthe
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SelectedPermissionOutcome(_rt.Model):
+    """The user selected one of the provided options."""
+
+    option_id: PermissionOptionId
+    """The ID of the option the user selected."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        option_id: PermissionOptionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.option_id = option_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SelectedPermissionOutcome:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SelectedPermissionOutcome, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "optionId": self.option_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 
 
 def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
@@ -20979,6 +21325,61 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateElicitationResponseAccept(CreateElicitationResponse):
+    """The user accepted and provided content.
+
+    Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
+    """
+
+    TAG: _ClassVar[str] = "accept"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
+    """The user-provided content, if any, as an object matching the requested schema."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.content = content
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateElicitationResponseAccept:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateElicitationResponseAccept, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "action": "accept",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.content is not _UNSET:
+            out["content"] = _rt.enc(self.content)
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateElicitationResponseAccept: frozenset[str] = frozenset(["action", "_meta", "content"])
 
 
 def _d_CreateElicitationResponseAccept(
@@ -21024,6 +21425,55 @@ def _d_CreateElicitationResponseAccept(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateElicitationResponseDecline(CreateElicitationResponse):
+    """The user declined the elicitation.
+
+    Wire tag: `action: decline`.
+    """
+
+    TAG: _ClassVar[str] = "decline"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateElicitationResponseDecline:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateElicitationResponseDecline, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "action": "decline",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateElicitationResponseDecline: frozenset[str] = frozenset(["action", "_meta"])
+
+
 def _d_CreateElicitationResponseDecline(
     data: _Any, tagged: bool = False
 ) -> CreateElicitationResponseDecline:
@@ -21058,6 +21508,55 @@ def _d_CreateElicitationResponseDecline(
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateElicitationResponseCancel(CreateElicitationResponse):
+    """The elicitation was cancelled.
+
+    Wire tag: `action: cancel`.
+    """
+
+    TAG: _ClassVar[str] = "cancel"
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateElicitationResponseCancel:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateElicitationResponseCancel, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "action": "cancel",
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateElicitationResponseCancel: frozenset[str] = frozenset(["action", "_meta"])
+
+
 def _d_CreateElicitationResponseCancel(
     data: _Any, tagged: bool = False
 ) -> CreateElicitationResponseCancel:
@@ -21090,6 +21589,73 @@ def _d_CreateElicitationResponseCancel(
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CreateElicitationResponseOther(CreateElicitationResponse):
+    """Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents that do not understand this action should preserve the raw
+    payload when storing, replaying, proxying, or forwarding elicitation
+    responses. They MUST NOT treat it as a known elicitation action.
+
+    The open variant: any `action` outside the known and reserved tags, with its whole
+    payload kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["accept", "cancel", "decline"])
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    action: str
+    """Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        action: str,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.action = action
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CreateElicitationResponseOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CreateElicitationResponseOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "action": self.action,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CreateElicitationResponseOther: frozenset[str] = frozenset(["_meta", "action"])
 
 
 def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOther:
@@ -21128,6 +21694,42 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ElicitationAcceptAction(_rt.Model):
+    """The user accepted the elicitation and provided content."""
+
+    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
+    """The user-provided content, if any, as an object matching the requested schema."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ElicitationAcceptAction:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ElicitationAcceptAction, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {}
+        if self.content is not _UNSET:
+            out["content"] = _rt.enc(self.content)
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
+
+
 def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -21149,6 +21751,48 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ClientNotification(_rt.Model):
+    """A JSON-RPC notification object."""
+
+    method: str
+    """The notification method name."""
+    params: _Any | _UnsetType = _UNSET
+    """Method-specific notification parameters."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: _Any | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "method": self.method,
+        }
+        if self.params is not _UNSET:
+            out["params"] = self.params
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _d_ClientNotification(data: _Any) -> ClientNotification:
@@ -21175,6 +21819,56 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CancelSessionNotification(_rt.Model):
+    """Notification to cancel ongoing operations for a session.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
+    """
+
+    session_id: SessionId
+    """The ID of the session to cancel operations for."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CancelSessionNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CancelSessionNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionId": self.session_id,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CancelSessionNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _d_CancelSessionNotification(data: _Any) -> CancelSessionNotification:
@@ -21211,6 +21905,48 @@ def _d_CancelSessionNotification(data: _Any) -> CancelSessionNotification:
     return self
 
 
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class ProtocolLevelNotification(_rt.Model):
+    """A JSON-RPC notification object."""
+
+    method: str
+    """The notification method name."""
+    params: CancelRequestNotification | None | _UnsetType = _UNSET
+    """Method-specific notification parameters."""
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: CancelRequestNotification | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ProtocolLevelNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ProtocolLevelNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "method": self.method,
+        }
+        if self.params is not _UNSET:
+            out["params"] = self.params.to_json() if self.params is not None else None
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ProtocolLevelNotification: frozenset[str] = frozenset(["method", "params"])
+
+
 def _d_ProtocolLevelNotification(data: _Any) -> ProtocolLevelNotification:
     if type(data) is not dict:
         raise _rt.not_object(data)
@@ -21239,6 +21975,56 @@ def _d_ProtocolLevelNotification(data: _Any) -> ProtocolLevelNotification:
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class CancelRequestNotification(_rt.Model):
+    """Notification to cancel an ongoing request.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
+    """
+
+    request_id: RequestId
+    """The ID of the request to cancel."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        request_id: RequestId,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.request_id = request_id
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> CancelRequestNotification:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_CancelRequestNotification, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "requestId": _rt.enc(self.request_id),
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
@@ -21274,48 +22060,90 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
     return self
 
 
+# -- aliases -------------------------------------------------------------------------------------
+
+RequestId: _TypeAlias = _Annotated[None | int | str, _rt.Alias("RequestId")]
+"""JSON RPC Request Id
+
+An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
+
+The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
+
+\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
+
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+
+Untagged union, decided by JSON type first, in this order: null, integer, string.
+"""
+
+
 def _d_RequestId(v: _Any) -> _Any:
     if v is None:
-        if v is not None:
-            raise _rt.expected("null", v)
         return v
     if type(v) is int:
-        if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+        if v < -9223372036854775808 or v > 9223372036854775807:
             raise _rt.expected("an integer from -9223372036854775808 to 9223372036854775807", v)
         return v
     if type(v) is str:
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
         return v
     raise _rt.expected("null, an integer or a string", v)
 
 
+SessionId: _TypeAlias = _Annotated[str, _rt.Alias("SessionId")]
+"""A unique identifier for a conversation session between a client and agent.
+
+Sessions maintain their own context, conversation history, and state,
+allowing multiple independent interactions with the same agent.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)
+"""
+
+
 def _d_SessionId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+ToolCallId: _TypeAlias = _Annotated[str, _rt.Alias("ToolCallId")]
+"""Unique identifier for a tool call within a session."""
 
 
 def _d_ToolCallId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+MediaType: _TypeAlias = _Annotated[str, _rt.Alias("MediaType")]
+"""An Internet media type identifying the format of protocol content."""
 
 
 def _d_MediaType(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+EmbeddedResourceResource: _TypeAlias = _Annotated[
+    TextResourceContents | BlobResourceContents, _rt.Alias("EmbeddedResourceResource")
+]
+"""Resource content that can be embedded in a message.
+
+Untagged union: every alternative is an object. Among objects, the first alternative in
+schema order whose required keys are all present.
+"""
 
 
 def _d_EmbeddedResourceResource(v: _Any) -> _Any:
     if type(v) is dict:
         if "text" in v and "uri" in v:
-            v = _d_TextResourceContents(v)
-            return v
+            return _d_TextResourceContents(v)
         if "blob" in v and "uri" in v:
-            v = _d_BlobResourceContents(v)
-            return v
+            return _d_BlobResourceContents(v)
         raise _rt.DecodeError(
             "object matches no alternative: "
             + "needs the keys of one of {text, uri} or {blob, uri}"
@@ -21323,36 +22151,57 @@ def _d_EmbeddedResourceResource(v: _Any) -> _Any:
     raise _rt.expected("an object", v)
 
 
+AbsolutePath: _TypeAlias = _Annotated[str, _rt.Alias("AbsolutePath")]
+"""An absolute filesystem path used by the protocol."""
+
+
 def _d_AbsolutePath(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+TerminalId: _TypeAlias = _Annotated[str, _rt.Alias("TerminalId")]
+"""Unique identifier for an agent-owned terminal within a session."""
 
 
 def _d_TerminalId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+PermissionOptionId: _TypeAlias = _Annotated[str, _rt.Alias("PermissionOptionId")]
+"""Unique identifier for a permission option."""
 
 
 def _d_PermissionOptionId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+MultiSelectItems: _TypeAlias = _Annotated[
+    StringMultiSelectItems | dict[str, _Any] | TitledMultiSelectItems, _rt.Alias("MultiSelectItems")
+]
+"""Items for a multi-select (array) property schema.
+
+Untagged union: every alternative is an object. Among objects, the first alternative in
+schema order whose required keys are all present.
+"""
 
 
 def _d_MultiSelectItems(v: _Any) -> _Any:
     if type(v) is dict:
         if "enum" in v:
-            v = _d_StringMultiSelectItems(v)
-            return v
+            return _d_StringMultiSelectItems(v)
         if "type" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         if "anyOf" in v:
-            v = _d_TitledMultiSelectItems(v)
-            return v
+            return _d_TitledMultiSelectItems(v)
         raise _rt.DecodeError(
             "object matches no alternative: "
             + "needs the keys of one of {enum} or {type} or {anyOf}"
@@ -21360,25 +22209,44 @@ def _d_MultiSelectItems(v: _Any) -> _Any:
     raise _rt.expected("an object", v)
 
 
+ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
+"""Unique identifier for an elicitation."""
+
+
 def _d_ElicitationId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
 
 
+ExtRequest: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtRequest")]
+"""Allows for sending an arbitrary request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
+
+
 def _d_ExtRequest(v: _Any) -> _Any:
+
     return v
+
+
+AgentResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("AgentResponse")]
+"""A JSON-RPC response object.
+
+Untagged union: every alternative is an object. Among objects, the first alternative in
+schema order whose required keys are all present.
+"""
 
 
 def _d_AgentResponse(v: _Any) -> _Any:
     if type(v) is dict:
         if "id" in v and "result" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         if "id" in v and "error" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         raise _rt.DecodeError(
             "object matches no alternative: "
@@ -21387,90 +22255,163 @@ def _d_AgentResponse(v: _Any) -> _Any:
     raise _rt.expected("an object", v)
 
 
+ProtocolVersion: _TypeAlias = _Annotated[int, _rt.Alias("ProtocolVersion")]
+"""Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities.
+"""
+
+
 def _d_ProtocolVersion(v: _Any) -> _Any:
+
     if type(v) is not int or v < 0 or v > 65535:
         raise _rt.expected("an integer from 0 to 65535", v)
     return v
 
 
+AuthMethodId: _TypeAlias = _Annotated[str, _rt.Alias("AuthMethodId")]
+"""Typed identifier used for auth method values on the wire."""
+
+
 def _d_AuthMethodId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+SessionConfigId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigId")]
+"""Unique identifier for a session configuration option."""
 
 
 def _d_SessionConfigId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+SessionConfigValueId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigValueId")]
+"""Unique identifier for a session configuration option value."""
 
 
 def _d_SessionConfigValueId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+SessionConfigSelectOptions: _TypeAlias = _Annotated[
+    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup],
+    _rt.Alias("SessionConfigSelectOptions"),
+]
+"""Possible values for a session configuration option.
+
+Untagged union: every alternative is a list. Among lists, the same test on the first
+item; an empty list takes the first list alternative.
+"""
 
 
 def _d_SessionConfigSelectOptions(v: _Any) -> _Any:
     if type(v) is list:
         first = v[0] if v else None
         if first is None or (type(first) is dict and "value" in first and "name" in first):
-            if type(v) is not list:
-                raise _rt.expected("a list", v)
             v = _rt.list_of(v, _d_SessionConfigSelectOption)
             return v
-        if first is None or (
-            type(first) is dict and "groupId" in first and "name" in first and "options" in first
-        ):
-            if type(v) is not list:
-                raise _rt.expected("a list", v)
+        if type(first) is dict and "groupId" in first and "name" in first and "options" in first:
             v = _rt.list_of(v, _d_SessionConfigSelectGroup)
             return v
         raise _rt.DecodeError("list matches no alternative")
     raise _rt.expected("a list", v)
 
 
+SessionConfigGroupId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigGroupId")]
+"""Unique identifier for a session configuration option value group."""
+
+
 def _d_SessionConfigGroupId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+SessionListCursor: _TypeAlias = _Annotated[str, _rt.Alias("SessionListCursor")]
+"""An opaque cursor used to paginate `session/list` results."""
 
 
 def _d_SessionListCursor(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+ExtResponse: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtResponse")]
+"""Allows for sending an arbitrary response to an [`ExtRequest`] that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
 
 
 def _d_ExtResponse(v: _Any) -> _Any:
+
     return v
+
+
+MessageId: _TypeAlias = _Annotated[str, _rt.Alias("MessageId")]
+"""Unique identifier for a message within a session."""
 
 
 def _d_MessageId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
+
+
+PlanId: _TypeAlias = _Annotated[str, _rt.Alias("PlanId")]
+"""Unique identifier for a plan within a session."""
 
 
 def _d_PlanId(v: _Any) -> _Any:
+
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
 
 
+ExtNotification: _TypeAlias = _Annotated[_Any, _rt.Alias("ExtNotification")]
+"""Allows the Agent to send an arbitrary notification that is not part of the ACP spec.
+Extension notifications provide a way to send one-way messages for custom functionality
+while maintaining protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
+
+
 def _d_ExtNotification(v: _Any) -> _Any:
+
     return v
+
+
+ClientResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("ClientResponse")]
+"""A JSON-RPC response object.
+
+Untagged union: every alternative is an object. Among objects, the first alternative in
+schema order whose required keys are all present.
+"""
 
 
 def _d_ClientResponse(v: _Any) -> _Any:
     if type(v) is dict:
         if "id" in v and "result" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         if "id" in v and "error" in v:
-            if type(v) is not dict:
-                raise _rt.expected("an object", v)
             return v
         raise _rt.DecodeError(
             "object matches no alternative: "
@@ -21479,52 +22420,34 @@ def _d_ClientResponse(v: _Any) -> _Any:
     raise _rt.expected("an object", v)
 
 
+ElicitationContentValue: _TypeAlias = _Annotated[
+    str | int | float | bool | list[str], _rt.Alias("ElicitationContentValue")
+]
+"""Allowed wire representations for [`ElicitationContentValue`].
+
+Untagged union, decided by JSON type first, in this order: boolean, integer, number,
+string, list.
+"""
+
+
 def _d_ElicitationContentValue(v: _Any) -> _Any:
     if type(v) is bool:
-        if type(v) is not bool:
-            raise _rt.expected("a boolean", v)
         return v
     if type(v) is int:
-        if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
+        if v < -9223372036854775808 or v > 9223372036854775807:
             raise _rt.expected("an integer from -9223372036854775808 to 9223372036854775807", v)
         return v
-    if type(v) is float or type(v) is int:
-        if type(v) is not float and type(v) is not int:
-            raise _rt.expected("a number", v)
+    if type(v) is float:
         return v
     if type(v) is str:
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
         return v
     if type(v) is list:
-        if type(v) is not list:
-            raise _rt.expected("a list", v)
         v = _rt.list_of(v, _rt.d_str)
         return v
     raise _rt.expected("a boolean, an integer, a number, a string or a list", v)
 
 
-# -- tables --------------------------------------------------------------------------------------
-_E_ToolKind: dict[_Any, ToolKind] = {m.value: m for m in ToolKind}
-_E_ToolCallStatus: dict[_Any, ToolCallStatus] = {m.value: m for m in ToolCallStatus}
-_E_Role: dict[_Any, Role] = {m.value: m for m in Role}
-_E_IconTheme: dict[_Any, IconTheme] = {m.value: m for m in IconTheme}
-_E_DiffFileType: dict[_Any, DiffFileType] = {m.value: m for m in DiffFileType}
-_E_DiffPatchFormat: dict[_Any, DiffPatchFormat] = {m.value: m for m in DiffPatchFormat}
-_E_PermissionOptionKind: dict[_Any, PermissionOptionKind] = {
-    m.value: m for m in PermissionOptionKind
-}
-_E_ElicitationSchemaType: dict[_Any, ElicitationSchemaType] = {
-    m.value: m for m in ElicitationSchemaType
-}
-_E_StringFormat: dict[_Any, StringFormat] = {m.value: m for m in StringFormat}
-_E_SessionConfigOptionCategory: dict[_Any, SessionConfigOptionCategory] = {
-    m.value: m for m in SessionConfigOptionCategory
-}
-_E_ErrorCode: dict[_Any, ErrorCode] = {m.value: m for m in ErrorCode}
-_E_StopReason: dict[_Any, StopReason] = {m.value: m for m in StopReason}
-_E_PlanEntryPriority: dict[_Any, PlanEntryPriority] = {m.value: m for m in PlanEntryPriority}
-_E_PlanEntryStatus: dict[_Any, PlanEntryStatus] = {m.value: m for m in PlanEntryStatus}
+# -- tag dispatch and the decoder registry ------------------------------------------------------
 _T_RequestPermissionSubject: dict[str, _Any] = {
     "tool_call": _d_RequestPermissionSubjectToolCall,
     "command": _d_RequestPermissionSubjectCommand,
@@ -21616,368 +22539,6 @@ _T_CreateElicitationResponse: dict[str, _Any] = {
     "decline": _d_CreateElicitationResponseDecline,
     "cancel": _d_CreateElicitationResponseCancel,
 }
-_K_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
-_K_RequestPermissionRequest: frozenset[str] = frozenset(
-    ["sessionId", "title", "description", "subject", "options", "_meta"]
-)
-_K_RequestPermissionSubjectToolCall: frozenset[str] = frozenset(["type", "toolCall"])
-_K_RequestPermissionSubjectCommand: frozenset[str] = frozenset(
-    ["type", "command", "cwd", "toolCallId", "terminalId", "_meta"]
-)
-_K_RequestPermissionSubjectOther: frozenset[str] = frozenset(["type"])
-_K_ToolCallUpdate: frozenset[str] = frozenset(
-    [
-        "toolCallId",
-        "title",
-        "kind",
-        "status",
-        "content",
-        "locations",
-        "rawInput",
-        "rawOutput",
-        "_meta",
-    ]
-)
-_K_ToolCallContentContent: frozenset[str] = frozenset(["type", "content", "_meta"])
-_K_ToolCallContentDiff: frozenset[str] = frozenset(["type", "changes", "patch", "_meta"])
-_K_ToolCallContentTerminal: frozenset[str] = frozenset(["type", "terminalId", "_meta"])
-_K_ToolCallContentOther: frozenset[str] = frozenset(["type"])
-_K_ContentBlockText: frozenset[str] = frozenset(["type", "text", "annotations", "_meta"])
-_K_ContentBlockImage: frozenset[str] = frozenset(
-    ["type", "data", "mimeType", "uri", "annotations", "_meta"]
-)
-_K_ContentBlockAudio: frozenset[str] = frozenset(
-    ["type", "data", "mimeType", "annotations", "_meta"]
-)
-_K_ContentBlockResourceLink: frozenset[str] = frozenset(
-    [
-        "type",
-        "name",
-        "uri",
-        "title",
-        "description",
-        "icons",
-        "mimeType",
-        "size",
-        "annotations",
-        "_meta",
-    ]
-)
-_K_ContentBlockResource: frozenset[str] = frozenset(["type", "resource", "annotations", "_meta"])
-_K_ContentBlockOther: frozenset[str] = frozenset(["type"])
-_K_Annotations: frozenset[str] = frozenset(["audience", "lastModified", "priority", "_meta"])
-_K_TextContent: frozenset[str] = frozenset(["text", "annotations", "_meta"])
-_K_ImageContent: frozenset[str] = frozenset(["data", "mimeType", "uri", "annotations", "_meta"])
-_K_AudioContent: frozenset[str] = frozenset(["data", "mimeType", "annotations", "_meta"])
-_K_Icon: frozenset[str] = frozenset(["src", "mimeType", "sizes", "theme"])
-_K_ResourceLink: frozenset[str] = frozenset(
-    ["name", "uri", "title", "description", "icons", "mimeType", "size", "annotations", "_meta"]
-)
-_K_TextResourceContents: frozenset[str] = frozenset(["text", "uri", "mimeType", "_meta"])
-_K_BlobResourceContents: frozenset[str] = frozenset(["blob", "uri", "mimeType", "_meta"])
-_K_EmbeddedResource: frozenset[str] = frozenset(["resource", "annotations", "_meta"])
-_K_Content: frozenset[str] = frozenset(["content", "_meta"])
-_K_DiffChangeAdd: frozenset[str] = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
-_K_DiffChangeDelete: frozenset[str] = frozenset(
-    ["operation", "fileType", "mimeType", "_meta", "path"]
-)
-_K_DiffChangeModify: frozenset[str] = frozenset(
-    ["operation", "fileType", "mimeType", "_meta", "path"]
-)
-_K_DiffChangeMove: frozenset[str] = frozenset(
-    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
-)
-_K_DiffChangeCopy: frozenset[str] = frozenset(
-    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
-)
-_K_DiffChangeOther: frozenset[str] = frozenset(["fileType", "mimeType", "_meta", "operation"])
-_K_DiffPathChange: frozenset[str] = frozenset(["path"])
-_K_DiffPathPairChange: frozenset[str] = frozenset(["oldPath", "path"])
-_K_DiffPatch: frozenset[str] = frozenset(["format", "text"])
-_K_Diff: frozenset[str] = frozenset(["changes", "patch", "_meta"])
-_K_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
-_K_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
-_K_ToolCallPermissionSubject: frozenset[str] = frozenset(["toolCall"])
-_K_CommandPermissionSubject: frozenset[str] = frozenset(
-    ["command", "cwd", "toolCallId", "terminalId", "_meta"]
-)
-_K_PermissionOption: frozenset[str] = frozenset(["optionId", "name", "kind", "_meta"])
-_K_CreateElicitationRequestForm: frozenset[str] = frozenset(
-    ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
-)
-_K_CreateElicitationRequestUrl: frozenset[str] = frozenset(
-    ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
-)
-_K_CreateElicitationRequestOther: frozenset[str] = frozenset(
-    ["message", "_meta", "mode", "sessionId", "toolCallId", "requestId"]
-)
-_K_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
-_K_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
-_K_ElicitationSchema: frozenset[str] = frozenset(
-    ["type", "title", "properties", "required", "description", "_meta"]
-)
-_K_ElicitationPropertySchemaString: frozenset[str] = frozenset(
-    [
-        "type",
-        "title",
-        "description",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "format",
-        "default",
-        "enum",
-        "oneOf",
-        "_meta",
-    ]
-)
-_K_ElicitationPropertySchemaNumber: frozenset[str] = frozenset(
-    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
-)
-_K_ElicitationPropertySchemaInteger: frozenset[str] = frozenset(
-    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
-)
-_K_ElicitationPropertySchemaBoolean: frozenset[str] = frozenset(
-    ["type", "title", "description", "default", "_meta"]
-)
-_K_ElicitationPropertySchemaArray: frozenset[str] = frozenset(
-    ["type", "title", "description", "minItems", "maxItems", "items", "default", "_meta"]
-)
-_K_ElicitationPropertySchemaOther: frozenset[str] = frozenset(["type"])
-_K_EnumOption: frozenset[str] = frozenset(["const", "title", "description", "_meta"])
-_K_StringPropertySchema: frozenset[str] = frozenset(
-    [
-        "title",
-        "description",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "format",
-        "default",
-        "enum",
-        "oneOf",
-        "_meta",
-    ]
-)
-_K_NumberPropertySchema: frozenset[str] = frozenset(
-    ["title", "description", "minimum", "maximum", "default", "_meta"]
-)
-_K_IntegerPropertySchema: frozenset[str] = frozenset(
-    ["title", "description", "minimum", "maximum", "default", "_meta"]
-)
-_K_BooleanPropertySchema: frozenset[str] = frozenset(["title", "description", "default", "_meta"])
-_K_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
-_K_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
-_K_MultiSelectPropertySchema: frozenset[str] = frozenset(
-    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
-)
-_K_ElicitationFormMode: frozenset[str] = frozenset(
-    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
-)
-_K_ElicitationUrlMode: frozenset[str] = frozenset(
-    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
-)
-_K_InitializeResponse: frozenset[str] = frozenset(
-    ["protocolVersion", "info", "capabilities", "authMethods", "_meta"]
-)
-_K_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
-_K_AgentCapabilities: frozenset[str] = frozenset(["session", "auth", "_meta"])
-_K_SessionCapabilities: frozenset[str] = frozenset(
-    ["prompt", "mcp", "delete", "additionalDirectories", "_meta"]
-)
-_K_PromptCapabilities: frozenset[str] = frozenset(["image", "audio", "embeddedContext", "_meta"])
-_K_PromptImageCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_PromptAudioCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_PromptEmbeddedContextCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_McpCapabilities: frozenset[str] = frozenset(["stdio", "http", "_meta"])
-_K_McpStdioCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_McpHttpCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_AgentAuthCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_AuthMethodTerminal: frozenset[str] = frozenset(
-    ["type", "methodId", "name", "description", "args", "env", "_meta"]
-)
-_K_AuthMethodAgent: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
-_K_AuthMethodOther: frozenset[str] = frozenset(["type", "methodId", "name", "description", "_meta"])
-_K_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
-_K_AuthMethodTerminalPayload: frozenset[str] = frozenset(
-    ["methodId", "name", "description", "args", "env", "_meta"]
-)
-_K_AuthMethodAgentPayload: frozenset[str] = frozenset(["methodId", "name", "description", "_meta"])
-_K_LoginAuthResponse: frozenset[str] = frozenset(["_meta"])
-_K_LogoutAuthResponse: frozenset[str] = frozenset(["_meta"])
-_K_NewSessionResponse: frozenset[str] = frozenset(["sessionId", "configOptions", "_meta"])
-_K_SessionConfigOptionSelect: frozenset[str] = frozenset(
-    ["type", "configId", "name", "description", "category", "_meta", "currentValue", "options"]
-)
-_K_SessionConfigOptionBoolean: frozenset[str] = frozenset(
-    ["type", "configId", "name", "description", "category", "_meta", "currentValue"]
-)
-_K_SessionConfigOptionOther: frozenset[str] = frozenset(
-    ["configId", "name", "description", "category", "_meta", "type"]
-)
-_K_SessionConfigSelectOption: frozenset[str] = frozenset(["value", "name", "description", "_meta"])
-_K_SessionConfigSelectGroup: frozenset[str] = frozenset(["groupId", "name", "options", "_meta"])
-_K_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
-_K_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
-_K_ListSessionsResponse: frozenset[str] = frozenset(["sessions", "nextCursor", "_meta"])
-_K_SessionInfo: frozenset[str] = frozenset(
-    ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
-)
-_K_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
-_K_ResumeSessionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
-_K_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
-_K_SetSessionConfigOptionResponse: frozenset[str] = frozenset(["configOptions", "_meta"])
-_K_PromptResponse: frozenset[str] = frozenset(["_meta"])
-_K_Error: frozenset[str] = frozenset(["code", "message", "data"])
-_K_AgentNotification: frozenset[str] = frozenset(["method", "params"])
-_K_UpdateSessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
-_K_SessionUpdateUserMessageChunk: frozenset[str] = frozenset(
-    ["sessionUpdate", "messageId", "content", "_meta"]
-)
-_K_SessionUpdateUserMessage: frozenset[str] = frozenset(
-    ["sessionUpdate", "messageId", "content", "_meta"]
-)
-_K_SessionUpdateAgentMessageChunk: frozenset[str] = frozenset(
-    ["sessionUpdate", "messageId", "content", "_meta"]
-)
-_K_SessionUpdateAgentMessage: frozenset[str] = frozenset(
-    ["sessionUpdate", "messageId", "content", "_meta"]
-)
-_K_SessionUpdateAgentThoughtChunk: frozenset[str] = frozenset(
-    ["sessionUpdate", "messageId", "content", "_meta"]
-)
-_K_SessionUpdateAgentThought: frozenset[str] = frozenset(
-    ["sessionUpdate", "messageId", "content", "_meta"]
-)
-_K_SessionUpdateStateUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "state", "_meta", "stopReason"]
-)
-_K_SessionUpdateToolCallContentChunk: frozenset[str] = frozenset(
-    ["sessionUpdate", "toolCallId", "content", "_meta"]
-)
-_K_SessionUpdateToolCallUpdate: frozenset[str] = frozenset(
-    [
-        "sessionUpdate",
-        "toolCallId",
-        "title",
-        "kind",
-        "status",
-        "content",
-        "locations",
-        "rawInput",
-        "rawOutput",
-        "_meta",
-    ]
-)
-_K_SessionUpdateTerminalUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "terminalId", "command", "cwd", "output", "exitStatus", "_meta"]
-)
-_K_SessionUpdateTerminalOutputChunk: frozenset[str] = frozenset(
-    ["sessionUpdate", "terminalId", "data", "_meta"]
-)
-_K_SessionUpdatePlanUpdate: frozenset[str] = frozenset(["sessionUpdate", "plan", "_meta"])
-_K_SessionUpdateAvailableCommandsUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "availableCommands", "_meta"]
-)
-_K_SessionUpdateConfigOptionUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "configOptions", "_meta"]
-)
-_K_SessionUpdateSessionInfoUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "title", "updatedAt", "_meta"]
-)
-_K_SessionUpdateUsageUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "used", "size", "cost", "_meta"]
-)
-_K_SessionUpdateOther: frozenset[str] = frozenset(["sessionUpdate"])
-_K_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"])
-_K_UserMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
-_K_AgentMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
-_K_AgentThought: frozenset[str] = frozenset(["messageId", "content", "_meta"])
-_K_RunningStateUpdate: frozenset[str] = frozenset(["_meta"])
-_K_IdleStateUpdate: frozenset[str] = frozenset(["stopReason", "_meta"])
-_K_RequiresActionStateUpdate: frozenset[str] = frozenset(["_meta"])
-_K_StateUpdateRunning: frozenset[str] = frozenset(["state", "_meta"])
-_K_StateUpdateIdle: frozenset[str] = frozenset(["state", "stopReason", "_meta"])
-_K_StateUpdateRequiresAction: frozenset[str] = frozenset(["state", "_meta"])
-_K_StateUpdateOther: frozenset[str] = frozenset(["state"])
-_K_ToolCallContentChunk: frozenset[str] = frozenset(["toolCallId", "content", "_meta"])
-_K_TerminalOutput: frozenset[str] = frozenset(["data", "_meta"])
-_K_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
-_K_TerminalUpdate: frozenset[str] = frozenset(
-    ["terminalId", "command", "cwd", "output", "exitStatus", "_meta"]
-)
-_K_TerminalOutputChunk: frozenset[str] = frozenset(["terminalId", "data", "_meta"])
-_K_PlanUpdateContentItems: frozenset[str] = frozenset(["type", "planId", "entries", "_meta"])
-_K_PlanUpdateContentOther: frozenset[str] = frozenset(["type", "planId"])
-_K_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
-_K_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
-_K_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
-_K_AvailableCommand: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
-_K_AvailableCommandInputText: frozenset[str] = frozenset(["type", "hint", "_meta"])
-_K_AvailableCommandInputOther: frozenset[str] = frozenset(["type"])
-_K_TextCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
-_K_AvailableCommandsUpdate: frozenset[str] = frozenset(["availableCommands", "_meta"])
-_K_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
-_K_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
-_K_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
-_K_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
-_K_CompleteElicitationNotification: frozenset[str] = frozenset(["elicitationId", "_meta"])
-_K_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
-_K_InitializeRequest: frozenset[str] = frozenset(
-    ["protocolVersion", "info", "capabilities", "_meta"]
-)
-_K_ClientCapabilities: frozenset[str] = frozenset(["auth", "elicitation", "_meta"])
-_K_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
-_K_TerminalAuthCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
-_K_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
-_K_LoginAuthRequest: frozenset[str] = frozenset(["methodId", "_meta"])
-_K_LogoutAuthRequest: frozenset[str] = frozenset(["_meta"])
-_K_NewSessionRequest: frozenset[str] = frozenset(
-    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
-)
-_K_McpServerHttp: frozenset[str] = frozenset(["type", "name", "url", "headers", "_meta"])
-_K_McpServerStdio: frozenset[str] = frozenset(["type", "name", "command", "args", "env", "_meta"])
-_K_McpServerOther: frozenset[str] = frozenset(["type"])
-_K_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
-_K_McpServerHttpPayload: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
-_K_McpServerStdioPayload: frozenset[str] = frozenset(["name", "command", "args", "env", "_meta"])
-_K_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
-_K_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
-_K_ResumeSessionRequest: frozenset[str] = frozenset(
-    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "replayFrom", "_meta"]
-)
-_K_ReplayFromStart: frozenset[str] = frozenset(["type", "_meta"])
-_K_ReplayFromOther: frozenset[str] = frozenset(["type", "_meta"])
-_K_ReplayFromStartPayload: frozenset[str] = frozenset(["_meta"])
-_K_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
-_K_SetSessionConfigOptionRequestId: frozenset[str] = frozenset(
-    ["type", "sessionId", "configId", "_meta", "value"]
-)
-_K_SetSessionConfigOptionRequestBoolean: frozenset[str] = frozenset(
-    ["type", "sessionId", "configId", "_meta", "value"]
-)
-_K_SetSessionConfigOptionRequestOther: frozenset[str] = frozenset(
-    ["sessionId", "configId", "_meta", "type", "value"]
-)
-_K_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
-_K_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
-_K_RequestPermissionOutcomeCancelled: frozenset[str] = frozenset(["outcome"])
-_K_RequestPermissionOutcomeSelected: frozenset[str] = frozenset(["outcome", "optionId", "_meta"])
-_K_RequestPermissionOutcomeOther: frozenset[str] = frozenset(["outcome"])
-_K_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
-_K_CreateElicitationResponseAccept: frozenset[str] = frozenset(["action", "_meta", "content"])
-_K_CreateElicitationResponseDecline: frozenset[str] = frozenset(["action", "_meta"])
-_K_CreateElicitationResponseCancel: frozenset[str] = frozenset(["action", "_meta"])
-_K_CreateElicitationResponseOther: frozenset[str] = frozenset(["_meta", "action"])
-_K_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
-_K_ClientNotification: frozenset[str] = frozenset(["method", "params"])
-_K_CancelSessionNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
-_K_ProtocolLevelNotification: frozenset[str] = frozenset(["method", "params"])
-_K_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 _rt.register(RequestId, _d_RequestId)
 _rt.register(SessionId, _d_SessionId)
 _rt.register(ToolCallId, _d_ToolCallId)

@@ -191,12 +191,14 @@ def test_unknown_ref(cli: Cli, tmp_path: Path, mirror: Path) -> None:
     assert one_error(cli("generate", "--check", "--ref", "nope", mirror=empty)) == (
         f"nope is not pinned, and the mirror {empty} has no release nope"
     )
-    local = copy_ref(mirror, "schema-v2.0.0-alpha.5", tmp_path / "full")
+    # A release the mirror has and the lock does not (every real one is pinned).
+    local = tmp_path / "full"
+    shutil.copytree(mirror / "schema-v2.0.0-alpha.8", local / "schema-v2.0.0-alpha.99")
     assert one_error(
-        cli("generate", "--check", "--ref", "schema-v2.0.0-alpha.5", mirror=local)
+        cli("generate", "--check", "--ref", "schema-v2.0.0-alpha.99", mirror=local)
     ) == (
-        f"schema-v2.0.0-alpha.5 is not pinned in {lock}:"
-        " run `acp-codegen schema pin schema-v2.0.0-alpha.5 --no-default` first"
+        f"schema-v2.0.0-alpha.99 is not pinned in {lock}:"
+        " run `acp-codegen schema pin schema-v2.0.0-alpha.99 --no-default` first"
     )
     assert one_error(cli("generate", "--check", "--ref", "v0.12.2", mirror=mirror)) == (
         "v0.12.2 has no v2/schema.json (a flat release before v2: protocol v1 only);"
@@ -569,13 +571,19 @@ def test_a_ruff_failure_on_our_output_is_exit_3(
 ) -> None:
     import codegen.pipeline
 
-    monkeypatch.setattr(codegen.pipeline, "_runtime_text", lambda *_: "def broken(:\n")
+    # The runtime modules are copied as they are; what ruff formats is rendered from templates.
+    real = codegen.pipeline.format_files
+    monkeypatch.setattr(
+        codegen.pipeline,
+        "format_files",
+        lambda files: real({**files, "p/methods.py": "def broken(:\n"}),
+    )
     schema = write_schema(tmp_path / "src", SMALL)
     run = cli("generate", "--schema", schema, "--out", tmp_path / "out", "--package", "p")
     assert (run.code, run.out) == (3, "")
     assert run.err == (
         "acp-codegen: internal error (please report it): ruff failed on the generated code:"
-        " error: Failed to parse p/_runtime.py:1:12: Expected a parameter or the end of the"
+        " error: Failed to parse p/methods.py:1:12: Expected a parameter or the end of the"
         " parameter list\n"
     )
     assert not (tmp_path / "out").exists()

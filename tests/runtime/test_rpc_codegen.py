@@ -1,5 +1,6 @@
 """The generated dispatch tables, bases and stubs follow meta.json and `x-method`/`x-side`:
-one route per method on the side that handles it, Python names from the meta.json keys."""
+one route per method on the side that handles it, Python names from the meta.json keys, and
+two methods of one role with one Python name are an error pointing at both."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import importlib
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -14,11 +16,12 @@ import acp_v1
 import acp_v2
 import pytest
 
-from codegen.diagnostics import InputError
-from codegen.ir import Method, Model
-from codegen.naming import Names
+from codegen.config import default_templates
+from codegen.diagnostics import Diagnostics, InputError
+from codegen.ir import Method
 from codegen.naming import method_name as python_name
-from codegen.render.rpc import build_rpc_view
+from codegen.pipeline import Target, generate
+from tests.conftest import write_schema
 from tests.support.rpc_wire import RawPeer, request, run
 
 
@@ -46,15 +49,28 @@ def test_python_names(key: str, wire: str, expected: str) -> None:
     assert python_name(method) == expected
 
 
-def test_two_methods_with_one_python_name_are_an_error() -> None:
-    methods = tuple(
-        Method(name=wire, key=wire.replace("/", "_"), side="agent", kind="request", params=None,
-               result=None)
-        for wire in ("a/b", "a_b")
-    )  # fmt: skip
-    model = Model(title="t", version=2, types=(), methods=methods)
-    with pytest.raises(InputError, match="'a/b' and 'a_b' .* both map to the Python name 'a_b'"):
-        build_rpc_view(model, Names(types={}))
+def generation_errors(tmp_path: Path, schema: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+    diags = Diagnostics()
+    target = Target("pkg", write_schema(tmp_path / "schema", schema, meta))
+    with pytest.raises(InputError):
+        generate(target, default_templates(), diags, fmt=False)
+    return [str(d) for d in diags.items if d.level == "error"]
+
+
+def test_two_methods_of_one_role_with_one_python_name_are_one_error(tmp_path: Path) -> None:
+    meta = {"agentMethods": {"a b": "a/b", "a_b": "a_b"}, "clientMethods": {"a_b": "c/d"}}
+    assert generation_errors(tmp_path, {"$defs": {}}, meta) == [
+        "error at meta.json#/agentMethods/a_b: method 'a_b' maps to Python name 'a_b' "
+        "(agent side), as does 'a/b' at meta.json#/agentMethods/a b"
+    ]  # the client's `a_b` is another class's method: no conflict
+
+
+def test_a_protocol_method_collides_with_either_role(tmp_path: Path) -> None:
+    meta = {"clientMethods": {"hello": "c/hello"}, "protocolMethods": {"hello": "$/hello"}}
+    assert generation_errors(tmp_path, {"$defs": {}}, meta) == [
+        "error at meta.json#/protocolMethods/hello: method '$/hello' maps to Python name "
+        "'hello' (client side), as does 'c/hello' at meta.json#/clientMethods/hello"
+    ]
 
 
 @pytest.mark.parametrize("pkg", [acp_v1, acp_v2], ids=["v1", "v2"])

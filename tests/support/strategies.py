@@ -7,6 +7,7 @@ always, optional ones sometimes (null where nullable), an undeclared key now and
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hypothesis import strategies as st
@@ -115,18 +116,11 @@ class WireStrategies:
             lo = int(shape.minimum) if shape.minimum is not None else -(2**53)
             hi = int(shape.maximum) if shape.maximum is not None else 2**53
             return st.integers(lo, hi)
-        if kind == "float":
-            return st.floats(
-                min_value=shape.minimum,
-                max_value=shape.maximum,
-                allow_nan=False,
-                allow_infinity=False,
-            ) | st.integers(-1000, 1000).filter(
-                lambda i: (
-                    (shape.minimum is None or i >= shape.minimum)
-                    and (shape.maximum is None or i <= shape.maximum)
-                )
-            )
+        if kind == "float":  # a float, or an integer (JSON does not tell them apart)
+            lo = math.ceil(shape.minimum) if shape.minimum is not None else -1000
+            hi = math.floor(shape.maximum) if shape.maximum is not None else 1000
+            floats = st.floats(shape.minimum, shape.maximum, allow_nan=False, allow_infinity=False)
+            return floats | st.integers(lo, hi) if lo <= hi else floats
         if kind == "list":
             item = self.shape(shape.item or Shape("any"))
             return st.lists(item, min_size=shape.min_items or 0, max_size=3)
@@ -139,22 +133,40 @@ class WireStrategies:
         return JSON
 
 
-def mutate(value: Any, data: st.DataObject) -> Any:
-    """Replace one node of a JSON tree with arbitrary JSON, or drop or add a key."""
-    if isinstance(value, dict) and value and data.draw(st.booleans()):
+def mutate(value: Any, data: st.DataObject, *, same_type: bool = False) -> Any:
+    """Change one node of a JSON tree: replace it with arbitrary JSON, drop one of its keys, or
+    add an undeclared one. With `same_type`, objects and lists are changed inside only and a
+    scalar is replaced by another of its JSON type: the result is valid more often."""
+    if isinstance(value, dict) and value and (same_type or data.draw(st.booleans())):
         key = data.draw(st.sampled_from(sorted(value, key=str)))
         out = dict(value)
-        action = data.draw(st.sampled_from(["replace", "drop", "descend"]))
+        actions = ["drop", "add", "descend"] + ([] if same_type else ["replace"])
+        action = data.draw(st.sampled_from(actions))
         if action == "drop":
             del out[key]
+        elif action == "add":
+            out[data.draw(UNKNOWN_KEY)] = data.draw(JSON)
         elif action == "replace":
             out[key] = data.draw(JSON)
         else:
-            out[key] = mutate(out[key], data)
+            out[key] = mutate(out[key], data, same_type=same_type)
         return out
-    if isinstance(value, list) and value and data.draw(st.booleans()):
+    if isinstance(value, list) and value and (same_type or data.draw(st.booleans())):
         index = data.draw(st.integers(0, len(value) - 1))
         out_list = list(value)
-        out_list[index] = mutate(out_list[index], data)
+        out_list[index] = mutate(out_list[index], data, same_type=same_type)
         return out_list
-    return data.draw(JSON)
+    return data.draw(_like(value) if same_type else JSON)
+
+
+def _like(value: Any) -> st.SearchStrategy[Any]:
+    """Other values of the JSON type of `value` (an empty object or list stays as it is)."""
+    if type(value) is bool:
+        return st.booleans()
+    if type(value) is int:
+        return st.integers(-(2**40), 2**40)
+    if type(value) is float:
+        return st.floats(allow_nan=False, allow_infinity=False)
+    if type(value) is str:
+        return st.text(max_size=8)
+    return st.just(value)

@@ -502,24 +502,18 @@ META = {
 
 def test_methods_from_meta_and_annotations(build_ir: Any) -> None:
     model, diags = build_ir(method_schema(), META)
+    at = "meta.json#/agentMethods/"
     assert model.methods == (
-        Method(
-            "session/prompt",
-            "session_prompt",
-            "agent",
-            "request",
-            "PromptRequest",
-            "PromptResponse",
-        ),
-        Method(
-            "session/cancel", "session_cancel", "agent", "notification", "CancelNotification", None
-        ),
-        Method("fs/read", "fs_read", "client", "request", "ReadFileRequest", "ReadFileResponse"),
-        Method("session/update", "session_update", "client", "notification", "UpdateSession", None),
-    )
+        Method("session/prompt", "session_prompt", "agent", "request", "PromptRequest",
+               "PromptResponse", pointer=at + "session_prompt"),
+        Method("session/cancel", "session_cancel", "agent", "notification", "CancelNotification",
+               None, pointer=at + "session_cancel"),
+        Method("fs/read", "fs_read", "client", "request", "ReadFileRequest", "ReadFileResponse",
+               pointer="meta.json#/clientMethods/fs_read"),
+        Method("session/update", "session_update", "client", "notification", "UpdateSession",
+               None, pointer="meta.json#/clientMethods/session_update"),
+    )  # fmt: skip
     assert model.version == 2
-    assert model.get("PromptRequest").method == "session/prompt"
-    assert model.get("PromptRequest").side == "agent"
     assert not diags.items
 
 
@@ -536,12 +530,15 @@ def test_methods_missing_from_the_stable_meta_are_unstable(build_ir: Any) -> Non
 
 def test_without_meta_the_annotations_alone_give_the_methods(build_ir: Any) -> None:
     model, _ = build_ir(method_schema())
-    assert [(m.name, m.key, m.side, m.kind) for m in model.methods] == [
-        ("session/prompt", "session_prompt", "agent", "request"),
-        ("session/cancel", "session_cancel", "agent", "notification"),
-        ("fs/read", "fs_read", "client", "request"),
-        ("session/update", "session_update", "client", "notification"),
-    ]
+    assert [(m.name, m.key, m.side, m.kind, m.pointer) for m in model.methods] == [
+        ("session/prompt", "session_prompt", "agent", "request",
+         "#/$defs/PromptRequest/x-method"),
+        ("session/cancel", "session_cancel", "agent", "notification",
+         "#/$defs/CancelNotification/x-method"),
+        ("fs/read", "fs_read", "client", "request", "#/$defs/ReadFileRequest/x-method"),
+        ("session/update", "session_update", "client", "notification",
+         "#/$defs/UpdateSession/x-method"),
+    ]  # fmt: skip
     assert model.version is None
 
 

@@ -432,3 +432,24 @@ def test_docstring_is_always_one_inert_literal_holding_the_text(text: str, note:
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), st.lists, max_leaves=8))
 def test_pylit_is_always_an_inert_literal_of_the_value(value: Any) -> None:
     assert ast.literal_eval(pylit(value)) == value
+
+
+def test_pylit_refuses_what_has_no_literal() -> None:
+    for value in (float("inf"), float("nan"), {"a": 1}, b"x"):
+        with pytest.raises(TypeError, match="cannot render .* as a literal"):
+            pylit(value)
+    assert pylit([1.5, -0.0, 1e300]) == "[1.5, -0.0, 1e+300]"
+
+
+def test_bounds_of_infinity_or_nan_bound_nothing(make_package: Any) -> None:
+    """JSON parsers (Python's among them) accept `Infinity` and `NaN`; as bounds they mean no
+    bound, and never reach the generated code as a name (`inf`) it cannot evaluate."""
+    inf, nan = float("inf"), float("nan")
+    props = {
+        "n": {"type": "integer", "minimum": nan, "maximum": inf},
+        "x": {"type": "number", "minimum": -inf},
+        "xs": {"type": "array", "items": {"type": "integer", "maximum": inf}},
+    }
+    pkg = make_package({"$defs": {"Count": {"type": "object", "properties": props}}})
+    data = {"n": 10**30, "x": -1e300, "xs": [10**20]}
+    assert pkg.encode(pkg.decode(pkg.Count, data)) == data

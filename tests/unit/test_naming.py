@@ -388,7 +388,12 @@ def test_field_names(wire: str, py: str) -> None:
 def test_object_field_names_and_their_collisions(name_ir: Any) -> None:
     fields: dict[str, Any] = {"sessionId": {}, "session_id": {}, "extra": {}, "class": {}}
     _, names, diags = name_ir({"$defs": {"class": {"type": "object", "properties": fields}}})
-    assert names.fields("class_") == ("session_id", "session_id", "extra_", "class__")
+    assert names.fields("class_") == {
+        "sessionId": "session_id",
+        "session_id": "session_id",
+        "extra": "extra_",
+        "class": "class__",
+    }
     assert errors_of(diags) == [
         "error at #/$defs/class/properties/session_id: field 'session_id' maps to Python name "
         "'session_id', as does #/$defs/class/properties/sessionId"
@@ -398,13 +403,13 @@ def test_object_field_names_and_their_collisions(name_ir: Any) -> None:
 def test_a_field_never_hides_a_class_of_the_module(name_ir: Any) -> None:
     defs = {"point": {"type": "object", "properties": {"point": {}, "x": {}}}}
     _, names, _ = name_ir({"$defs": defs})
-    assert names.fields("point") == ("point_", "x")
+    assert names.fields("point") == {"point": "point_", "x": "x"}
 
 
 def test_variant_fields_are_named_per_variant_class(name_ir: Any) -> None:
     _, names, _ = name_ir(schema(Part=union("text", open_title="other")))
-    assert names.fields("PartText") == ("x",)
-    assert names.fields("PartOther") == ("type",)
+    assert names.fields("PartText") == {"x": "x"}
+    assert names.fields("PartOther") == {"type": "type"}
 
 
 # -- enum members ----------------------------------------------------------------------------------

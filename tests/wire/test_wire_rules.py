@@ -206,7 +206,11 @@ def test_embedded_resource_by_required_fields() -> None:
 def test_untagged_union_documents_its_rule() -> None:
     source = Path(acp_v2.models.__file__).read_text(encoding="utf-8")
     start = source.index("EmbeddedResourceResource: _TypeAlias")
-    assert "first by JSON type" in source[start : start + 1500]
+    docstring = source[source.index('"""', start) + 3 : source.index('"""\n', start)]
+    assert " ".join(docstring.split()).endswith(
+        "Untagged union: every alternative is an object. Among objects, the first alternative"
+        " in schema order whose required keys are all present."
+    )
 
 
 def test_elicitation_value_keeps_json_types() -> None:
