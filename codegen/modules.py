@@ -30,8 +30,8 @@ class ModuleSpec:
         return self.module + ".py"
 
 
-# Types whose presence selects the v2 toolkit: the v2 lifecycle with an idle `error` stop reason
-# and resumable, listable, closable sessions.
+# Types whose presence selects the v2 toolkit: the v2 lifecycle with an idle `error` stop
+# reason, resumable, listable, closable sessions, and cancellable tool calls (npm-sdk-2.4.0).
 TOOLKIT_V2 = (
     "StateUpdate",
     "ErrorStopReason",
@@ -40,6 +40,7 @@ TOOLKIT_V2 = (
     "ListSessionsRequest",
     "CloseSessionRequest",
     "RequestPermissionSubject",
+    "CancelToolCallRequest",
 )
 
 CORE_MODULES = (
@@ -79,8 +80,8 @@ EXTRA_MODULES = (
         needs_types=("SessionUpdate", "StateUpdate"),
     ),
     # The toolkit (agent side, then client side). Its runtime modules know no protocol types;
-    # the templates name this lane's classes, and follow the v2 prompt lifecycle of the drafts
-    # whose idle state carries an `error` stop reason (alpha.8, npm-sdk-2.4.0 and later).
+    # the templates name this lane's classes, and follow the v2 prompt lifecycle of
+    # npm-sdk-2.4.0 and later drafts.
     ModuleSpec("_lifecycle", runtime="_lifecycle.py", needs_types=TOOLKIT_V2),
     ModuleSpec("_sessions", runtime="_sessions.py", needs_types=TOOLKIT_V2),
     ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V2),

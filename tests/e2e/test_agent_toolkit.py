@@ -967,3 +967,34 @@ def test_the_connection_going_away_mid_turn_ends_the_turn_quietly(
         assert run(scenario())
     assert [r.levelname for r in caplog.records] == ["INFO"]
     assert caplog.records[0].getMessage().startswith("the client went away during a turn")
+
+
+# -- tool_call/cancel, terminal/cancel -----------------------------------------------------------
+def test_cancelling_a_tool_call_or_terminal_that_is_not_cancellable_is_invalid_params() -> None:
+    async def script(turn: acp.Turn) -> None:
+        done = await turn.tool_call("Done")
+        await done.complete()
+        running = await turn.tool_call("Running")
+        await running.start()
+        await asyncio.sleep(60)
+
+    async def scenario() -> list[Any]:
+        wire = Wire(ScriptAgent(script))
+        sid = await wire.new_session()
+        await wire.prompt(sid)
+        await wire.until(lambda m: m["params"]["update"].get("status") == "in_progress")
+        answers = [
+            await wire.call("tool_call/cancel", {"sessionId": sid, "toolCallId": call_id})
+            for call_id in ("call_001", "call_002", "call_999")
+        ]
+        answers.append(await wire.call("terminal/cancel", {"sessionId": sid, "terminalId": "t1"}))
+        answers.append(await wire.call("tool_call/cancel", {"sessionId": "x", "toolCallId": "c"}))
+        return [a["error"]["data"] if a["error"]["code"] == -32602 else a["error"] for a in answers]
+
+    assert run(scenario()) == [
+        {"path": "$.toolCallId", "reason": "tool call 'call_001' is already completed"},
+        {"path": "$.toolCallId", "reason": "tool call 'call_002' is not cancellable"},
+        {"path": "$.toolCallId", "reason": "tool call 'call_999' is unknown"},
+        {"path": "$.terminalId", "reason": "terminal 't1' is unknown"},
+        {"code": -32002, "message": "Resource not found", "data": {"sessionId": "x"}},
+    ]
