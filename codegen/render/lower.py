@@ -124,6 +124,8 @@ def lower(
         template = next(m.template for m in modules if m.module == "session_state")
         rules = SESSION_RULES_V1 if template == SESSION_TEMPLATE_V1 else SESSION_RULES
         made["session_state"] = lowering.session_state(banner, rules)
+    for name in wanted - made.keys():  # a template that needs the banner only (the toolkit)
+        made[name] = ModuleContext(banner)
     return {name: made[name] for name in wanted}
 
 
