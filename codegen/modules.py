@@ -46,6 +46,50 @@ TOOLKIT_V2 = (
     "CancelToolCallRequest",
 )
 
+# Types whose presence selects the v1 toolkit: v1's lifecycle (the prompt's answer carries the
+# stop reason, tool calls begin with `tool_call`) and its loadable, listable, closable sessions.
+# No v2 schema has v1's `ToolCall` and `StopReason`, and no v1 schema v2's `ErrorStopReason`:
+# a package gets one toolkit at most.
+TOOLKIT_V1 = (
+    "ToolCall",
+    "StopReason",
+    "PromptResponse",
+    "SessionCapabilities",
+    "LoadSessionRequest",
+    "ResumeSessionRequest",
+    "ListSessionsRequest",
+    "CloseSessionRequest",
+    "DeleteSessionRequest",
+    "RequestPermissionRequest",
+    "UsageUpdate",
+    "SessionInfoUpdate",
+)
+# What the toolkit's modules export, the same in both lanes.
+TURN_EXPORTS = (
+    "CustomStopReason",
+    "Permission",
+    "PlanHandle",
+    "ToolCallHandle",
+    "Turn",
+    "TurnCancelled",
+    "TurnEnded",
+    "TurnStopReason",
+)
+AGENT_EXPORTS = ("Agent", "AgentSession", "run_agent", "serve_agent")
+CLIENT_EXPORTS = (
+    "Client",
+    "IncompatibleAgent",
+    "PermissionPolicy",
+    "RemoteAgent",
+    "RemoteSession",
+    "TurnResult",
+    "allow",
+    "ask_user",
+    "connect_agent",
+    "deny",
+    "spawn_agent",
+)
+
 CORE_MODULES = (
     ModuleSpec("__init__", template="__init__.py.j2"),
     ModuleSpec(
@@ -97,45 +141,32 @@ EXTRA_MODULES = (
     ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V2),
     ModuleSpec(
         "turn",
-        (
-            "CustomStopReason",
-            "Permission",
-            "PlanHandle",
-            "ToolCallHandle",
-            "Turn",
-            "TurnCancelled",
-            "TurnEnded",
-            "TurnStopReason",
-        ),
+        TURN_EXPORTS,
         template="turn.py.j2",
         needs_types=TOOLKIT_V2,
         lazy=True,
     ),
     ModuleSpec(
         "agent",
-        ("Agent", "AgentSession", "run_agent", "serve_agent"),
+        AGENT_EXPORTS,
         template="agent.py.j2",
         needs_types=TOOLKIT_V2,
         lazy=True,
     ),
     ModuleSpec(
         "client",
-        (
-            "Client",
-            "IncompatibleAgent",
-            "PermissionPolicy",
-            "RemoteAgent",
-            "RemoteSession",
-            "TurnResult",
-            "allow",
-            "ask_user",
-            "connect_agent",
-            "deny",
-            "spawn_agent",
-        ),
+        CLIENT_EXPORTS,
         template="client.py.j2",
         needs_types=TOOLKIT_V2,
         lazy=True,
+    ),
+    # The v1 toolkit: the same lane-neutral runtime modules, and v1's own templates.
+    ModuleSpec("_lifecycle", runtime="_lifecycle.py", needs_types=TOOLKIT_V1),
+    ModuleSpec("_sessions", runtime="_sessions.py", needs_types=TOOLKIT_V1),
+    ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V1),
+    ModuleSpec("turn", TURN_EXPORTS, template="turn_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True),
+    ModuleSpec(
+        "agent", AGENT_EXPORTS, template="agent_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True
     ),
 )
 

@@ -7,7 +7,8 @@
 // It plays the same turn as examples/v1/agent.py for every `session/prompt`:
 //
 //   plan (3 entries), agent_message_chunk x N (one messageId, echoing the
-//   prompt: "You said: ", its words, "."), tool_call call_001 (pending),
+//   prompt: "You said: ", its words, "."), plan (the first entry completed),
+//   tool_call call_001 (pending),
 //   session/request_permission, then tool_call_update in_progress and
 //   tool_call_update completed (allowed) or tool_call_update failed
 //   (rejected), usage_update, and the answer {"stopReason": "end_turn"}.
@@ -48,14 +49,15 @@ async function runTurn(client, sessionId, number, text, signal) {
   const checkpoint = () => {
     if (signal.aborted) throw new Cancelled();
   };
-  await send({
+  const plan = (first) => ({
     sessionUpdate: "plan",
     entries: [
-      { content: "Echo the prompt back", priority: "high", status: "in_progress" },
+      { content: "Echo the prompt back", priority: "medium", status: first },
       { content: "Run the echo tool", priority: "medium", status: "pending" },
-      { content: "Report usage", priority: "low", status: "pending" },
+      { content: "Report usage", priority: "medium", status: "pending" },
     ],
   });
+  await send(plan("pending"));
   const chunks = replyChunks(text);
   for (let i = 0; i < chunks.length; i++) {
     if (i > 0 && text.includes("slow")) await sleep(SLOW_CHUNK_DELAY_MS, undefined, { signal });
@@ -67,6 +69,7 @@ async function runTurn(client, sessionId, number, text, signal) {
     });
   }
   checkpoint();
+  await send(plan("completed"));
   await send({
     sessionUpdate: "tool_call",
     toolCallId: TOOL_CALL_ID,

@@ -520,8 +520,7 @@ class Lowering:
         usable = {
             v.tag: v
             for v in union.variants
-            if v.tag in rules
-            and set(rules[v.tag][1]) <= {f.wire for f in v.fields if f.required}
+            if v.tag in rules and set(rules[v.tag][1]) <= {f.wire for f in v.fields if f.required}
         }
         tool_call = usable.get("tool_call_update")
         usage = usable.get("usage_update")

@@ -258,6 +258,12 @@ from .session_state import (
 )
 
 if TYPE_CHECKING:
+    from .agent import (
+        Agent,
+        AgentSession,
+        run_agent,
+        serve_agent,
+    )
     from .connection import (
         Connection,
     )
@@ -272,6 +278,16 @@ if TYPE_CHECKING:
         connect_process,
         connect_stdio,
     )
+    from .turn import (
+        CustomStopReason,
+        Permission,
+        PlanHandle,
+        ToolCallHandle,
+        Turn,
+        TurnCancelled,
+        TurnEnded,
+        TurnStopReason,
+    )
 
 SCHEMA_REF = "npm-sdk-2.4.0"
 SCHEMA_SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a"
@@ -279,6 +295,10 @@ PROTOCOL_VERSION = 1
 
 # The JSON-RPC runtime (and asyncio under it) loads on first use of one of its names.
 _LAZY = {
+    "Agent": "agent",
+    "AgentSession": "agent",
+    "run_agent": "agent",
+    "serve_agent": "agent",
     "Connection": "connection",
     "AgentBase": "rpc",
     "AgentStub": "rpc",
@@ -287,6 +307,14 @@ _LAZY = {
     "ProcessConnection": "stdio",
     "connect_process": "stdio",
     "connect_stdio": "stdio",
+    "CustomStopReason": "turn",
+    "Permission": "turn",
+    "PlanHandle": "turn",
+    "ToolCallHandle": "turn",
+    "Turn": "turn",
+    "TurnCancelled": "turn",
+    "TurnEnded": "turn",
+    "TurnStopReason": "turn",
 }
 
 
@@ -537,6 +565,10 @@ __all__ = [
     "WriteTextFileRequest",
     "WriteTextFileResponse",
     "SessionState",
+    "Agent",
+    "AgentSession",
+    "run_agent",
+    "serve_agent",
     "Connection",
     "AgentBase",
     "AgentStub",
@@ -545,6 +577,14 @@ __all__ = [
     "ProcessConnection",
     "connect_process",
     "connect_stdio",
+    "CustomStopReason",
+    "Permission",
+    "PlanHandle",
+    "ToolCallHandle",
+    "Turn",
+    "TurnCancelled",
+    "TurnEnded",
+    "TurnStopReason",
     "SCHEMA_REF",
     "SCHEMA_SHA256",
     "PROTOCOL_VERSION",

@@ -7,10 +7,10 @@ They play what interop/v1_agent.mjs and interop/v1_client.mjs play on the TypeSc
                                                  [--reject] -- AGENT_CMD [ARGS...]
 
 The agent's turn: plan (3 entries), agent_message_chunk x N (echoing the prompt: "You said: ",
-its words, "."), tool_call call_001 pending, session/request_permission, then
-tool_call_update in_progress + completed (allowed) or failed (rejected), usage_update, and
-the stop reason `end_turn`; "slow" in the prompt waits 200 ms between chunks; session/cancel
-(or a `cancelled` permission answer) ends it `cancelled`.
+its words, "."), plan (the first entry completed), tool_call call_001 pending,
+session/request_permission, then tool_call_update in_progress + completed (allowed) or failed
+(rejected), usage_update, and the stop reason `end_turn`. "slow" in the prompt waits 200 ms
+between chunks; session/cancel (or a `cancelled` permission answer) ends it `cancelled`.
 
 The client prints one line: {"stopReason": ..., "updates": [...], "permissions": [...]}, the
 updates as the SDK decoded them (dumped by alias, unset fields left out).
@@ -93,21 +93,23 @@ class EchoAgent:
         async def send(update: Any) -> None:
             await self.conn.session_update(session_id=session_id, update=update)
 
-        await send(
-            acp.update_plan(
+        def plan(first: Any) -> Any:
+            return acp.update_plan(
                 [
-                    acp.plan_entry("Echo the prompt back", priority="high", status="in_progress"),
-                    acp.plan_entry("Run the echo tool", priority="medium", status="pending"),
-                    acp.plan_entry("Report usage", priority="low", status="pending"),
+                    acp.plan_entry("Echo the prompt back", status=first),
+                    acp.plan_entry("Run the echo tool"),
+                    acp.plan_entry("Report usage"),
                 ]
             )
-        )
+
+        await send(plan("pending"))
         for index, chunk in enumerate(reply_chunks(text)):
             if index and "slow" in text:
                 await asyncio.sleep(SLOW_CHUNK_DELAY)
             update = acp.update_agent_message_text(chunk)
             update.message_id = f"msg_agent_{number}"
             await send(update)
+        await send(plan("completed"))
         await send(
             acp.start_tool_call(
                 TOOL_CALL_ID, "Echo tool", kind="other", status="pending", raw_input={"text": text}
