@@ -168,6 +168,9 @@ EXTRA_MODULES = (
     ModuleSpec(
         "agent", AGENT_EXPORTS, template="agent_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True
     ),
+    ModuleSpec(
+        "client", CLIENT_EXPORTS, template="client_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True
+    ),
 )
 
 META_NAMES = ("SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION")

@@ -4,7 +4,7 @@
 // JSON-RPC on stdin/stdout. It writes nothing to stderr unless something is
 // wrong.
 //
-// It plays the same turn as examples/v1/agent.py for every `session/prompt`:
+// It plays the same turn as examples/v1/echo_agent.py for every `session/prompt`:
 //
 //   plan (3 entries), agent_message_chunk x N (one messageId, echoing the
 //   prompt: "You said: ", its words, "."), plan (the first entry completed),

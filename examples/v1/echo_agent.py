@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An ACP v1 echo agent on the generated toolkit (`acp_v1.Agent`), on stdin/stdout.
 
-    python examples/v1/agent.py        # logs go to stderr
+    python examples/v1/echo_agent.py        # logs go to stderr
 
 Each prompt: a plan, the prompt echoed back in chunks, the plan's first step completed, an
 "Echo tool" call behind a permission request, the usage, then the answer `end_turn`. "slow"
