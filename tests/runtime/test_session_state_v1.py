@@ -1,6 +1,6 @@
-"""The generated `acp_v1.SessionState`: one test per rule of v1's update semantics, each on the
-exact snapshot JSON, plus the v1 docs' prompt turn replayed whole. The rules of the update kinds
-the npm-sdk-2.4.0 v1 schema adds (notice, compactions) run on that package."""
+"""The generated `acp_v1.SessionState` (npm-sdk-2.4.0's v1 lane): one test per rule of v1's
+update semantics, each on the exact snapshot JSON, plus the v1 docs' prompt turn replayed whole;
+alpha.3's v1 lane (without notices and compactions) gets a rule for each of its kinds too."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import acp_v1
 import pytest
 from acp_v1 import SessionState
 
-from tests.support.v1_lane import v1_package
+from tests.support.lanes import seed_lane
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT.parent / "shared" / "acp-examples" / "v1"
@@ -391,16 +391,11 @@ def test_usage_keeps_used_size_and_cost_and_a_null_cost_is_left_out() -> None:
     assert state.snapshot() == snapshot(usage={"used": 6, "size": 10})
 
 
-# -- kinds of the npm-sdk-2.4.0 v1 schema ------------------------------------------------------
-@pytest.fixture(scope="module")
-def sdk_v1() -> ModuleType:
-    return v1_package("npm-sdk-2.4.0")
-
-
-def test_notices_are_kept_in_arrival_order_and_never_merged(sdk_v1: ModuleType) -> None:
+# -- kinds the npm-sdk-2.4.0 v1 schema adds ----------------------------------------------------
+def test_notices_are_kept_in_arrival_order_and_never_merged() -> None:
     first = {"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited"}
     second = {**first, "description": "Retrying in 5 s"}
-    assert replay(first, second, acp=sdk_v1) == snapshot(
+    assert replay(first, second, acp=acp_v1) == snapshot(
         notices=[
             {"severity": "warning", "title": "Rate limited"},
             {"severity": "warning", "title": "Rate limited", "description": "Retrying in 5 s"},
@@ -408,10 +403,8 @@ def test_notices_are_kept_in_arrival_order_and_never_merged(sdk_v1: ModuleType) 
     )
 
 
-def test_compaction_update_is_an_upsert_with_patched_summary_error_and_meta(
-    sdk_v1: ModuleType,
-) -> None:
-    state = sdk_v1.SessionState()
+def test_compaction_update_is_an_upsert_with_patched_summary_error_and_meta() -> None:
+    state = SessionState()
 
     def compaction(**fields: Any) -> dict[str, Any]:
         return {"sessionUpdate": "compaction_update", "compactionId": "k", **fields}
@@ -420,9 +413,9 @@ def test_compaction_update_is_an_upsert_with_patched_summary_error_and_meta(
         chunk("agent_message_chunk", text("before")),
         compaction(status="in_progress", summary=[text("a")], _meta={"m": 1}),
         state=state,
-        acp=sdk_v1,
+        acp=acp_v1,
     )
-    replay(compaction(status="failed", error="too long"), state=state, acp=sdk_v1)
+    replay(compaction(status="failed", error="too long"), state=state, acp=acp_v1)
     assert state.snapshot()["compactions"] == {
         "k": {
             "compactionId": "k",
@@ -433,24 +426,22 @@ def test_compaction_update_is_an_upsert_with_patched_summary_error_and_meta(
         }
     }
     replay(
-        compaction(status="completed", error=None, _meta=None, summary=[]), state=state, acp=sdk_v1
+        compaction(status="completed", error=None, _meta=None, summary=[]), state=state, acp=acp_v1
     )
     assert state.snapshot() == snapshot(
         messages=[message(None, "agent", [text("before")])],
         compactions={"k": {"compactionId": "k", "status": "completed", "summary": []}},
         timeline=[{"message": 0}, {"compaction": "k"}],
     )
-    replay(compaction(status="completed", summary=None), state=state, acp=sdk_v1)
+    replay(compaction(status="completed", summary=None), state=state, acp=acp_v1)
     assert state.snapshot()["compactions"]["k"]["summary"] == []
 
 
-def test_compaction_summary_chunks_append_and_a_first_seen_id_starts_in_progress(
-    sdk_v1: ModuleType,
-) -> None:
+def test_compaction_summary_chunks_append_and_a_first_seen_id_starts_in_progress() -> None:
     def summary(block: dict[str, Any]) -> dict[str, Any]:
         return {"sessionUpdate": "compaction_summary_chunk", "compactionId": "k", "content": block}
 
-    assert replay(summary(text("x")), summary(text("y")), acp=sdk_v1) == snapshot(
+    assert replay(summary(text("x")), summary(text("y")), acp=acp_v1) == snapshot(
         compactions={
             "k": {"compactionId": "k", "status": "in_progress", "summary": [text("x"), text("y")]}
         },
@@ -458,15 +449,14 @@ def test_compaction_summary_chunks_append_and_a_first_seen_id_starts_in_progress
     )
 
 
-def test_every_kind_of_both_v1_schemas_has_a_rule(sdk_v1: ModuleType) -> None:
-    for acp, count in ((acp_v1, len(acp_v1.session_state.KNOWN_KINDS)), (sdk_v1, 14)):
+def test_every_kind_of_both_v1_schemas_has_a_rule() -> None:
+    for acp, count in ((acp_v1, 14), (seed_lane("v1"), 11)):  # npm-sdk-2.4.0, alpha.3
         variants = {
             cls.TAG: cls for cls in acp.SessionUpdate.__subclasses__() if hasattr(cls, "TAG")
         }
         assert acp.session_state.KNOWN_KINDS == variants
         assert len(variants) == count
         assert set(acp.session_state._RULES) == set(variants.values())
-    assert len(acp_v1.session_state.KNOWN_KINDS) in (11, 14)  # alpha.3 or npm-sdk-2.4.0
 
 
 # -- the API -----------------------------------------------------------------------------------
