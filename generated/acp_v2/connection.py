@@ -585,8 +585,8 @@ class Connection:
         """Wait until every notification read so far has been handled, in order: what a reply
         can rely on (a v1 turn's updates all come before its prompt's answer). Returns at once
         when no more can be handled (the connection is closing, or done reading and
-        handling), and when called by a notification handler (whose own turn it would wait
-        for)."""
+        handling), and when a notification handler awaits it itself (it would wait for its own
+        turn; a task the handler starts and waits for would too: do not)."""
         worker = self._worker_task
         if self._closing or worker is None or worker.done() or asyncio.current_task() is worker:
             return
