@@ -298,3 +298,26 @@ def test_the_projects_v1_package_is_the_default_of_the_v1_lane(
     assert run(capsys, str(path)) == (0, TEXT_VIEW, "")
     runtimes = [sys.modules[m] for m in set(sys.modules) - before if m.endswith("._runtime")]
     assert [m.__file__ for m in runtimes] == [str(tmp_path / "src" / "acp1" / "_runtime.py")]
+
+
+def test_a_captured_turn_of_the_v1_example_agent_replays_to_the_clients_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    import acp_v1
+
+    agent = [sys.executable, str(ROOT / "examples" / "v1" / "echo_agent.py")]
+    path = tmp_path / "capture.jsonl"
+
+    async def capture() -> dict[str, Any]:
+        with acp_v1.TranscriptRecorder(path) as recorder:
+            async with acp_v1.spawn_agent(*agent, permissions=acp_v1.allow, tap=recorder) as peer:
+                session = await peer.new_session()
+                await session.prompt("replay me")
+                snapshot: dict[str, Any] = session.state.snapshot()
+        return snapshot
+
+    seen = asyncio.run(asyncio.wait_for(capture(), 30))
+    assert (seen["state"], seen["stopReason"]) == ("idle", "end_turn")
+    assert snapshot_of(capsys, str(path)) == seen  # the lane read from its initialize
