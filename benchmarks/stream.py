@@ -20,12 +20,21 @@ import random
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def _default_v2_schema() -> str:
+    """The pinned v2 schema of the lock file's default ref, as `make sync` caches it: the one
+    `generated/acp_v2` (the package the benchmark decodes with) is generated from."""
+    lock = json.loads((_REPO / "schema" / "pins.lock.json").read_text(encoding="utf-8"))
+    return str(_REPO / "schema" / "cache" / lock["default"] / "v2" / "schema.json")
+
+
 # The schema every message of the stream conforms to, and the `$defs` type of its params.
-V2_SCHEMA = os.environ.get(
-    "ACP_V2_SCHEMA", "/work/shared/acp-schema/schema-v2.0.0-alpha.3/v2/schema.json"
-)
+V2_SCHEMA = os.environ.get("ACP_V2_SCHEMA") or _default_v2_schema()
 PARAMS_TYPE = "UpdateSessionNotification"  # the $def with x-method "session/update"
 
 DEFAULT_SEED = 20260101

@@ -10,7 +10,7 @@
 # state_update, (permission) state_update, tool_call_update,
 # tool_call_content_chunk, tool_call_update, usage_update, state_update, and
 # honour "slow" (200 ms between chunks) and session/cancel.
-# Set TS_CLIENT_FLAGS (e.g. "--lenient") to pass extra flags to ts_client.mjs.
+# Set TS_CLIENT_FLAGS (e.g. "--timeout 60") to pass extra flags to ts_client.mjs.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -531,7 +531,6 @@ async function main() {
   console.log("# B. fake agent -> SDK client (ts_client.mjs)\n");
   const clientCases = [
     ["prompt-result-empty", []],
-    ["prompt-result-empty", ["--lenient"]],
     ["prompt-result-messageId", []],
     ["prompt-result-null", []],
     ["init-protocol-1", []],

@@ -18,11 +18,18 @@
 // A prompt whose text contains "slow" waits 200 ms between message chunks.
 // `session/cancel` aborts the running turn (sleeps and the pending permission
 // request included; the SDK then sends `$/cancel_request` for it) and the turn
-// ends with state_update(idle, cancelled).
+// ends with state_update(idle, cancelled). A turn that fails ends with
+// state_update(idle, error) and the error.
+//
+// Whatever the SDK prints through `console` (how it reports the messages it
+// refuses or ignores: "Error handling notification", "Invalid message", ...)
+// is copied to stderr as one line `[ts_agent] SDK console.<level>: ...`, so a
+// test can demand that a client's run produced none.
 
 import { randomUUID } from "node:crypto";
 import { Readable, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
+import { format } from "node:util";
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
@@ -33,6 +40,12 @@ const AGENT_INFO = {
 };
 const TOOL_CALL_ID = "call_001";
 const SLOW_CHUNK_DELAY_MS = 200;
+
+for (const level of ["error", "warn", "log", "info", "debug"]) {
+  console[level] = (...args) => {
+    process.stderr.write(`[ts_agent] SDK console.${level}: ${format(...args).replace(/\s+/g, " ").trim()}\n`);
+  };
+}
 
 /** One stderr line per call (multi-line texts such as zod messages are flattened). */
 function log(...args) {
@@ -240,12 +253,14 @@ async function runTurn(client, session, turnNumber, prompt, userMessageId, signa
     }
     try {
       if (toolCall === "open") {
-        await send({ sessionUpdate: "tool_call_update", toolCallId: TOOL_CALL_ID, status: "cancelled" });
+        const status = cancelled ? "cancelled" : "failed";
+        await send({ sessionUpdate: "tool_call_update", toolCallId: TOOL_CALL_ID, status });
       }
-      // `_`-prefixed stop reasons are implementation-specific in both schemas.
-      const stopReason = cancelled ? "cancelled" : "_internal_error";
-      await send({ sessionUpdate: "state_update", state: "idle", stopReason });
-      log(`turn ${turnNumber} of ${sessionId} ended: ${stopReason}`);
+      const idle = cancelled
+        ? { stopReason: "cancelled" }
+        : { stopReason: "error", error: { code: -32603, message: "Internal error" } };
+      await send({ sessionUpdate: "state_update", state: "idle", ...idle });
+      log(`turn ${turnNumber} of ${sessionId} ended: ${idle.stopReason}`);
     } catch (sendError) {
       log("could not report idle:", sendError);
     }

@@ -2,8 +2,8 @@
 // ACP v2 test client built on the official TypeScript SDK
 // (@agentclientprotocol/sdk 2.4.0, entry point "experimental/v2").
 //
-// usage: node ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS]
-//                           [--lenient] [--] AGENT_CMD [ARGS...]
+// usage: node ts_client.mjs [--prompt TEXT] [--cancel] [--sessions]
+//                           [--timeout SECONDS] [--] AGENT_CMD [ARGS...]
 //
 // Spawns AGENT_CMD (stdin/stdout carry ACP, its stderr is passed through),
 // runs initialize -> session/new -> session/prompt (text "hello" unless
@@ -17,22 +17,49 @@
 // --cancel       send session/cancel right after the first agent_message_chunk
 //                (permission requests are then answered `cancelled`), then
 //                still wait for idle; the stop reason should be "cancelled".
+// --sessions     after the turn, exercise the other baseline session methods
+//                that `capabilities.session: {}` promises: session/list,
+//                session/resume with `replayFrom: {"type": "start"}` (waiting
+//                for the replay's state_update), session/close, session/list
+//                again; adds to the line
+//                "sessions": {"listed": [...], "replayed": [...], "afterClose": [...]}
+//                (each listed session as "this" or "other", the replayed kinds).
 // --timeout S    overall deadline in seconds (default 20).
-// --lenient      do not fail when the SDK rejects what the agent sent (a
-//                session/prompt result without `messageId`, or session/update
-//                notifications its validators refuse); warn on stderr instead.
-//                Rejected updates are never listed in "updates".
+//
+// Strict, with no way to relax it: the run fails when the SDK refuses the
+// session/prompt result (e.g. no `messageId`), when it drops a session/update
+// its validators refuse (found by comparing the raw incoming stream with what
+// it delivered), and when the SDK prints anything on the console before the
+// result is decided ("Error handling notification", "Got response to unknown
+// request", ...: the SDK reports what it ignores only there). Each console
+// line is also copied to stderr as `ts_client: SDK console.<level>: ...`.
 //
 // Exit status 0 on success; otherwise 1 (2 for bad usage) with a one-line
 // error on stderr.
 
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
+import { format } from "node:util";
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
 const USAGE =
-  "usage: ts_client.mjs [--prompt TEXT] [--cancel] [--timeout SECONDS] [--lenient] [--] AGENT_CMD [ARGS...]";
+  "usage: ts_client.mjs [--prompt TEXT] [--cancel] [--sessions] [--timeout SECONDS] [--] AGENT_CMD [ARGS...]";
+
+/**
+ * Everything the SDK prints through `console` (it has no other channel for
+ * the messages it refuses or ignores). This script itself never uses
+ * `console`: it writes to process.stderr directly.
+ * @type {string[]}
+ */
+const sdkConsole = [];
+for (const level of ["error", "warn", "log", "info", "debug"]) {
+  console[level] = (...args) => {
+    const text = format(...args).replace(/\s+/g, " ").trim();
+    sdkConsole.push(`console.${level}: ${text}`);
+    process.stderr.write(`ts_client: SDK console.${level}: ${text}\n`);
+  };
+}
 
 /** One-line, bounded text for error reports. */
 function oneLine(text, max = 600) {
@@ -75,7 +102,7 @@ function safeJson(value) {
 }
 
 function parseArgs(argv) {
-  const options = { prompt: "hello", cancel: false, timeoutSeconds: 20, lenient: false };
+  const options = { prompt: "hello", cancel: false, sessions: false, timeoutSeconds: 20 };
   let i = 0;
   for (; i < argv.length; i++) {
     const arg = argv[i];
@@ -87,8 +114,8 @@ function parseArgs(argv) {
       options.prompt = argv[++i];
     } else if (arg === "--cancel") {
       options.cancel = true;
-    } else if (arg === "--lenient") {
-      options.lenient = true;
+    } else if (arg === "--sessions") {
+      options.sessions = true;
     } else if (arg === "--timeout") {
       const value = Number(argv[++i]);
       if (!(value > 0)) throw new UsageError("--timeout needs a positive number of seconds");
@@ -151,8 +178,11 @@ async function main() {
     idleAfterPrompt: false,
     stopReason: /** @type {unknown} */ (null),
     cancelSent: false,
-    /** set once the result is decided; later notifications are ignored */
+    /** set once the turn is decided; later notifications are not part of it */
     finished: false,
+    /** kinds of the updates a `--sessions` resume replays, once it was sent */
+    replay: /** @type {string[] | null} */ (null),
+    replayDone: deferred(),
     /** @type {acp.ClientContext | undefined} */
     agent: undefined,
   };
@@ -211,9 +241,15 @@ async function main() {
       return { outcome: { outcome: "selected", optionId: option.optionId } };
     })
     .onNotification("session/update", ({ params }) => {
-      if (state.finished) return;
       const update = /** @type {any} */ (params.update);
       const kind = update.sessionUpdate;
+      if (state.finished) {
+        if (state.replay) {
+          state.replay.push(kind);
+          if (kind === "state_update") state.replayDone.resolve();
+        }
+        return;
+      }
       state.updates.push(kind);
       if (options.cancel && kind === "agent_message_chunk") sendCancel();
       if (kind === "state_update" && update.state === "idle" && state.promptSent && !state.idleAfterPrompt) {
@@ -241,30 +277,38 @@ async function main() {
       });
     } catch (error) {
       // A ZodError means the agent answered with a result the SDK refused
-      // (e.g. an alpha.3 `{}` without `messageId`); a RequestError means the
-      // agent answered with an error.
-      if (!(options.lenient && isZodError(error))) {
-        throw new Error(`session/prompt: ${describeError(error)}`);
-      }
-      process.stderr.write(`ts_client: warning: session/prompt result rejected by the SDK (${oneLine(describeError(error))}); continuing (--lenient)\n`);
+      // (e.g. `{}` without `messageId`); a RequestError means the agent
+      // answered with an error.
+      throw new Error(`session/prompt: ${describeError(error)}`);
     }
     state.promptAccepted = true;
     maybeFinish();
     await done.promise;
+    if (options.sessions) {
+      try {
+        sessions.resolve(await exerciseSessions(agent, session.sessionId, state));
+      } catch (error) {
+        sessions.reject(new Error(`sessions: ${describeError(error)}`));
+      }
+    }
   });
   run.catch((error) => done.reject(error));
+  /** The `--sessions` result, settled after the turn. */
+  const sessions = deferred();
 
   try {
     await done.promise;
+    const extra = options.sessions ? { sessions: await sessions.promise } : {};
     // Let notifications already read finish their trip through the SDK.
     await new Promise((resolve) => setImmediate(resolve));
     const rejected = notDelivered(state.rawUpdates, state.updates);
     if (rejected.length > 0) {
-      const message = `the SDK rejected ${rejected.length} session/update notification(s) of kind ${safeJson(rejected)}`;
-      if (!options.lenient) throw new Error(message);
-      process.stderr.write(`ts_client: warning: ${message} (--lenient)\n`);
+      throw new Error(`the SDK rejected ${rejected.length} session/update notification(s) of kind ${safeJson(rejected)}`);
     }
-    const line = JSON.stringify({ stopReason: state.stopReason, updates: state.updates });
+    if (sdkConsole.length > 0) {
+      throw new Error(`the SDK printed ${sdkConsole.length} message(s) about the agent's messages, first: ${sdkConsole[0]}`);
+    }
+    const line = JSON.stringify({ stopReason: state.stopReason, updates: state.updates, ...extra });
     await new Promise((resolve) => process.stdout.write(`${line}\n`, resolve));
     await shutdown(child, childExited, timer);
     process.exit(0);
@@ -280,6 +324,23 @@ async function main() {
     await shutdown(child, childExited, timer);
     process.exit(1);
   }
+}
+
+/**
+ * list, resume (replay from the start, up to its state_update), close, list.
+ * @param {acp.ClientContext} agent
+ * @param {string} sessionId
+ * @param {{replay: string[] | null, replayDone: {promise: Promise<unknown>}}} state
+ */
+async function exerciseSessions(agent, sessionId, state) {
+  const which = (list) => list.sessions.map((s) => (s.sessionId === sessionId ? "this" : "other"));
+  const listed = which(await agent.request("session/list", {}));
+  state.replay = [];
+  await agent.request("session/resume", { sessionId, cwd: process.cwd(), replayFrom: { type: "start" } });
+  await state.replayDone.promise; // the SDK delivers the replay after resolving the request
+  await agent.request("session/close", { sessionId });
+  const afterClose = which(await agent.request("session/list", {}));
+  return { listed, replayed: state.replay, afterClose };
 }
 
 /**

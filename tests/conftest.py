@@ -8,7 +8,9 @@
 - `mypy_cache` → a mypy cache folder that survives between runs;
 - `make_project(refs=None, with_generated=False)` → a tmp project like this one: its own
   pyproject.toml, lock file (the pins of `refs`, or all) and cache, this repo's templates, and
-  optionally a copy of generated/ (tests never touch the real one).
+  optionally a copy of generated/ (tests never touch the real one);
+- `acp_v2_alpha3`, `acp_v1_alpha3` → the seed's lane: alpha.3's stable packages generated from
+  the pins into tmp (tests/support/lanes.py; module-level code calls `seed_lane` directly).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from codegen.naming import Names, assign_names
 from codegen.parse.classify import build_model
 from codegen.parse.load import Source
 from codegen.pipeline import Target, generate
+from tests.support.lanes import seed_lane
 
 REPO = Path(__file__).resolve().parent.parent
 _counter = itertools.count()
@@ -223,3 +226,15 @@ def mypy_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     source hash: only modules whose code changed are checked again); tmp without that plugin."""
     cache = getattr(request.config, "cache", None)
     return cache.mkdir("mypy") if cache is not None else tmp_path_factory.mktemp("mypy")
+
+
+@pytest.fixture(scope="session")
+def acp_v2_alpha3() -> ModuleType:
+    """alpha.3's stable v2 lane, generated from the pins (the seed's release)."""
+    return seed_lane("v2")
+
+
+@pytest.fixture(scope="session")
+def acp_v1_alpha3() -> ModuleType:
+    """alpha.3's stable v1 lane (schema-v1.21.0), generated from the pins."""
+    return seed_lane("v1")

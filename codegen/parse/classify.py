@@ -52,14 +52,26 @@ def build_model(source: Source, diags: Diagnostics) -> Model:
         defs, source.meta, source.stable_meta, diags, meta_name
     )
     title = schema.get("title") if isinstance(schema.get("title"), str) else ""
-    version = source.meta.get("version") if source.meta else None
+    version = _protocol_version(source)
     return Model(
         title=title or "",
-        version=version if type(version) is int else None,
+        version=version,
         types=types,
         methods=methods,
         batches=batch_titles(schema),
     )
+
+
+def _protocol_version(source: Source) -> int | None:
+    """meta.json's `version`; without one (the npm package ships no meta files), the lane
+    folder the schema sits in, as upstream lays them out (`v2/schema.json` → 2)."""
+    version = source.meta.get("version") if source.meta else None
+    if type(version) is int:
+        return version
+    lane = source.path.parent.name
+    if lane[:1] == "v" and lane[1:].isdigit() and len(lane) <= 4:
+        return int(lane[1:])
+    return None
 
 
 def _break_alias_cycles(types: tuple[TypeDef, ...], diags: Diagnostics) -> tuple[TypeDef, ...]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 
+import acp_v2
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -44,6 +47,18 @@ def _mask_free_text(value):
 def _distinct(instances: list[dict]) -> list[dict]:
     seen = {json.dumps(_mask_free_text(i), sort_keys=True): i for i in instances}
     return list(seen.values())
+
+
+@pytest.mark.skipif("ACP_V2_SCHEMA" in os.environ, reason="a schema of the user's choice")
+def test_the_schema_is_the_one_acp_v2_was_generated_from():
+    """The benchmark decodes the stream with acp_v2: it must be valid for that package's lane."""
+    assert hashlib.sha256(Path(V2_SCHEMA).read_bytes()).hexdigest() == acp_v2.SCHEMA_SHA256
+
+
+def test_acp_v2_decodes_every_message_and_encodes_it_back(messages):
+    params_type = getattr(acp_v2, PARAMS_TYPE)
+    for params in _distinct([m["params"] for m in messages]):
+        assert acp_v2.encode(acp_v2.decode(params_type, params)) == params
 
 
 def test_masked_keys_are_free_strings_in_the_schema(schema):

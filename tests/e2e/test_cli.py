@@ -529,7 +529,7 @@ def test_generate_in_a_project_without_a_lock_says_how_to_make_one(
 
 # -- what the banner records -----------------------------------------------------------------------
 def test_a_pinned_cache_entry_given_as_schema_keeps_its_ref(cli: Cli, tmp_path: Path) -> None:
-    cached = REPO / "schema" / "cache" / "schema-v2.0.0-alpha.3" / "v2" / "schema.json"
+    cached = REPO / "schema" / "cache" / "npm-sdk-2.4.0" / "v2" / "schema.json"
     run = cli("generate", "--schema", cached, "--out", tmp_path, "--package", "acp_v2")
     assert (run.code, run.err) == (0, "")
     # The same package as the committed one, generated from the lock.

@@ -58,16 +58,17 @@ class Recorder(MemoryWriter):
 def test_a_full_turn_on_the_wire() -> None:
     async def scenario() -> list[Any]:
         agent = echo.EchoAgent()
-        client = example_client.TurnClient(cancel=False)
+        client = acp.Client(permissions=acp.allow)
         to_agent, client_out = pipe()
         to_client = asyncio.StreamReader()
         agent_out = Recorder(to_client)
         acp.Connection(agent, to_agent, agent_out).start()
-        client_conn = acp.Connection(client, to_client, client_out)
-        await example_client.play_turn(client, client_conn, "hi there")
-        assert client.updates == FULL_TURN[:6] + ["agent_message_chunk"] + FULL_TURN[6:]
-        assert client.stop_reason == "end_turn"
-        await client_conn.close()
+        remote = await acp.connect_agent(client, acp.Connection(client, to_client, client_out))
+        result = await (await remote.new_session()).prompt("hi there")
+        kinds = [acp.encode(u)["sessionUpdate"] for u in result.updates]
+        assert kinds == FULL_TURN[:6] + ["agent_message_chunk"] + FULL_TURN[6:]
+        assert result.stop_reason == "end_turn"
+        await remote.close()
         return agent_out.lines
 
     lines = run(scenario())
@@ -175,7 +176,7 @@ def test_a_full_turn_on_the_wire() -> None:
 
 class ScriptedClient(acp.ClientBase):
     """Records updates; how it answers a permission request is set per test ("wait": send
-    session/cancel and never answer)."""
+    session/cancel and never answer; "fail": answer with an error)."""
 
     def __init__(self, *, on_permission: str) -> None:
         self.on_permission = on_permission
@@ -200,6 +201,8 @@ class ScriptedClient(acp.ClientBase):
             except asyncio.CancelledError:
                 self.permission_cancelled = True
                 raise
+        if self.on_permission == "fail":
+            raise acp.RpcError(-32603, "Internal error", "no permission UI")
         if self.on_permission == "reject":
             outcome: acp.RequestPermissionOutcome = acp.RequestPermissionOutcomeSelected(
                 option_id="reject-once"
@@ -270,23 +273,42 @@ def test_a_rejected_tool_fails_and_the_turn_still_ends() -> None:
     assert client.updates[-1]["stopReason"] == "end_turn"
 
 
-def test_slow_prompt_cancelled_after_the_first_chunk() -> None:
-    async def scenario() -> Any:
-        agent = echo.EchoAgent()
-        client = example_client.TurnClient(cancel=True)
-        _, client_conn = connect_pair(agent, client)
-        await example_client.play_turn(client, client_conn, "slow hello world")
-        return client
+def test_a_failed_turn_ends_idle_with_the_error_stop_reason_and_the_error() -> None:
+    client = ScriptedClient(on_permission="fail")
+    run(prompt_turn(client))
+    assert tail(client.updates, 2) == [
+        {"sessionUpdate": "tool_call_update", "status": "failed"},
+        {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "error",
+            "error": {"code": -32603, "message": "Internal error"},
+        },
+    ]
 
-    client = run(scenario())
-    assert client.updates == [
+
+def test_slow_prompt_cancelled_after_the_first_chunk() -> None:
+    async def scenario() -> acp.TurnResult:
+        client = acp.Client(permissions=acp.allow)
+        _, client_conn = connect_pair(echo.EchoAgent(), client)
+        session = await (await acp.connect_agent(client, client_conn)).new_session()
+
+        async def cancel_on_the_first_chunk(update: acp.SessionUpdate) -> None:
+            if isinstance(update, acp.SessionUpdateAgentMessageChunk) and not session.cancelling:
+                await session.cancel()
+
+        session.subscribe(cancel_on_the_first_chunk)
+        return await session.prompt("slow hello world")
+
+    result = run(scenario())
+    assert [acp.encode(u)["sessionUpdate"] for u in result.updates] == [
         "user_message",
         "state_update",
         "plan_update",
         "agent_message_chunk",
         "state_update",
     ]
-    assert client.stop_reason == "cancelled"
+    assert result.stop_reason == "cancelled"
 
 
 def test_prompt_errors() -> None:
@@ -304,18 +326,25 @@ def test_prompt_errors() -> None:
         }
         session = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
         request = acp.PromptRequest(session_id=session.session_id, prompt=prompt)
-        assert (await client.agent.session_prompt(request)).extra == {"messageId": "msg_user_1"}
+        answer = await client.agent.session_prompt(request)
+        assert (answer.message_id, answer.extra) == ("msg_user_1", {})
+        # The first turn is still running: the next prompt is held, not inserted...
+        held = asyncio.ensure_future(client.agent.session_prompt(request))
+        await asyncio.sleep(0.05)
+        assert not held.done()
+        # ...until the session is cancelled, which cancels held prompts too.
+        await client.agent.session_cancel(
+            acp.CancelSessionNotification(session_id=request.session_id)
+        )
         with pytest.raises(acp.RpcError) as caught:
-            await client.agent.session_prompt(request)  # the first turn is still running
-        assert caught.value.code == -32600
+            await held
+        assert caught.value.to_json() == {"code": -32800, "message": "Request cancelled"}
         with pytest.raises(acp.RpcError) as caught:
-            await client.agent.session_resume(
-                acp.ResumeSessionRequest(session_id=session.session_id, cwd="/")
-            )
+            await client.agent.session_delete(acp.DeleteSessionRequest(session_id="nope"))
         assert caught.value.to_json() == {
             "code": -32601,
             "message": "Method not found",
-            "data": "session/resume",
+            "data": "session/delete",
         }
         await client.connection.close()
 
@@ -462,11 +491,13 @@ def test_sessions_are_listed_and_closing_one_cancels_its_turn() -> None:
         await agent.session_prompt(acp.PromptRequest(session_id=first.session_id, prompt=prompt))
         closed = await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
         assert acp.encode(closed) == {}
-        await client.idle.wait()
+        # The turn's final idle came before the answer: nothing is sent after it.
+        assert client.idle.is_set()
         listed = await agent.session_list(acp.ListSessionsRequest())
         assert [i.session_id for i in listed.sessions] == [second.session_id]
-        with pytest.raises(acp.RpcError, match="Resource not found"):
-            await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
+        # Closing a session that is gone succeeds, as the draft says it should.
+        again = await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
+        assert acp.encode(again) == {}
         return client
 
     client = run(scenario())
@@ -475,3 +506,74 @@ def test_sessions_are_listed_and_closing_one_cancels_its_turn() -> None:
         "state": "idle",
         "stopReason": "cancelled",
     }
+
+
+def test_resume_replays_the_retained_messages_then_reports_the_current_state() -> None:
+    async def scenario() -> tuple[ScriptedClient, list[dict[str, Any]]]:
+        client = ScriptedClient(on_permission="reject")
+        await prompt_turn(client, "hi")
+        agent = client.agent
+        [info] = (await agent.session_list(acp.ListSessionsRequest())).sessions
+        client.updates.clear()
+        plain = acp.ResumeSessionRequest(session_id=info.session_id, cwd="/")
+        assert acp.encode(await agent.session_resume(plain)) == {}
+        without_replay = list(client.updates)
+        client.updates.clear()
+        start = acp.ResumeSessionRequest(
+            session_id=info.session_id, cwd="/", replay_from=acp.ReplayFromStart()
+        )
+        assert acp.encode(await agent.session_resume(start)) == {}
+        return client, without_replay
+
+    client, without_replay = run(scenario())
+    idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+    assert without_replay == [idle]  # the current state, even without replay
+    plan = [
+        {"content": "Echo the prompt back", "priority": "high", "status": "in_progress"},
+        {"content": "Run the echo tool", "priority": "medium", "status": "pending"},
+        {"content": "Report usage", "priority": "low", "status": "pending"},
+    ]
+    denied = {"type": "content", "content": {"type": "text", "text": "Permission was not granted."}}
+    # The history: each message whole, the plan and the tool call as they last were.
+    assert client.updates == [
+        {"sessionUpdate": "user_message", "messageId": "msg_user_1",
+         "content": [{"type": "text", "text": "hi"}]},
+        {"sessionUpdate": "plan_update",
+         "plan": {"type": "items", "planId": "plan_1", "entries": plan}},
+        {"sessionUpdate": "agent_message", "messageId": "msg_agent_1",
+         "content": [{"type": "text", "text": "You said: hi."}]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "title": "Echo tool",
+         "kind": "other", "status": "failed", "content": [denied], "rawInput": {"text": "hi"}},
+        idle,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("params", "error"),
+    [
+        (
+            {"sessionId": "nope", "cwd": "/"},
+            {"code": -32002, "message": "Resource not found", "data": {"sessionId": "nope"}},
+        ),
+        (
+            {"sessionId": "SID", "cwd": "/elsewhere"},
+            {"code": -32602, "message": "Invalid params",
+             "data": {"path": "$.cwd", "reason": "the session's working directory is /"}},
+        ),
+        (
+            {"sessionId": "SID", "cwd": "/", "replayFrom": {"type": "_checkpoint", "at": 3}},
+            {"code": -32602, "message": "Invalid params",
+             "data": {"path": "$.replayFrom", "reason": "unsupported replay cursor '_checkpoint'"}},
+        ),
+    ],
+    ids=["unknown-session", "other-cwd", "unsupported-cursor"],
+)  # fmt: skip
+def test_resume_errors(params: dict[str, Any], error: dict[str, Any]) -> None:
+    async def scenario() -> tuple[Any, Any]:
+        peer = RawPeer(echo.EchoAgent())
+        sid = (await peer.call(request(1, "session/new", {"cwd": "/"})))["result"]["sessionId"]
+        raw = json.loads(json.dumps(params).replace("SID", sid))
+        return await peer.call(request(2, "session/resume", raw)), sid
+
+    got, sid = run(scenario())
+    assert got == {"jsonrpc": "2.0", "id": 2, "error": error}

@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.hostile import EXAMPLES, INITIALIZE, Peer, line, request
 
+NO_BATCHES = "this protocol version has no batches: send one message per line"
 MAX_GROWTH_KIB = 40 * 1024  # "tens of MB": the old runtime grew by 408 MB on 100,000
 
 
@@ -57,7 +58,7 @@ ODD_INPUT = [
      error(None, -32600, "Invalid request", "the id must be a string, an integer or null")),
     (b'{"jsonrpc":"2.0","id":7,"method":"no/such"}\r\n',
      error(7, -32601, "Method not found", "no/such")),
-    (b"[]\n", error(None, -32600, "Invalid request", "empty batch")),
+    (b"[]\n", error(None, -32600, "Invalid request", NO_BATCHES)),
 ]  # fmt: skip
 
 
@@ -75,11 +76,8 @@ def test_odd_input_is_answered_and_the_agent_carries_on(
 def test_blank_lines_and_a_batch_and_duplicate_ids(agent: Peer) -> None:
     agent.send_bytes(b"\n\r\n   \n")
     batch = [request(1, "no/such"), {"jsonrpc": "2.0", "method": "_x/note"}, 5]
-    got = agent.call(batch)  # alpha.3's v2 defines batches: one array back
-    assert sorted(got, key=lambda r: json.dumps(r["id"])) == [
-        error(1, -32601, "Method not found", "no/such"),
-        error(None, -32600, "Invalid request", "a message must be a JSON object"),
-    ]
+    # The default lane (npm-sdk-2.4.0) has no batches: one error for the whole array.
+    assert agent.call(batch) == error(None, -32600, "Invalid request", NO_BATCHES)
     still_serves(agent)
     assert agent.finish() == 0
     agent.assert_clean_stderr()
@@ -225,7 +223,8 @@ for raw in sys.stdin.buffer:
     elif method == "session/prompt":
         if MODE == "never-answer":
             continue
-        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {"messageId": "u1"}})
+        update({"sessionUpdate": "user_message", "messageId": "u1", "content": [{"type": "text", "text": "hi"}]})
         if MODE == "die-mid-turn":
             update({"sessionUpdate": "state_update", "state": "running"})
             sys.exit(0)
@@ -255,7 +254,7 @@ def test_a_hostile_agent_with_odd_bytes_still_gets_a_full_turn() -> None:
     assert code == 0, err
     result = json.loads(out)
     assert result == {"stopReason": "end_turn",
-                      "updates": ["agent_message_chunk"] * 3 + ["state_update"]}  # fmt: skip
+                      "updates": ["user_message"] + ["agent_message_chunk"] * 3 + ["state_update"]}  # fmt: skip
     assert "dropped a response to the unknown request id 999" in err
 
 

@@ -1,6 +1,13 @@
-"""Interop with the official TypeScript SDK (@agentclientprotocol/sdk, experimental/v2):
+"""Interop with the official TypeScript SDK (@agentclientprotocol/sdk 2.4.0, experimental/v2):
 its client drives examples/echo_agent.py, and examples/client.py drives its agent, for a full
-turn and a cancelled one. `make setup` installs the SDK (`npm ci --prefix interop`)."""
+turn and a cancelled one, with no leniency anywhere. `make setup` installs the SDK
+(`npm ci --prefix interop`).
+
+Strict means: interop/ts_client.mjs fails when the SDK refuses our session/prompt answer, drops
+one of our session/updates, or prints anything on the console; and both SDK sides copy whatever
+the SDK prints (its only report of messages it refuses or ignores) to stderr as
+`... SDK console.<level>: ...` lines, of which every run here must have none. The harness tests
+at the end prove those checks fail on deliberately bad messages."""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import acp_v2 as acp
 import pytest
@@ -45,11 +53,24 @@ OUR_AGENT = [sys.executable, str(REPO / "examples" / "echo_agent.py")]
 OUR_CLIENT = [sys.executable, str(REPO / "examples" / "client.py")]
 SDK_AGENT = [str(NODE), str(INTEROP / "ts_agent.mjs")]
 SDK_CLIENT = [str(NODE), str(INTEROP / "ts_client.mjs")]
+SCRIPTED_AGENT = [sys.executable, str(REPO / "tests" / "support" / "scripted_agent.py")]
+
+
+def sdk_console(stderr: str) -> list[str]:
+    """The lines in which ts_client.mjs or ts_agent.mjs copied what the SDK printed."""
+    return [line for line in stderr.splitlines() if "SDK console." in line]
+
+
+def run_program(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=REPO)
 
 
 def result_of(argv: list[str]) -> dict[str, object]:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=REPO)
+    """The result line of a run that must succeed with the SDK silent on both sides (the SDK
+    agent's stderr reaches us through our client, which passes it through)."""
+    done = run_program(argv)
     assert done.returncode == 0, done.stderr
+    assert sdk_console(done.stderr) == []
     lines = done.stdout.splitlines()
     assert len(lines) == 1, done.stdout
     result: dict[str, object] = json.loads(lines[0])
@@ -57,9 +78,65 @@ def result_of(argv: list[str]) -> dict[str, object]:
 
 
 def test_sdk_client_runs_a_full_turn_with_our_agent() -> None:
-    # ts_client.mjs is strict: it fails if the SDK refuses our session/prompt answer or drops
-    # any session/update our agent sent.
     assert result_of([*SDK_CLIENT, *OUR_AGENT]) == {"stopReason": "end_turn", "updates": FULL_TURN}
+
+
+def test_sdk_client_lists_resumes_and_closes_our_session() -> None:
+    """What `capabilities.session: {}` promises the SDK client, beyond the prompt turn."""
+    assert result_of([*SDK_CLIENT, "--sessions", *OUR_AGENT]) == {
+        "stopReason": "end_turn",
+        "updates": FULL_TURN,
+        "sessions": {
+            "listed": ["this"],
+            "replayed": [
+                "user_message",
+                "plan_update",
+                "agent_message",
+                "tool_call_update",
+                "state_update",
+            ],
+            "afterClose": [],
+        },
+    }
+
+
+FULL_TURN_AGENT = [sys.executable, str(REPO / "examples" / "full_turn_agent.py")]
+
+
+def test_sdk_client_runs_the_full_turn_agent(tmp_path: Path) -> None:
+    """examples/full_turn_agent.py (the newcomer's agent on the toolkit) lists the directory
+    the SDK client's session is in: three files here."""
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (tmp_path / name).write_text(name)
+    done = subprocess.run(
+        [*SDK_CLIENT, *FULL_TURN_AGENT], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert sdk_console(done.stderr) == []
+    assert json.loads(done.stdout) == {
+        "stopReason": "end_turn",
+        "updates": [
+            "user_message", "state_update", "agent_thought_chunk", "plan_update",
+            "agent_message_chunk", "tool_call_update", "state_update", "state_update",
+            "plan_update", "plan_update", "tool_call_update", "tool_call_content_chunk",
+            "tool_call_content_chunk", "tool_call_content_chunk", "tool_call_update",
+            "plan_update", "agent_message_chunk", "plan_update", "usage_update", "state_update",
+        ],
+    }  # fmt: skip
+
+
+def test_sdk_client_cancels_the_full_turn_agent() -> None:
+    """Cancelled after its first message chunk: its permission request is withdrawn, the tool
+    call cancelled, the turn ends `cancelled`."""
+    result = result_of([*SDK_CLIENT, "--cancel", *FULL_TURN_AGENT])
+    assert result["stopReason"] == "cancelled"
+    updates = result["updates"]
+    assert isinstance(updates, list)
+    assert updates[:5] == [
+        "user_message", "state_update", "agent_thought_chunk", "plan_update", "agent_message_chunk"
+    ]  # fmt: skip
+    assert updates[-2:] == ["tool_call_update", "state_update"]
+    assert "usage_update" not in updates
 
 
 def test_sdk_client_cancels_a_turn_of_our_agent() -> None:
@@ -105,7 +182,9 @@ class WaitingClient(acp.ClientBase):
         raise AssertionError("the SDK agent did not cancel its permission request")
 
 
-def test_the_sdk_agent_cancels_its_permission_request_with_cancel_request() -> None:
+def test_the_sdk_agent_cancels_its_permission_request_with_cancel_request(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
     async def scenario() -> WaitingClient:
         client = WaitingClient()
         connection = await acp.connect_process(client, *SDK_AGENT)
@@ -117,7 +196,7 @@ def test_the_sdk_agent_cancels_its_permission_request_with_cancel_request() -> N
         answer = await agent.session_prompt(
             acp.PromptRequest(session_id=session.session_id, prompt=prompt)
         )
-        assert answer.extra == {"messageId": "msg_user_1"}  # the draft's field, kept
+        assert (answer.message_id, answer.extra) == ("msg_user_1", {})
         await client.idle.wait()
         await client.permission_cancelled.wait()
         await connection.close()  # closes its stdin, reaps it
@@ -132,3 +211,98 @@ def test_the_sdk_agent_cancels_its_permission_request_with_cancel_request() -> N
         {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "cancelled"},
         {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"},
     ]  # fmt: skip
+    assert sdk_console(capfd.readouterr().err) == []  # the SDK agent's stderr is inherited
+
+
+# -- the harness itself: each check fails on a deliberately bad message ------------------------
+def test_the_sdk_client_passes_the_scripted_agent_when_nothing_is_wrong() -> None:
+    done = run_program([*SDK_CLIENT, *SCRIPTED_AGENT, "clean"])
+    assert (done.returncode, sdk_console(done.stderr)) == (0, [])
+    assert json.loads(done.stdout) == {
+        "stopReason": "end_turn",
+        "updates": ["user_message", "state_update", "agent_message_chunk", "state_update"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("scenario", "printed", "error"),
+    [
+        (
+            "unknown-response-id",
+            ["ts_client: SDK console.error: Got response to unknown request 999"],
+            "ts_client: error: the SDK printed 1 message(s) about the agent's messages, first:"
+            " console.error: Got response to unknown request 999",
+        ),
+        (
+            "broken-update",
+            [
+                "ts_client: SDK console.error: Error handling notification"
+                " { method: 'session/update', code: -32602, message: 'Invalid params' }"
+            ],
+            "ts_client: error: the SDK rejected 1 session/update notification(s) of kind"
+            ' ["plan_update"]',
+        ),
+        (
+            "empty-prompt-response",
+            [],
+            "ts_client: error: session/prompt: SDK validation failed:"
+            " messageId: Invalid input: expected string, received undefined",
+        ),
+    ],
+)
+def test_the_sdk_client_fails_on_a_bad_message(
+    scenario: str, printed: list[str], error: str
+) -> None:
+    done = run_program([*SDK_CLIENT, *SCRIPTED_AGENT, scenario])
+    assert (done.returncode, done.stdout) == (1, "")
+    assert sdk_console(done.stderr) == printed
+    assert done.stderr.splitlines()[-1] == error
+
+
+async def talk_to_the_sdk_agent(notification: dict[str, Any]) -> str:
+    """Initialize the SDK agent, send `notification`, make a request to be sure it was handled,
+    close; returns the agent's stderr."""
+    process = await asyncio.create_subprocess_exec(
+        *SDK_AGENT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    async def call(message: dict[str, Any]) -> Any:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+        return json.loads(await process.stdout.readline())
+
+    init = {"protocolVersion": 2, "info": {"name": "harness-test", "version": "1"}}
+    answer = await call({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+    assert answer["result"]["protocolVersion"] == 2
+    process.stdin.write(json.dumps(notification).encode() + b"\n")
+    new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/"}}
+    assert "result" in await call(new)
+    process.stdin.close()
+    _, stderr = await process.communicate()
+    return stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("session_id", "printed"),
+    [
+        ("sess_1", []),
+        (
+            1,
+            [
+                "[ts_agent] SDK console.error: Error handling notification"
+                " { method: 'session/cancel', code: -32602, message: 'Invalid params' }"
+            ],
+        ),
+    ],
+    ids=["valid", "invalid"],
+)
+def test_the_sdk_agent_reports_a_bad_notification_on_stderr(
+    session_id: object, printed: list[str]
+) -> None:
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
+    stderr = asyncio.run(asyncio.wait_for(talk_to_the_sdk_agent(cancel), 30))
+    assert sdk_console(stderr) == printed

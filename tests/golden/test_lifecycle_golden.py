@@ -1,5 +1,7 @@
 """Golden test of the v2 prompt lifecycle: every JSON example of the seed spec page.
 
+The seed was written against schema-v2.0.0-alpha.3, so the package under test is alpha.3's v2
+lane generated from the pins (the `acp_v2_alpha3` fixture), not the committed default lane.
 For each example (read in place from ../shared/seed): decode it by its method's type, compare
 the decoded value (class and every field, as `repr`) with tests/fixtures/prompt_lifecycle.golden,
 then encode it back and demand byte-identical JSON with sorted keys. Set ACP_UPDATE_GOLDEN=1
@@ -11,9 +13,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 from typing import Any
-
-import acp_v2
 
 SEED = Path(__file__).resolve().parents[3] / "shared" / "seed"
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "prompt_lifecycle.golden"
@@ -30,16 +31,16 @@ def seed_examples() -> list[dict[str, Any]]:
     return found
 
 
-def decode_message(message: dict[str, Any]) -> tuple[str, Any, Any]:
+def decode_message(acp: ModuleType, message: dict[str, Any]) -> tuple[str, Any, Any]:
     """(label, payload, decoded value): params by the method's type; results by the request's."""
     if "method" in message:
-        info = acp_v2.METHODS[message["method"]]
-        return message["method"], message["params"], acp_v2.decode(info.params, message["params"])
+        info = acp.METHODS[message["method"]]
+        return message["method"], message["params"], acp.decode(info.params, message["params"])
     # The seed's only response answers its session/prompt request (id 2).
     return (
         "result of session/prompt",
         message["result"],
-        acp_v2.decode(acp_v2.PromptResponse, message["result"]),
+        acp.decode(acp.PromptResponse, message["result"]),
     )
 
 
@@ -72,12 +73,19 @@ def test_seed_has_the_whole_lifecycle() -> None:
     ]
 
 
-def test_lifecycle_decodes_to_the_golden_values_and_encodes_back_byte_identical() -> None:
+def test_the_package_is_alpha_3(acp_v2_alpha3: ModuleType) -> None:
+    assert acp_v2_alpha3.SCHEMA_REF == "schema-v2.0.0-alpha.3"
+    assert acp_v2_alpha3.__name__ == "acp_v2_alpha3"
+
+
+def test_lifecycle_decodes_to_the_golden_values_and_encodes_back_byte_identical(
+    acp_v2_alpha3: ModuleType,
+) -> None:
     lines = []
     for index, message in enumerate(seed_examples(), 1):
-        label, payload, value = decode_message(message)
+        label, payload, value = decode_message(acp_v2_alpha3, message)
         lines.append(f"## {index} {label}\n{value!r}\n")
-        assert sorted_json(acp_v2.encode(value)) == sorted_json(payload), label
+        assert sorted_json(acp_v2_alpha3.encode(value)) == sorted_json(payload), label
     actual = "\n".join(lines)
     if os.environ.get("ACP_UPDATE_GOLDEN"):
         GOLDEN.write_text(actual, encoding="utf-8")

@@ -1,6 +1,10 @@
 """Every JSON example of the v2 prompt-lifecycle page (../shared/seed, read in place) decodes by
 its method's params or result type to the expected classes and values, and encodes back to the
-same JSON, byte for byte once keys are sorted."""
+same JSON, byte for byte once keys are sorted.
+
+The page is the seed's, written against schema-v2.0.0-alpha.3: the package under test is
+alpha.3's v2 lane generated from the pins (tests/support/lanes.py). The last test says what the
+committed default lane (npm-sdk-2.4.0) makes of the same page."""
 
 from __future__ import annotations
 
@@ -9,9 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import acp_v2 as acp
+import acp_v2
 import pytest
-from acp_v2 import UNSET
+
+from tests.support.lanes import seed_lane
+
+acp = seed_lane("v2")
+UNSET = acp.UNSET
 
 SEED = Path(__file__).resolve().parents[3] / "shared" / "seed"
 SESSION = "sess_abc123def456"
@@ -214,3 +222,27 @@ def test_methods_of_the_page_have_their_side_and_kind() -> None:
         "notification",
         acp.CancelSessionNotification,
     )
+
+
+def test_the_package_is_alpha_3() -> None:
+    assert acp.SCHEMA_REF == "schema-v2.0.0-alpha.3"
+
+
+def test_the_default_lane_refuses_only_the_seeds_empty_prompt_response(
+    examples: list[dict[str, Any]],
+) -> None:
+    """npm-sdk-2.4.0 requires `PromptResponse.messageId`; every other example of the page is
+    valid there too and round-trips, the idle stop reason now a plain string."""
+    assert acp_v2.SCHEMA_REF == "npm-sdk-2.4.0"
+    for message in examples:
+        if "method" not in message:
+            with pytest.raises(acp_v2.DecodeError) as caught:
+                acp_v2.decode(acp_v2.PromptResponse, message["result"])
+            assert str(caught.value) == "$.messageId: missing required field"
+            continue
+        payload = message["params"]
+        value = acp_v2.decode(acp_v2.METHODS[message["method"]].params, payload)
+        assert sorted_json(acp_v2.encode(value)) == sorted_json(payload)
+    idle = acp_v2.decode(acp_v2.UpdateSessionNotification, examples[10]["params"]).update
+    assert type(idle) is acp_v2.SessionUpdateStateUpdate
+    assert (idle.state, idle.stop_reason, type(idle.stop_reason)) == ("idle", "end_turn", str)

@@ -2,18 +2,16 @@
 (union, tag) has one class name in every release and in both protocol lanes.
 
 The names come from the naming step run on each schema; every one of them must be exported by
-the package generated from that schema (the committed `acp_v1`/`acp_v2`, and `npm-sdk-2.4.0`'s
-v2 lane generated here), with the tag it names.
+the package generated from that schema (the committed `acp_v1`/`acp_v2` of the default ref, and
+the seed's alpha.3 lanes generated from the pins), with the tag it names.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import acp_v1
 import acp_v2
@@ -22,6 +20,7 @@ import pytest
 from codegen.diagnostics import Diagnostics
 from codegen.ir import TaggedUnion
 from codegen.pipeline import analyse
+from tests.support.lanes import SEED_REF, seed_lane
 
 # (union, tag) → class name. A default branch (v1's stdio `McpServer`) is keyed by its title,
 # the tag its variant has in v2; the catch-all by "*".
@@ -52,43 +51,44 @@ def exported(pkg: ModuleType, names: VariantNames) -> VariantNames:
 
 
 def own_schema(mirror: Path, pkg: ModuleType, lane: str) -> Path:
-    assert pkg.SCHEMA_REF == "schema-v2.0.0-alpha.3"  # the pinned default these cases are about
     return mirror / pkg.SCHEMA_REF / lane / "schema.json"
 
 
 @pytest.fixture(scope="module")
-def alpha3(mirror: Path) -> dict[str, VariantNames]:
+def lanes(mirror: Path) -> dict[str, VariantNames]:
+    """The names of the committed default lane and of the seed's alpha.3 lane, v1 and v2."""
+    seed_v1, seed_v2 = seed_lane("v1"), seed_lane("v2")
+    assert acp_v2.SCHEMA_REF == "npm-sdk-2.4.0" and seed_v2.SCHEMA_REF == SEED_REF
     return {
         "acp_v1": exported(acp_v1, variant_names(own_schema(mirror, acp_v1, "v1"))),
         "acp_v2": exported(acp_v2, variant_names(own_schema(mirror, acp_v2, "v2"))),
+        "alpha.3 v1": exported(seed_v1, variant_names(own_schema(mirror, seed_v1, "v1"))),
+        "alpha.3 v2": exported(seed_v2, variant_names(own_schema(mirror, seed_v2, "v2"))),
     }
 
 
 def test_no_variant_class_of_acp_v1_or_acp_v2_is_a_bare_word(
-    alpha3: dict[str, VariantNames],
+    lanes: dict[str, VariantNames],
 ) -> None:
-    for package, names in alpha3.items():
+    for package, names in lanes.items():
         assert len(names) > 40, package
         assert [py for py in names.values() if A_BARE_WORD.fullmatch(py)] == [], package
 
 
-def test_shared_union_tags_have_one_class_name_in_v1_v2_and_the_next_release(
-    mirror: Path, alpha3: dict[str, VariantNames], make_package: Any
+def test_shared_union_tags_have_one_class_name_in_v1_v2_and_both_releases(
+    lanes: dict[str, VariantNames],
 ) -> None:
-    schema = mirror / "npm-sdk-2.4.0" / "v2" / "schema.json"
-    npm = exported(
-        make_package(json.loads(schema.read_text(encoding="utf-8"))), variant_names(schema)
-    )
-    packages = {**alpha3, "npm-sdk-2.4.0 v2": npm}
-    for (a, old), (b, new) in itertools.combinations(packages.items(), 2):
+    for (a, old), (b, new) in itertools.combinations(lanes.items(), 2):
         shared = old.keys() & new.keys()
         assert len(shared) > 30, (a, b)
         assert {k: (old[k], new[k]) for k in shared if old[k] != new[k]} == {}, (a, b)
-    # The classes the first rule named differently across these three.
-    assert alpha3["acp_v1"][("ContentBlock", "text")] == "ContentBlockText"
-    assert alpha3["acp_v1"][("McpServer", "stdio")] == "McpServerStdio"  # v1: a default branch
-    assert npm[("RequestPermissionSubject", "tool_call")] == "RequestPermissionSubjectToolCall"
-    assert alpha3["acp_v2"][("RequestPermissionSubject", "command")] == (
+    # The classes the first rule named differently across these releases.
+    assert lanes["alpha.3 v1"][("ContentBlock", "text")] == "ContentBlockText"
+    assert lanes["alpha.3 v1"][("McpServer", "stdio")] == "McpServerStdio"  # a default branch
+    assert lanes["acp_v2"][("RequestPermissionSubject", "tool_call")] == (
+        "RequestPermissionSubjectToolCall"
+    )
+    assert lanes["alpha.3 v2"][("RequestPermissionSubject", "command")] == (
         "RequestPermissionSubjectCommand"
     )
 

@@ -12,6 +12,8 @@ import pytest
 
 from tests.support.rpc_wire import INITIALIZE_PARAMS, RawPeer, error, notification, request, run
 
+PROMPT = [{"type": "text", "text": "hi"}]  # the default lane's prompt needs at least one block
+
 
 class Agent(acp.AgentBase):
     """Implements a few agent methods; records what reached it."""
@@ -43,7 +45,7 @@ class Agent(acp.AgentBase):
         except asyncio.CancelledError:
             self.cancelled.append(params.session_id)
             raise
-        return acp.PromptResponse()
+        return acp.PromptResponse(message_id="msg_" + params.session_id)
 
     async def session_cancel(self, params: acp.CancelSessionNotification) -> None:
         self.seen.append(params)
@@ -103,7 +105,15 @@ async def answer_to(raw: bytes | dict[str, Any]) -> Any:
             error(None, -32700, "Parse error", "nested too deeply"),
         ),
         (b"42\n", error(None, -32600, "Invalid request", "a message must be a JSON object")),
-        (b"[]\n", error(None, -32600, "Invalid request", "empty batch")),
+        (  # the default lane has no batches (alpha.3's answer: test_runtime_limits.py)
+            b"[]\n",
+            error(
+                None,
+                -32600,
+                "Invalid request",
+                "this protocol version has no batches: send one message per line",
+            ),
+        ),
         (
             b'{"jsonrpc":"2.0"}\n',
             error(None, -32600, "Invalid request", "a message needs a method or an id"),
@@ -187,10 +197,11 @@ def test_unknown_or_unimplemented_methods_answer_32601_with_the_method(method: s
             "$.prompt[1].text",
             "missing required field",
         ),
+        ({"sessionId": "s", "prompt": []}, "$.prompt", "expected at least 1 item(s)"),
         ([1, 2], "$", "expected an object, got a list"),
         (None, "$.sessionId", "missing required field"),  # params left out: decoded as {}
     ],
-    ids=["missing", "wrong-type", "nested", "array", "absent"],
+    ids=["missing", "wrong-type", "nested", "empty", "array", "absent"],
 )
 def test_invalid_params_answer_32602_with_the_decode_path(
     params: Any, path: str, reason: str
@@ -280,9 +291,8 @@ def test_cancel_request_answers_32800_and_cancels_the_handler() -> None:
     async def scenario() -> None:
         agent = Agent()
         peer = RawPeer(agent)
-        prompt = {"sessionId": "s1", "prompt": []}
-        peer.send(request("p1", "session/prompt", prompt))
-        peer.send(request(1, "session/prompt", {"sessionId": "s2", "prompt": []}))
+        peer.send(request("p1", "session/prompt", {"sessionId": "s1", "prompt": PROMPT}))
+        peer.send(request(1, "session/prompt", {"sessionId": "s2", "prompt": PROMPT}))
         while len(agent.seen) < 2:
             await asyncio.sleep(0)
         # Ids match by value and type: "1" is not 1, and unknown ids are ignored.
@@ -292,7 +302,7 @@ def test_cancel_request_answers_32800_and_cancels_the_handler() -> None:
         assert await peer.recv() == error("p1", -32800, "Request cancelled")
         assert agent.cancelled == ["s1"]
         agent.release.set()
-        assert await peer.recv() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        assert await peer.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"messageId": "msg_s2"}}
 
     run(scenario())
 
@@ -301,18 +311,24 @@ def test_a_request_id_still_in_flight_cannot_be_reused() -> None:
     async def scenario() -> None:
         agent = Agent()
         peer = RawPeer(agent)
-        peer.send(request(4, "session/prompt", {"sessionId": "s", "prompt": []}))
+        peer.send(request(4, "session/prompt", {"sessionId": "s", "prompt": PROMPT}))
         got = await peer.call(request(4, "session/new", {"cwd": "/x"}))
         assert got == error(4, -32600, "Invalid request", "a request with this id is still running")
         agent.release.set()
-        assert await peer.recv() == {"jsonrpc": "2.0", "id": 4, "result": {}}
+        assert await peer.recv() == {"jsonrpc": "2.0", "id": 4, "result": {"messageId": "msg_s"}}
 
     run(scenario())
 
 
+class BatchingAgent(Agent):
+    """The same agent on a lane whose schema defines batches (alpha.3's v2 does)."""
+
+    BATCHES = True
+
+
 def test_a_batch_is_answered_with_one_array() -> None:
     async def scenario() -> None:
-        agent = Agent()
+        agent = BatchingAgent()
         peer = RawPeer(agent)
         peer.send(
             [
@@ -345,7 +361,7 @@ def test_a_request_cancelled_before_its_handler_started_is_still_answered() -> N
         peer = RawPeer(agent)
         # One chunk: the request and its cancellation reach the dispatcher in the same step.
         lines = [
-            request(1, "session/prompt", {"sessionId": "s", "prompt": []}),
+            request(1, "session/prompt", {"sessionId": "s", "prompt": PROMPT}),
             notification("$/cancel_request", {"requestId": 1}),
         ]
         peer.send_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
@@ -353,8 +369,7 @@ def test_a_request_cancelled_before_its_handler_started_is_still_answered() -> N
         assert agent.seen == []  # the handler never ran
         # The id is free again.
         agent.release.set()
-        assert (await peer.call(request(1, "session/prompt", {"sessionId": "s", "prompt": []})))[
-            "result"
-        ] == {}
+        again = await peer.call(request(1, "session/prompt", {"sessionId": "s", "prompt": PROMPT}))
+        assert again["result"] == {"messageId": "msg_s"}
 
     run(scenario())

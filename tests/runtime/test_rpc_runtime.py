@@ -14,6 +14,7 @@ from typing import Any
 import acp_v2 as acp
 import pytest
 
+from tests.support.lanes import seed_lane
 from tests.support.rpc_wire import RawPeer, connect_pair, error, notification, request, run
 
 
@@ -123,16 +124,18 @@ def test_responses_are_decoded_with_the_result_type_and_extra_keys_are_kept() ->
     async def scenario() -> None:
         peer = RawPeer(acp.ClientBase())
         stub = acp.AgentStub(peer.connection)
+        prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text="hi")]
         call = asyncio.ensure_future(
-            stub.session_prompt(acp.PromptRequest(session_id="s", prompt=[]))
+            stub.session_prompt(acp.PromptRequest(session_id="s", prompt=prompt))
         )
         sent = await peer.recv()
-        assert sent == request(0, "session/prompt", {"sessionId": "s", "prompt": []})
-        # The TypeScript SDK's draft answers with a messageId: kept, not an error.
-        peer.send({"jsonrpc": "2.0", "id": 0, "result": {"messageId": "m1"}})
+        assert sent == request(
+            0, "session/prompt", {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}
+        )
+        peer.send({"jsonrpc": "2.0", "id": 0, "result": {"messageId": "m1", "_vendor": [1]}})
         answer = await call
-        assert answer == acp.PromptResponse(extra={"messageId": "m1"})
-        assert acp.encode(answer) == {"messageId": "m1"}
+        assert answer == acp.PromptResponse(message_id="m1", extra={"_vendor": [1]})
+        assert acp.encode(answer) == {"messageId": "m1", "_vendor": [1]}
 
         call = asyncio.ensure_future(stub.session_new(acp.NewSessionRequest(cwd="/")))
         assert (await peer.recv())["id"] == 1
@@ -350,7 +353,7 @@ def test_unknown_update_kinds_reach_the_handler_whole() -> None:
     async def scenario() -> None:
         client = Client()
         peer = RawPeer(client)
-        update = {"sessionUpdate": "notice", "severity": "info", "title": "T", "x": [1]}
+        update = {"sessionUpdate": "_vendor_progress", "pct": 50, "x": [1]}
         peer.send(notification("session/update", {"sessionId": "s", "update": update}))
         peer.eof()
         await peer.connection.wait_closed()
@@ -391,19 +394,27 @@ def test_malformed_cancel_requests_are_ignored(params: Any) -> None:
     run(scenario())
 
 
-DRAFT_UPDATES = [  # what the TypeScript SDK's later draft may send an alpha.3 client
-    {"sessionUpdate": "state_update", "state": "idle", "stopReason": "error",
-     "error": {"code": -32603, "message": "boom"}, "background": []},
-    {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "paused", "name": "n",
-     "capabilities": {"cancel": {}}},
-    {"sessionUpdate": "compaction_update", "state": "running"},
-    {"sessionUpdate": "available_commands_update",
-     "availableCommands": [{"type": "command", "name": "x", "description": "d"}]},
+# What the TypeScript SDK's draft (the default lane) sends that alpha.3 did not know, and the
+# variant class each decodes to here.
+DRAFT_UPDATES = [
+    ({"sessionUpdate": "state_update", "state": "idle", "stopReason": "error",
+      "error": {"code": -32603, "message": "boom"}, "background": []}, "SessionUpdateStateUpdate"),
+    ({"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "paused", "name": "n",
+      "capabilities": {"cancel": {}}}, "SessionUpdateToolCallUpdate"),
+    ({"sessionUpdate": "compaction_update", "compactionId": "k", "status": "in_progress"},
+     "SessionUpdateCompactionUpdate"),
+    ({"sessionUpdate": "notice", "severity": "info", "title": "T"}, "SessionUpdateNotice"),
+    ({"sessionUpdate": "available_commands_update",
+      "availableCommands": [{"type": "command", "name": "x", "description": "d"}]},
+     "SessionUpdateAvailableCommandsUpdate"),
 ]  # fmt: skip
+DRAFT_IDS = [update["sessionUpdate"] for update, _ in DRAFT_UPDATES]
 
 
-@pytest.mark.parametrize("update", DRAFT_UPDATES, ids=lambda u: u["sessionUpdate"])
-def test_draft_only_values_are_accepted_and_kept(update: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("update", "cls"), DRAFT_UPDATES, ids=DRAFT_IDS)
+def test_draft_values_reach_the_handler_as_their_variant_and_are_kept(
+    update: dict[str, Any], cls: str
+) -> None:
     async def scenario() -> acp.SessionUpdate:
         client = Client()
         peer = RawPeer(client)
@@ -414,4 +425,16 @@ def test_draft_only_values_are_accepted_and_kept(update: dict[str, Any]) -> None
         return client.updates[0]
 
     decoded = run(scenario())
+    assert type(decoded) is getattr(acp, cls)
     assert acp.encode(decoded) == update
+
+
+@pytest.mark.parametrize(("update", "cls"), DRAFT_UPDATES, ids=DRAFT_IDS)
+def test_an_alpha_3_peer_keeps_the_draft_values_it_does_not_know(
+    update: dict[str, Any], cls: str
+) -> None:
+    seed = seed_lane("v2")  # unknown kinds in the open variant, unknown fields in `extra`
+    decoded = seed.decode(seed.SessionUpdate, update)
+    new_kind = not hasattr(seed, cls)  # notice and compaction_update came after alpha.3
+    assert type(decoded) is (seed.SessionUpdateOther if new_kind else getattr(seed, cls))
+    assert seed.encode(decoded) == update

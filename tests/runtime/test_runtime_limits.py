@@ -16,6 +16,7 @@ import acp_v2 as acp
 import pytest
 
 from codegen.parse.methods import batch_titles
+from tests.support.lanes import seed_lane
 from tests.support.rpc_wire import MemoryWriter, RawPeer, error, notification, request, run
 
 
@@ -134,11 +135,18 @@ BATCH = [request(1, "_x/unknown"), notification("_x/n")]
 
 
 def test_a_lane_with_batches_answers_them_with_an_array() -> None:
-    assert acp.AgentBase.BATCHES is True  # alpha.3's v2 defines batches
+    seed = seed_lane("v2")
+    assert seed.AgentBase.BATCHES is True  # alpha.3's v2 defines batches
+    assert acp.AgentBase.BATCHES is False  # the default lane (npm-sdk-2.4.0) does not
 
     async def scenario() -> Any:
-        peer = RawPeer(acp.AgentBase())
-        return await peer.call(BATCH)
+        inbox, out = asyncio.StreamReader(), asyncio.StreamReader()
+        conn = seed.Connection(seed.AgentBase(), inbox, MemoryWriter(out))
+        conn.start()
+        inbox.feed_data(json.dumps(BATCH).encode() + b"\n")
+        answer = json.loads(await out.readline())
+        await conn.close()
+        return answer
 
     assert run(scenario()) == [error(1, -32601, "Method not found", "_x/unknown")]
 

@@ -1,5 +1,9 @@
-"""The generated `acp_v2.SessionState`: one test per rule of the session model issue, each on the
-exact snapshot JSON, plus the seed's own example and a real prompt lifecycle of the echo agent."""
+"""The generated `SessionState`: one test per rule of the session model issue, each on the
+exact snapshot JSON, plus the seed's own example and a real prompt lifecycle of the echo agent.
+
+The rules are the seed's, written against schema-v2.0.0-alpha.3: they run on alpha.3's v2 lane
+generated from the pins (tests/support/lanes.py). The echo agent speaks the committed default
+lane, so its lifecycle replays through `seed_v2.SessionState`."""
 
 from __future__ import annotations
 
@@ -15,7 +19,11 @@ from typing import Any
 import acp_v1
 import acp_v2
 import pytest
-from acp_v2 import SessionState, session_state
+
+from tests.support.lanes import seed_lane
+
+seed_v2 = seed_lane("v2")
+SessionState, session_state = seed_v2.SessionState, seed_v2.session_state
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT.parent / "shared" / "seed"
@@ -44,7 +52,7 @@ def replay(*updates: dict[str, Any], state: SessionState | None = None) -> dict[
     """Decode each wire update, apply it, and return the snapshot."""
     state = state or SessionState()
     for update in updates:
-        state.apply(acp_v2.decode(acp_v2.SessionUpdate, update))
+        state.apply(seed_v2.decode(seed_v2.SessionUpdate, update))
     return state.snapshot()
 
 
@@ -554,7 +562,7 @@ def test_unknown_kinds_are_kept_raw_in_arrival_order() -> None:
 def test_snapshot_and_state_never_alias_caller_values() -> None:
     state = SessionState()
     meta = {"list": [1]}
-    update = acp_v2.decode(acp_v2.SessionUpdate, upsert("agent_message", "m", _meta=meta))
+    update = seed_v2.decode(seed_v2.SessionUpdate, upsert("agent_message", "m", _meta=meta))
     state.apply(update)
     update.meta["list"].append(2)
     first = state.snapshot()
@@ -567,7 +575,7 @@ def test_apply_takes_decoded_updates_only_and_apply_json_decodes() -> None:
     state = SessionState()
     with pytest.raises(TypeError, match="expected a SessionUpdate, got dict"):
         state.apply({"sessionUpdate": "state_update", "state": "running"})  # type: ignore[arg-type]
-    with pytest.raises(acp_v2.DecodeError, match=r"\$\.state: missing"):
+    with pytest.raises(seed_v2.DecodeError, match=r"\$\.state: missing"):
         state.apply_json({"sessionUpdate": "state_update"})
     state.apply_json({"sessionUpdate": "state_update", "state": "running"})
     assert state.snapshot() == snapshot(state="running")
@@ -575,12 +583,13 @@ def test_apply_takes_decoded_updates_only_and_apply_json_decodes() -> None:
 
 def test_known_kinds_are_the_union_variants_and_each_has_a_rule() -> None:
     variants = {
-        cls.TAG: cls for cls in acp_v2.SessionUpdate.__subclasses__() if hasattr(cls, "TAG")
+        cls.TAG: cls for cls in seed_v2.SessionUpdate.__subclasses__() if hasattr(cls, "TAG")
     }
     assert session_state.KNOWN_KINDS == variants
     assert len(variants) == 16
     assert set(session_state._RULES) == set(variants.values())
     assert not hasattr(acp_v1, "SessionState")  # v1 has no StateUpdate: no session model
+    assert not hasattr(seed_lane("v1"), "SessionState")
 
 
 CORE_TEMPLATES = ("__init__.py.j2", "runtime/_runtime.py", "models.py.j2", "methods.py.j2")
@@ -763,7 +772,7 @@ def test_echo_agent_prompt_lifecycle_replays_through_session_state(tmp_path: Pat
     if not ECHO_AGENT.is_file():
         pytest.skip("examples/echo_agent.py is not written yet")
     transcript = capture_echo_prompt()
-    state = SessionState()
+    state = acp_v2.SessionState()
     for line in transcript:
         message = json.loads(line)
         if message.get("method") == "session/update":

@@ -1,5 +1,6 @@
-"""Every `$defs` name of alpha.3 v1 and v2 is exported, under its own name, from acp_v1 / acp_v2;
-no generated name is numbered (`Foo2`) unless its `$defs` name itself ends with a digit."""
+"""Every `$defs` name of the default ref's v1 and v2 is exported, under its own name, from acp_v1 /
+acp_v2 (and alpha.3's from the seed's lane, generated from the pins); no generated name is
+numbered (`Foo2`) unless its `$defs` name itself ends with a digit."""
 
 from __future__ import annotations
 
@@ -11,22 +12,35 @@ import acp_v1
 import acp_v2
 import pytest
 
-REF = "schema-v2.0.0-alpha.3"
-PACKAGES = {"v1": acp_v1, "v2": acp_v2}
+from tests.support.lanes import SEED_REF, seed_lane
+
+REF = "npm-sdk-2.4.0"  # the lock file's default
+PACKAGES = {
+    "v1": acp_v1,
+    "v2": acp_v2,
+    "v1-alpha.3": seed_lane("v1"),
+    "v2-alpha.3": seed_lane("v2"),
+}
 
 
 def defs_of(mirror: Path, lane: str) -> dict[str, object]:
-    schema = json.loads((mirror / REF / lane / "schema.json").read_text(encoding="utf-8"))
-    defs: dict[str, object] = schema["$defs"]
+    pkg, folder = PACKAGES[lane], lane.partition("-")[0]
+    path = mirror / pkg.SCHEMA_REF / folder / "schema.json"
+    defs: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))["$defs"]
     return defs
 
 
-@pytest.mark.parametrize("lane", sorted(PACKAGES))
-def test_the_packages_are_generated_from_alpha_3(lane: str) -> None:
-    assert PACKAGES[lane].SCHEMA_REF == REF
+@pytest.mark.parametrize(
+    ("lane", "ref"),
+    [("v1", REF), ("v2", REF), ("v1-alpha.3", SEED_REF), ("v2-alpha.3", SEED_REF)],
+)
+def test_the_packages_are_generated_from_their_ref(lane: str, ref: str) -> None:
+    assert PACKAGES[lane].SCHEMA_REF == ref
 
 
-@pytest.mark.parametrize(("lane", "count"), [("v1", 170), ("v2", 175)])
+@pytest.mark.parametrize(
+    ("lane", "count"), [("v1", 178), ("v2", 197), ("v1-alpha.3", 170), ("v2-alpha.3", 175)]
+)
 def test_every_defs_name_is_exported_under_its_own_name(
     mirror: Path, lane: str, count: int
 ) -> None:

@@ -1,7 +1,9 @@
 """Every JSON example of the upstream protocol docs, decoded by its type and re-encoded exactly.
 
 The examples are read in place from ../shared/acp-examples (never copied into the repo); the
-manifest says which `$defs` type each one was checked against and whether it passed.
+manifest says which `$defs` type each one was checked against and whether it passed, against
+the schema-v2.0.0-alpha.3 schemas: so the packages under test are alpha.3's v1 and v2 lanes,
+generated from the pins (tests/support/lanes.py), not the committed default lane.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import acp_v1
-import acp_v2
 import pytest
 
+from tests.support.lanes import SEED_REF, seed_lane
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "acp-examples"
-PACKAGES = {"v1": acp_v1, "v2": acp_v2}
+PACKAGES = {"v1": seed_lane("v1"), "v2": seed_lane("v2")}
 
 
 def _manifest() -> list[dict[str, Any]]:
@@ -57,6 +59,12 @@ INVALID = [
 
 def test_corpus_is_there() -> None:
     assert len(VALID) > 250, "the docs examples corpus is missing from ../shared/acp-examples"
+
+
+def test_the_corpus_was_checked_against_the_packages_release() -> None:
+    manifest = json.loads((EXAMPLES / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["schemas"] == f"../acp-schema/{SEED_REF}"
+    assert {pkg.SCHEMA_REF for pkg in PACKAGES.values()} == {SEED_REF}
 
 
 @pytest.mark.parametrize("entry", VALID, ids=[e["file"] for e in VALID])

@@ -1,4 +1,8 @@
-"""One focused test per wire rule of the decoders issue, written from the alpha.3 schemas."""
+"""One focused test per wire rule of the decoders issue, written from the alpha.3 schemas.
+
+The packages under test are therefore alpha.3's v1 and v2 lanes, generated from the pins
+(tests/support/lanes.py), not the committed default lane.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-import acp_v1
-import acp_v2
 import pytest
-from acp_v2 import UNSET, DecodeError, decode, encode
+
+from tests.support.lanes import seed_lane
+
+seed_v1 = seed_lane("v1")
+seed_v2 = seed_lane("v2")
+UNSET, DecodeError, decode, encode = (
+    seed_v2.UNSET,
+    seed_v2.DecodeError,
+    seed_v2.decode,
+    seed_v2.encode,
+)
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -35,10 +47,10 @@ def test_tag_picks_the_variant_class() -> None:
         "messageId": "m1",
         "content": {"type": "text", "text": "hi"},
     }
-    value = round_trip(acp_v2.SessionUpdate, chunk)
-    assert type(value) is acp_v2.SessionUpdateAgentMessageChunk
+    value = round_trip(seed_v2.SessionUpdate, chunk)
+    assert type(value) is seed_v2.SessionUpdateAgentMessageChunk
     assert value.message_id == "m1"
-    assert type(value.content) is acp_v2.ContentBlockText
+    assert type(value.content) is seed_v2.ContentBlockText
     assert value.content.text == "hi"
 
 
@@ -47,9 +59,9 @@ def test_tag_picks_the_variant_class() -> None:
 )
 def test_every_tag_field_of_v2_has_a_tagged_union(tag_field: str) -> None:
     unions = [
-        getattr(acp_v2, n)
-        for n in acp_v2.__all__
-        if getattr(getattr(acp_v2, n), "TAG_FIELD", None) == tag_field
+        getattr(seed_v2, n)
+        for n in seed_v2.__all__
+        if getattr(getattr(seed_v2, n), "TAG_FIELD", None) == tag_field
     ]
     assert unions, f"no tagged union on {tag_field}"
 
@@ -61,8 +73,8 @@ def test_unknown_tag_keeps_tag_and_payload() -> None:
         "nested": {"a": [1, None]},
         "_meta": {"k": 1},
     }
-    value = round_trip(acp_v2.SessionUpdate, data)
-    assert type(value) is acp_v2.SessionUpdateOther
+    value = round_trip(seed_v2.SessionUpdate, data)
+    assert type(value) is seed_v2.SessionUpdateOther
     assert value.session_update == "_acme_progress"
     assert value.extra == {"percent": 40, "nested": {"a": [1, None]}, "_meta": {"k": 1}}
 
@@ -73,17 +85,17 @@ def test_unknown_content_block_inside_a_known_update_is_kept() -> None:
         "messageId": "m",
         "content": {"type": "_x", "blob": "b"},
     }
-    value = round_trip(acp_v2.SessionUpdate, data)
-    assert type(value.content) is acp_v2.ContentBlockOther
+    value = round_trip(seed_v2.SessionUpdate, data)
+    assert type(value.content) is seed_v2.ContentBlockOther
     assert value.content.type == "_x"
 
 
 def test_known_tag_with_broken_payload_is_an_error_not_the_open_variant() -> None:
-    err = error_of(acp_v2.SessionUpdate, {"sessionUpdate": "usage_update", "used": -1, "size": 10})
+    err = error_of(seed_v2.SessionUpdate, {"sessionUpdate": "usage_update", "used": -1, "size": 10})
     assert err.path == "$.used"
     assert err.reason == "expected an integer from 0 to 18446744073709551615, got an integer"
     err = error_of(
-        acp_v2.SessionUpdate,
+        seed_v2.SessionUpdate,
         {
             "sessionUpdate": "agent_message_chunk",
             "messageId": "m",
@@ -96,23 +108,23 @@ def test_known_tag_with_broken_payload_is_an_error_not_the_open_variant() -> Non
 
 def test_reserved_tag_without_a_variant_is_an_error() -> None:
     # PlanUpdateContent's catch-all excludes `file`, `markdown`: stable v2 has no branch for them.
-    assert acp_v2.PlanUpdateContentOther.RESERVED_TAGS >= {"file", "markdown", "items"}
-    err = error_of(acp_v2.PlanUpdateContent, {"type": "markdown", "planId": "p"})
+    assert seed_v2.PlanUpdateContentOther.RESERVED_TAGS >= {"file", "markdown", "items"}
+    err = error_of(seed_v2.PlanUpdateContent, {"type": "markdown", "planId": "p"})
     assert err.path == "$.type"
     assert "reserved" in err.reason
-    other = round_trip(acp_v2.PlanUpdateContent, {"type": "_gantt", "planId": "p", "bars": []})
-    assert type(other) is acp_v2.PlanUpdateContentOther
+    other = round_trip(seed_v2.PlanUpdateContent, {"type": "_gantt", "planId": "p", "bars": []})
+    assert type(other) is seed_v2.PlanUpdateContentOther
 
 
 def test_missing_or_non_string_tag() -> None:
-    assert error_of(acp_v2.SessionUpdate, {"messageId": "m"}).path == "$.sessionUpdate"
-    err = error_of(acp_v2.SessionUpdate, {"sessionUpdate": 3})
+    assert error_of(seed_v2.SessionUpdate, {"messageId": "m"}).path == "$.sessionUpdate"
+    err = error_of(seed_v2.SessionUpdate, {"sessionUpdate": 3})
     assert (err.path, err.reason) == ("$.sessionUpdate", "expected a string tag, got an integer")
 
 
 def test_variant_decoded_directly_checks_its_tag() -> None:
     err = error_of(
-        acp_v2.SessionUpdateAgentMessageChunk,
+        seed_v2.SessionUpdateAgentMessageChunk,
         {
             "sessionUpdate": "user_message_chunk",
             "messageId": "m",
@@ -125,8 +137,8 @@ def test_variant_decoded_directly_checks_its_tag() -> None:
 
 def test_closed_union_rejects_unknown_tags() -> None:
     # v1 (schema-v1.21.0) has closed tagged unions: no catch-all branch.
-    with pytest.raises(acp_v1.DecodeError) as caught:
-        acp_v1.decode(acp_v1.SessionUpdate, {"sessionUpdate": "state_update", "state": "idle"})
+    with pytest.raises(seed_v1.DecodeError) as caught:
+        seed_v1.decode(seed_v1.SessionUpdate, {"sessionUpdate": "state_update", "state": "idle"})
     err = caught.value
     assert err.path == "$.sessionUpdate"
     assert err.reason.startswith('unknown tag "state_update"; expected one of user_message_chunk')
@@ -134,77 +146,77 @@ def test_closed_union_rejects_unknown_tags() -> None:
 
 def test_union_with_a_default_branch() -> None:
     # v1 SetSessionConfigOptionRequest: `type: boolean`, or no `type` at all for a value id.
-    by_id = acp_v1.decode(
-        acp_v1.SetSessionConfigOptionRequest,
+    by_id = seed_v1.decode(
+        seed_v1.SetSessionConfigOptionRequest,
         {"sessionId": "s", "configId": "mode", "value": "code"},
     )
-    assert type(by_id) is acp_v1.SetSessionConfigOptionRequestValueId
-    assert acp_v1.encode(by_id) == {"sessionId": "s", "configId": "mode", "value": "code"}
+    assert type(by_id) is seed_v1.SetSessionConfigOptionRequestValueId
+    assert seed_v1.encode(by_id) == {"sessionId": "s", "configId": "mode", "value": "code"}
     data = {"sessionId": "s", "configId": "x", "type": "boolean", "value": True}
-    flag = acp_v1.decode(acp_v1.SetSessionConfigOptionRequest, data)
+    flag = seed_v1.decode(seed_v1.SetSessionConfigOptionRequest, data)
     assert flag.value is True
-    assert acp_v1.encode(flag) == data
+    assert seed_v1.encode(flag) == data
 
 
 # -- enums ---------------------------------------------------------------------------------------
 def test_open_string_enum_keeps_unknown_values() -> None:
-    assert decode(acp_v2.StopReason, "end_turn") is acp_v2.StopReason.END_TURN
-    assert decode(acp_v2.StopReason, "_acme_budget") == "_acme_budget"
+    assert decode(seed_v2.StopReason, "end_turn") is seed_v2.StopReason.END_TURN
+    assert decode(seed_v2.StopReason, "_acme_budget") == "_acme_budget"
     update = round_trip(
-        acp_v2.SessionUpdate,
+        seed_v2.SessionUpdate,
         {"sessionUpdate": "state_update", "state": "idle", "stopReason": "_acme"},
     )
     assert update.stop_reason == "_acme"
 
 
 def test_tool_kind_other_is_a_real_value() -> None:
-    assert decode(acp_v2.ToolKind, "other") is acp_v2.ToolKind.OTHER
-    assert decode(acp_v2.ToolKind, "_custom") == "_custom"
-    assert error_of(acp_v2.ToolKind, 3).reason == "expected a string, got an integer"
+    assert decode(seed_v2.ToolKind, "other") is seed_v2.ToolKind.OTHER
+    assert decode(seed_v2.ToolKind, "_custom") == "_custom"
+    assert error_of(seed_v2.ToolKind, 3).reason == "expected a string, got an integer"
 
 
 def test_open_integer_enum() -> None:
-    assert decode(acp_v2.ErrorCode, -32601) is acp_v2.ErrorCode.METHOD_NOT_FOUND
-    assert decode(acp_v2.ErrorCode, -32099) == -32099
-    assert error_of(acp_v2.ErrorCode, True).reason == "expected an integer, got a boolean"
-    assert error_of(acp_v2.ErrorCode, -32601.0).reason == "expected an integer, got a number"
+    assert decode(seed_v2.ErrorCode, -32601) is seed_v2.ErrorCode.METHOD_NOT_FOUND
+    assert decode(seed_v2.ErrorCode, -32099) == -32099
+    assert error_of(seed_v2.ErrorCode, True).reason == "expected an integer, got a boolean"
+    assert error_of(seed_v2.ErrorCode, -32601.0).reason == "expected an integer, got a number"
 
 
 def test_closed_enum_rejects_unknown_values() -> None:
-    assert decode(acp_v2.ElicitationSchemaType, "object") is acp_v2.ElicitationSchemaType.OBJECT
+    assert decode(seed_v2.ElicitationSchemaType, "object") is seed_v2.ElicitationSchemaType.OBJECT
     assert (
-        error_of(acp_v2.ElicitationSchemaType, "array").reason
+        error_of(seed_v2.ElicitationSchemaType, "array").reason
         == "expected one of 'object', got a string"
     )
 
 
 # -- untagged unions -----------------------------------------------------------------------------
 def test_request_id_by_json_type() -> None:
-    assert decode(acp_v2.RequestId, None) is None
-    assert decode(acp_v2.RequestId, 7) == 7
-    assert decode(acp_v2.RequestId, "7") == "7"
+    assert decode(seed_v2.RequestId, None) is None
+    assert decode(seed_v2.RequestId, 7) == 7
+    assert decode(seed_v2.RequestId, "7") == "7"
     assert (
-        error_of(acp_v2.RequestId, 1.5).reason
+        error_of(seed_v2.RequestId, 1.5).reason
         == "expected null, an integer or a string, got a number"
     )
     assert (
-        error_of(acp_v2.RequestId, True).reason
+        error_of(seed_v2.RequestId, True).reason
         == "expected null, an integer or a string, got a boolean"
     )
 
 
 def test_embedded_resource_by_required_fields() -> None:
-    text = round_trip(acp_v2.EmbeddedResourceResource, {"uri": "file:///a", "text": "x"})
-    assert type(text) is acp_v2.TextResourceContents
-    blob = round_trip(acp_v2.EmbeddedResourceResource, {"uri": "file:///a", "blob": "AAE="})
-    assert type(blob) is acp_v2.BlobResourceContents
-    err = error_of(acp_v2.EmbeddedResourceResource, {"uri": "file:///a"})
+    text = round_trip(seed_v2.EmbeddedResourceResource, {"uri": "file:///a", "text": "x"})
+    assert type(text) is seed_v2.TextResourceContents
+    blob = round_trip(seed_v2.EmbeddedResourceResource, {"uri": "file:///a", "blob": "AAE="})
+    assert type(blob) is seed_v2.BlobResourceContents
+    err = error_of(seed_v2.EmbeddedResourceResource, {"uri": "file:///a"})
     assert err.path == "$"
     assert "{text, uri} or {blob, uri}" in err.reason
 
 
 def test_untagged_union_documents_its_rule() -> None:
-    source = Path(acp_v2.models.__file__).read_text(encoding="utf-8")
+    source = Path(seed_v2.models.__file__).read_text(encoding="utf-8")
     start = source.index("EmbeddedResourceResource: _TypeAlias")
     docstring = source[source.index('"""', start) + 3 : source.index('"""\n', start)]
     assert " ".join(docstring.split()).endswith(
@@ -215,29 +227,29 @@ def test_untagged_union_documents_its_rule() -> None:
 
 def test_elicitation_value_keeps_json_types() -> None:
     for value in ("a", 3, 2.5, True, ["x", "y"]):
-        assert decode(acp_v2.ElicitationContentValue, value) == value
-        assert type(decode(acp_v2.ElicitationContentValue, value)) is type(value)
-    assert error_of(acp_v2.ElicitationContentValue, ["x", 1]).path == "$[1]"
+        assert decode(seed_v2.ElicitationContentValue, value) == value
+        assert type(decode(seed_v2.ElicitationContentValue, value)) is type(value)
+    assert error_of(seed_v2.ElicitationContentValue, ["x", 1]).path == "$[1]"
 
 
 def test_select_options_by_first_item() -> None:
-    flat = round_trip(acp_v2.SessionConfigSelectOptions, [{"value": "a", "name": "A"}])
-    assert type(flat[0]) is acp_v2.SessionConfigSelectOption
+    flat = round_trip(seed_v2.SessionConfigSelectOptions, [{"value": "a", "name": "A"}])
+    assert type(flat[0]) is seed_v2.SessionConfigSelectOption
     grouped = round_trip(
-        acp_v2.SessionConfigSelectOptions,
+        seed_v2.SessionConfigSelectOptions,
         [{"groupId": "g", "name": "G", "options": [{"value": "a", "name": "A"}]}],
     )
-    assert type(grouped[0]) is acp_v2.SessionConfigSelectGroup
-    assert decode(acp_v2.SessionConfigSelectOptions, []) == []
+    assert type(grouped[0]) is seed_v2.SessionConfigSelectGroup
+    assert decode(seed_v2.SessionConfigSelectOptions, []) == []
 
 
 # -- three states, unknown fields, _meta ---------------------------------------------------------
 def test_omitted_null_and_value_are_three_states() -> None:
-    omitted = round_trip(acp_v2.ToolCallUpdate, {"toolCallId": "c"})
+    omitted = round_trip(seed_v2.ToolCallUpdate, {"toolCallId": "c"})
     cleared = round_trip(
-        acp_v2.ToolCallUpdate, {"toolCallId": "c", "title": None, "content": None, "_meta": None}
+        seed_v2.ToolCallUpdate, {"toolCallId": "c", "title": None, "content": None, "_meta": None}
     )
-    valued = round_trip(acp_v2.ToolCallUpdate, {"toolCallId": "c", "title": "t", "content": []})
+    valued = round_trip(seed_v2.ToolCallUpdate, {"toolCallId": "c", "title": "t", "content": []})
     assert (omitted.title, cleared.title, valued.title) == (UNSET, None, "t")
     assert (omitted.content, cleared.content, valued.content) == (UNSET, None, [])
     assert (omitted.meta, cleared.meta) == (UNSET, None)
@@ -245,8 +257,8 @@ def test_omitted_null_and_value_are_three_states() -> None:
 
 
 def test_constructed_values_encode_only_what_was_set() -> None:
-    update = acp_v2.SessionUpdateToolCallUpdate(
-        tool_call_id="c", status=acp_v2.ToolCallStatus.COMPLETED, title=None
+    update = seed_v2.SessionUpdateToolCallUpdate(
+        tool_call_id="c", status=seed_v2.ToolCallStatus.COMPLETED, title=None
     )
     assert encode(update) == {
         "sessionUpdate": "tool_call_update",
@@ -262,21 +274,21 @@ def test_unknown_fields_are_kept_and_re_emitted_at_every_level() -> None:
         "prompt": [{"type": "text", "text": "hi", "x-editor": {"cursor": 3}}],
         "_acme": True,
     }
-    value = round_trip(acp_v2.PromptRequest, data)
+    value = round_trip(seed_v2.PromptRequest, data)
     assert value.extra == {"_acme": True}
     assert value.prompt[0].extra == {"x-editor": {"cursor": 3}}
 
 
 def test_meta_is_an_open_object() -> None:
     meta = {"a": {"b": [1, 2, {"c": None}]}, "traceparent": "00-1"}
-    value = round_trip(acp_v2.CancelSessionNotification, {"sessionId": "s", "_meta": meta})
+    value = round_trip(seed_v2.CancelSessionNotification, {"sessionId": "s", "_meta": meta})
     assert value.meta == meta
 
 
 # -- leniency ------------------------------------------------------------------------------------
 def test_default_on_error_decodes_an_invalid_optional_value_as_omitted() -> None:
     value = decode(
-        acp_v2.ToolCallUpdate,
+        seed_v2.ToolCallUpdate,
         {"toolCallId": "c", "kind": 5, "title": ["x"], "status": "in_progress"},
     )
     assert value.kind is UNSET and value.title is UNSET
@@ -287,15 +299,15 @@ def test_skip_invalid_items_drops_bad_items_in_order() -> None:
     good1 = {"type": "content", "content": {"type": "text", "text": "1"}}
     bad = {"type": "content"}
     good2 = {"type": "terminal", "terminalId": "t"}
-    value = decode(acp_v2.ToolCallUpdate, {"toolCallId": "c", "content": [good1, bad, 3, good2]})
+    value = decode(seed_v2.ToolCallUpdate, {"toolCallId": "c", "content": [good1, bad, 3, good2]})
     assert encode(value)["content"] == [good1, good2]
 
 
 def test_required_lenient_list_missing_is_an_error_but_garbage_is_empty() -> None:
-    assert error_of(acp_v2.PlanItems, {"planId": "p"}).path == "$.entries"
-    assert decode(acp_v2.PlanItems, {"planId": "p", "entries": "oops"}).entries == []
+    assert error_of(seed_v2.PlanItems, {"planId": "p"}).path == "$.entries"
+    assert decode(seed_v2.PlanItems, {"planId": "p", "entries": "oops"}).entries == []
     kept = decode(
-        acp_v2.PlanItems,
+        seed_v2.PlanItems,
         {"planId": "p", "entries": [{"content": "a", "priority": "high", "status": "pending"}, {}]},
     )
     assert len(kept.entries) == 1
@@ -303,17 +315,19 @@ def test_required_lenient_list_missing_is_an_error_but_garbage_is_empty() -> Non
 
 def test_skip_items_without_default_still_needs_a_list() -> None:
     assert (
-        decode(acp_v2.Diff, {"changes": [{"operation": "add", "path": "/a"}, {"operation": "add"}]})
+        decode(
+            seed_v2.Diff, {"changes": [{"operation": "add", "path": "/a"}, {"operation": "add"}]}
+        )
         .changes[0]
         .path
         == "/a"
     )
-    err = error_of(acp_v2.Diff, {"changes": {"operation": "add"}})
+    err = error_of(seed_v2.Diff, {"changes": {"operation": "add"}})
     assert (err.path, err.reason) == ("$.changes", "expected a list, got an object")
 
 
 def test_required_fields_still_fail() -> None:
-    assert error_of(acp_v2.ToolCallUpdate, {"title": "t"}).reason == "missing required field"
+    assert error_of(seed_v2.ToolCallUpdate, {"title": "t"}).reason == "missing required field"
 
 
 # -- errors --------------------------------------------------------------------------------------
@@ -326,7 +340,7 @@ def test_error_path_through_lists_and_unions() -> None:
             {"type": "text", "text": 5},
         ],
     }
-    err = error_of(acp_v2.PromptRequest, data)
+    err = error_of(seed_v2.PromptRequest, data)
     assert err.path == "$.prompt[2].text"
     assert str(err) == "$.prompt[2].text: expected a string, got an integer"
     assert isinstance(err, ValueError)
@@ -353,7 +367,7 @@ def test_error_path_through_lists_and_unions() -> None:
     ],
 )
 def test_bad_values_raise_decode_error_with_path(data: Any, path: str, reason: str) -> None:
-    err = error_of(acp_v2.SessionUpdate, data)
+    err = error_of(seed_v2.SessionUpdate, data)
     assert err.path == path
     assert err.reason.endswith(reason)
 
@@ -362,15 +376,15 @@ def test_deeply_nested_and_huge_inputs_only_raise_decode_error() -> None:
     deep: Any = "x"
     for _ in range(100_000):
         deep = [deep]
-    assert error_of(acp_v2.SessionUpdate, deep).reason == "expected an object, got a list"
+    assert error_of(seed_v2.SessionUpdate, deep).reason == "expected an object, got a list"
     meta: Any = {}
     cursor = meta
     for _ in range(5_000):
         cursor["k"] = {}
         cursor = cursor["k"]
-    value = decode(acp_v2.CancelSessionNotification, {"sessionId": "s", "_meta": meta})
+    value = decode(seed_v2.CancelSessionNotification, {"sessionId": "s", "_meta": meta})
     assert value.meta is meta
-    huge = error_of(acp_v2.RequestId, 10**400)
+    huge = error_of(seed_v2.RequestId, 10**400)
     assert (
         huge.reason
         == "expected an integer from -9223372036854775808 to 9223372036854775807, got an integer"
@@ -380,7 +394,7 @@ def test_deeply_nested_and_huge_inputs_only_raise_decode_error() -> None:
 def test_non_json_python_values_are_refused() -> None:
     assert (
         error_of(
-            acp_v2.SessionUpdate, {"sessionUpdate": "usage_update", "used": {1}, "size": 1}
+            seed_v2.SessionUpdate, {"sessionUpdate": "usage_update", "used": {1}, "size": 1}
         ).reason
         == "expected an integer from 0 to 18446744073709551615, got a non-JSON set"
     )
@@ -393,7 +407,7 @@ def test_decode_of_a_foreign_type_is_a_type_error() -> None:
 
 def test_encode_gives_plain_json_types() -> None:
     value = decode(
-        acp_v2.SessionUpdate,
+        seed_v2.SessionUpdate,
         {
             "sessionUpdate": "tool_call_update",
             "toolCallId": "c",
@@ -401,8 +415,8 @@ def test_encode_gives_plain_json_types() -> None:
             "kind": "read",
         },
     )
-    assert value.status is acp_v2.ToolCallStatus.COMPLETED
+    assert value.status is seed_v2.ToolCallStatus.COMPLETED
     out = encode(value)
     assert [type(v) for v in out.values()] == [str, str, str, str]
-    error = encode(decode(acp_v2.Error, {"code": -32601, "message": "m"}))
+    error = encode(decode(seed_v2.Error, {"code": -32601, "message": "m"}))
     assert type(error["code"]) is int
