@@ -577,3 +577,58 @@ def test_resume_errors(params: dict[str, Any], error: dict[str, Any]) -> None:
 
     got, sid = run(scenario())
     assert got == {"jsonrpc": "2.0", "id": 2, "error": error}
+
+
+class ErringClient(acp.ClientBase):
+    """Answers the permission request with an error, or with a result that is not one."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+        self.idle = asyncio.Event()
+        self.updates: list[dict[str, Any]] = []
+
+    async def session_update(self, params: acp.UpdateSessionNotification) -> None:
+        self.updates.append(acp.encode(params.update))
+        if self.updates[-1].get("state") == "idle":
+            self.idle.set()
+
+    async def session_request_permission(self, params: acp.RequestPermissionRequest) -> Any:
+        if self.how == "error":
+            raise acp.RpcError(-32603, "Internal error", "the UI is gone")
+        return {"outcome": "yes please"}  # not a RequestPermissionResponse
+
+
+@pytest.mark.parametrize(
+    ("how", "logged"),
+    [
+        ("error", 'error Internal error (-32603): "the UI is gone"'),
+        (
+            "invalid",
+            "the client sent an invalid answer: $.outcome: expected an object, got a string",
+        ),
+    ],
+)
+def test_the_agent_program_logs_a_clients_error_in_one_line(
+    how: str, logged: str, tmp_path: Path
+) -> None:
+    async def scenario(stderr: Any) -> list[dict[str, Any]]:
+        client = ErringClient(how)
+        command = [sys.executable, str(EXAMPLES / "echo_agent.py")]
+        async with acp.connect_process(client, *command, stderr=stderr):
+            info = acp.Implementation(name="t", version="1")
+            await client.agent.initialize(acp.InitializeRequest(protocol_version=2, info=info))
+            new = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
+            prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text="hi")]
+            request = acp.PromptRequest(session_id=new.session_id, prompt=prompt)
+            await client.agent.session_prompt(request)
+            await client.idle.wait()
+        return client.updates
+
+    log = tmp_path / "stderr.txt"
+    with log.open("wb") as stderr:
+        updates = run(scenario(stderr), timeout=30)
+    assert updates[-1]["stopReason"] == "error"
+    lines = log.read_text().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("[acp-codegen-echo-agent] turn of session sess_")
+    assert lines[0].endswith(f" failed: {logged}")
