@@ -88,12 +88,12 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         result = asyncio.run(asyncio.wait_for(run(command, prompt, cancel), timeout))
-    except acp.ConnectionClosed:  # before OSError: it is a ConnectionError
+    except acp.ConnectionClosed:  # these two before OSError, which they are
         return fail("the agent exited before the turn ended")
-    except OSError as exc:
-        return fail(f"cannot start the agent {command[0]!r}: {exc}")
     except TimeoutError:
         return fail(f"timeout after {timeout:g}s")
+    except OSError as exc:
+        return fail(f"cannot start the agent {command[0]!r}: {exc}")
     except acp.RpcError as exc:
         return fail(f"the agent answered with an error: {exc}")
     except (acp.DecodeError, acp.IncompatibleAgent) as exc:

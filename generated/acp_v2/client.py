@@ -90,7 +90,11 @@ async def ask_user(request: _m.RequestPermissionRequest) -> _m.PermissionOption 
 
 
 class IncompatibleAgent(Exception):
-    """The agent answered `initialize` with a protocol version this package does not speak."""
+    """The agent does not speak the protocol as this client does: another protocol version, or
+    a prompt answered with the id of a user message it did not report."""
+
+
+_USER_MESSAGES: Final = (_m.SessionUpdateUserMessage, _m.SessionUpdateUserMessageChunk)
 
 
 class TurnResult:
@@ -224,20 +228,23 @@ class RemoteSession:
     async def _turn_end(self, start: int, message_id: str) -> tuple[int, _State]:
         """The index in the log of the idle state ending the turn of `message_id`, and it."""
         inserted: int | None = None
+        others: list[str] = []  # user messages of other ids since the prompt was sent
         checked = start
         while True:
             for index in range(checked, len(self._log)):
                 update, state = self._log[index]
-                if inserted is None:
-                    if (
-                        isinstance(
-                            update, _m.SessionUpdateUserMessage | _m.SessionUpdateUserMessageChunk
-                        )
-                        and update.message_id == message_id
-                    ):
+                if isinstance(update, _USER_MESSAGES) and inserted is None:
+                    if update.message_id == message_id:
                         inserted = index
-                elif state is not None and state[0] == "idle":
+                    else:
+                        others.append(update.message_id)
+                elif state is not None and state[0] == "idle" and inserted is not None:
                     return index, state
+                elif state is not None and state[0] == "idle" and others:
+                    raise IncompatibleAgent(
+                        f"the agent answered session/prompt with messageId {message_id!r} but"
+                        f" reported the user message {others[0]!r} for it"
+                    )
             checked = len(self._log)
             if self.client.connection.closed:
                 raise ConnectionClosed("the agent went away before the turn ended")

@@ -526,7 +526,7 @@ def test_a_cancel_that_arrives_with_the_prompt_still_echoes_and_ends_cancelled()
             {"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": prompt},
             {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}},
         ]
-        wire.peer.send_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in lines))  # one read
+        wire.send_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in lines))  # one read
         await wire.idle()
         await wire.quiet()
         return wire.wire[1:]

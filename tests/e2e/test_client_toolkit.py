@@ -324,3 +324,23 @@ def test_spawn_agent_of_a_missing_program_raises_os_error() -> None:
                 pass
 
     run(scenario())
+
+
+def test_a_prompt_answered_with_another_message_id_than_reported_is_refused() -> None:
+    class Inconsistent(ScriptAgent):
+        async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+            answer = await super().session_prompt(params)
+            answer.message_id = "msg_other"
+            return answer
+
+    async def scenario() -> None:
+        remote, _ = await connected(Inconsistent())
+        session = await remote.new_session()
+        with pytest.raises(acp.IncompatibleAgent) as caught:
+            await session.prompt("hi")
+        assert str(caught.value) == (
+            "the agent answered session/prompt with messageId 'msg_other' but reported the user"
+            " message 'msg_user_1' for it"
+        )
+
+    run(scenario())

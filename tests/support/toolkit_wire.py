@@ -40,6 +40,11 @@ class Wire:
     def __init__(self, agent: acp.Agent) -> None:
         self.agent = agent
         self.peer = RawPeer(agent)
+        self._open(self.peer._from_conn, self.peer.send_bytes)
+
+    def _open(self, reader: asyncio.StreamReader, write: Callable[[bytes], object]) -> None:
+        self._source = reader
+        self.send_bytes = write
         self.seen: list[Any] = []
         self.wire: list[Any] = []  # everything the agent wrote, answers included, in order
         self._cursor = 0  # the next message next_message() returns
@@ -51,7 +56,7 @@ class Wire:
 
     async def _read(self) -> None:
         while True:
-            line = await self.peer._from_conn.readline()
+            line = await self._source.readline()
             if not line:
                 self._arrived.set()
                 return
@@ -75,14 +80,23 @@ class Wire:
         rid = next(self._ids)
         waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = waiter
-        self.peer.send(request(rid, method, params))
+        self.send_message(request(rid, method, params))
         return await asyncio.wait_for(waiter, TIMEOUT)
 
+    async def answer_to(self, rid: Any) -> Any:
+        """The answer to a request sent with `send_bytes` (waiting for it)."""
+        while rid not in self._answers:
+            await self._wait()
+        return self._answers.pop(rid)
+
+    def send_message(self, message: Any) -> None:
+        self.send_bytes(json.dumps(message).encode() + b"\n")
+
     def send(self, method: str, params: Any = None) -> None:
-        self.peer.send(notification(method, params))
+        self.send_message(notification(method, params))
 
     def reply(self, rid: Any, result: Any) -> None:
-        self.peer.send({"jsonrpc": "2.0", "id": rid, "result": result})
+        self.send_message({"jsonrpc": "2.0", "id": rid, "result": result})
 
     async def next_message(self) -> Any:
         """The next request or notification from the agent not yet returned by this."""
@@ -140,6 +154,35 @@ class Wire:
         await asyncio.sleep(0.1)
         late = [a for rid, a in self._answers.items() if rid not in answers]
         return self.seen[before:] + late
+
+
+class ProcessWire(Wire):
+    """A Wire to an agent program over its real stdin/stdout; `stderr` is what it logged."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self._stdin = process.stdin
+        self._open(process.stdout, process.stdin.write)
+
+    @classmethod
+    async def spawn(cls, *command: str) -> ProcessWire:
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        return cls(process)
+
+    async def finish(self) -> tuple[int, str]:
+        """Close the agent's stdin; its exit status and everything it wrote on stderr."""
+        self._stdin.close()
+        assert self.process.stderr is not None
+        stderr = await asyncio.wait_for(self.process.stderr.read(), TIMEOUT)
+        code = await asyncio.wait_for(self.process.wait(), TIMEOUT)
+        await self._reader
+        return code, stderr.decode()
 
 
 def is_idle(message: Any) -> bool:
