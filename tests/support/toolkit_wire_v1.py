@@ -46,8 +46,11 @@ class V1Peer:
         self.connection = acp.Connection(handler, self.inbox, writer)
         self.connection.start()
 
+    def send_bytes(self, data: bytes) -> None:
+        self._to_conn.write(data)
+
     def send(self, message: Any) -> None:
-        self._to_conn.write(json.dumps(message).encode() + b"\n")
+        self.send_bytes(json.dumps(message).encode() + b"\n")
 
     def eof(self) -> None:
         self._to_conn.close()
@@ -56,17 +59,10 @@ class V1Peer:
 class Wire(toolkit_wire.Wire):
     """`toolkit_wire.Wire` on v1: `prompt` returns the answer, `initialize` speaks v1."""
 
-    def __init__(self, agent: acp.Agent) -> None:  # noqa: D107 - the base's, on a v1 peer
+    def __init__(self, agent: acp.Agent) -> None:
         self.agent = agent  # type: ignore[assignment]
         self.peer = V1Peer(agent)  # type: ignore[assignment]
-        self.seen = []
-        self.wire = []
-        self._cursor = 0
-        self._ids = iter(range(1, 1_000_000))
-        self._waiting = {}
-        self._answers = {}
-        self._arrived = asyncio.Event()
-        self._reader = asyncio.ensure_future(self._read())
+        self._open(self.peer._from_conn, self.peer.send_bytes)
 
     async def initialize(self) -> Any:
         return await self.call("initialize", INITIALIZE_PARAMS)
