@@ -166,7 +166,18 @@ EXTRA_MODULES = (
     ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V1),
     ModuleSpec("turn", TURN_EXPORTS, template="turn_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True),
     ModuleSpec(
-        "agent", AGENT_EXPORTS, template="agent_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True
+        "agent",
+        (*AGENT_EXPORTS, "MissingCapability", "TerminalHandle"),
+        template="agent_v1.py.j2",
+        needs_types=TOOLKIT_V1,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "workspace",
+        ("Workspace",),
+        template="workspace_v1.py.j2",
+        needs_types=TOOLKIT_V1,
+        lazy=True,
     ),
     ModuleSpec(
         "client", CLIENT_EXPORTS, template="client_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True

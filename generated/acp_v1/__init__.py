@@ -261,6 +261,8 @@ if TYPE_CHECKING:
     from .agent import (
         Agent,
         AgentSession,
+        MissingCapability,
+        TerminalHandle,
         run_agent,
         serve_agent,
     )
@@ -301,6 +303,9 @@ if TYPE_CHECKING:
         TurnEnded,
         TurnStopReason,
     )
+    from .workspace import (
+        Workspace,
+    )
 
 SCHEMA_REF = "npm-sdk-2.4.0"
 SCHEMA_SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a"
@@ -310,6 +315,8 @@ PROTOCOL_VERSION = 1
 _LAZY = {
     "Agent": "agent",
     "AgentSession": "agent",
+    "MissingCapability": "agent",
+    "TerminalHandle": "agent",
     "run_agent": "agent",
     "serve_agent": "agent",
     "Client": "client",
@@ -339,6 +346,7 @@ _LAZY = {
     "TurnCancelled": "turn",
     "TurnEnded": "turn",
     "TurnStopReason": "turn",
+    "Workspace": "workspace",
 }
 
 
@@ -591,6 +599,8 @@ __all__ = [
     "SessionState",
     "Agent",
     "AgentSession",
+    "MissingCapability",
+    "TerminalHandle",
     "run_agent",
     "serve_agent",
     "Client",
@@ -620,6 +630,7 @@ __all__ = [
     "TurnCancelled",
     "TurnEnded",
     "TurnStopReason",
+    "Workspace",
     "SCHEMA_REF",
     "SCHEMA_SHA256",
     "PROTOCOL_VERSION",

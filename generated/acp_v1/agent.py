@@ -29,6 +29,10 @@ transports its class attributes name) and implements what those commit it to:
   and leaves the session inactive (listed, loadable); `session/delete`: closes it and forgets
   it.
 
+An `AgentSession` also reaches the client's files and terminals when it advertised them:
+`read_text_file`, `write_text_file`, `create_terminal` (a `TerminalHandle`); without the
+capability they raise MissingCapability.
+
 A session-scoped request for a session that does not exist, or is not active on this
 connection (before `session/load` / `session/resume`), is answered -32002; an invalid path or
 an unadvertised kind of content or MCP server, -32602. Other methods answer -32601 unless a
@@ -70,6 +74,49 @@ def _invalid(path: str, reason: str) -> RpcError:
 
 def _not_found(session_id: str) -> RpcError:
     return RpcError(-32002, "Resource not found", {"sessionId": session_id})
+
+
+class MissingCapability(RuntimeError):
+    """The client did not advertise the capability a method needs (in `initialize`)."""
+
+
+class TerminalHandle:
+    """A command running in a client's terminal (`AgentSession.create_terminal`): read its
+    output, wait for it, kill it; release it when done (`async with` does)."""
+
+    def __init__(self, session: AgentSession, terminal_id: str) -> None:
+        self.session = session
+        self.id = terminal_id
+
+    def content(self) -> _m.ToolCallContent:
+        """The terminal as tool call content: the client shows it live."""
+        return _m.ToolCallContentTerminal(terminal_id=self.id)
+
+    async def output(self) -> _m.TerminalOutputResponse:
+        """The output so far (`output`, `truncated`, and `exitStatus` once it exited)."""
+        request = _m.TerminalOutputRequest(session_id=self.session.id, terminal_id=self.id)
+        return await self.session.client.terminal_output(request)
+
+    async def wait_for_exit(self) -> _m.WaitForTerminalExitResponse:
+        """Wait for the command to exit: its `exitCode`, or the `signal` that ended it."""
+        request = _m.WaitForTerminalExitRequest(session_id=self.session.id, terminal_id=self.id)
+        return await self.session.client.terminal_wait_for_exit(request)
+
+    async def kill(self) -> None:
+        """End the command; its output stays readable until `release()`."""
+        request = _m.KillTerminalRequest(session_id=self.session.id, terminal_id=self.id)
+        await self.session.client.terminal_kill(request)
+
+    async def release(self) -> None:
+        """Kill the command if it still runs, and free the terminal."""
+        request = _m.ReleaseTerminalRequest(session_id=self.session.id, terminal_id=self.id)
+        await self.session.client.terminal_release(request)
+
+    async def __aenter__(self) -> TerminalHandle:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.release()
 
 
 class AgentSession:
@@ -132,6 +179,49 @@ class AgentSession:
         for snapshot in list(self._history.values()):
             for update in snapshot():
                 await self.send(update)
+
+    # -- the client's files and terminals (when it advertised them) --------------------------
+    async def read_text_file(
+        self, path: str, *, line: int | None = None, limit: int | None = None
+    ) -> str:
+        """A text file as the client has it (unsaved edits included): from `line` (1-based),
+        at most `limit` lines. Raises MissingCapability without `fs.readTextFile`."""
+        self.agent.needs("fs.readTextFile")
+        request = _m.ReadTextFileRequest(
+            session_id=self.id,
+            path=path,
+            line=UNSET if line is None else line,
+            limit=UNSET if limit is None else limit,
+        )
+        return (await self.client.fs_read_text_file(request)).content
+
+    async def write_text_file(self, path: str, content: str) -> None:
+        """Write a text file through the client. Raises MissingCapability without
+        `fs.writeTextFile`."""
+        self.agent.needs("fs.writeTextFile")
+        request = _m.WriteTextFileRequest(session_id=self.id, path=path, content=content)
+        await self.client.fs_write_text_file(request)
+
+    async def create_terminal(
+        self,
+        command: str,
+        *args: str,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        output_byte_limit: int | None = None,
+    ) -> TerminalHandle:
+        """Run `command` in a client terminal. Raises MissingCapability without `terminal`."""
+        self.agent.needs("terminal")
+        request = _m.CreateTerminalRequest(
+            session_id=self.id,
+            command=command,
+            args=list(args),
+            env=[_m.EnvVariable(name=k, value=v) for k, v in (env or {}).items()],
+            cwd=UNSET if cwd is None else cwd,
+            output_byte_limit=UNSET if output_byte_limit is None else output_byte_limit,
+        )
+        answer = await self.client.terminal_create(request)
+        return TerminalHandle(self, answer.terminal_id)
 
     def info(self) -> _m.SessionInfo:
         return _m.SessionInfo(
@@ -322,6 +412,23 @@ class Agent(AgentBase):
         """Stop every session's work (once the connection is gone)."""
         for session in self.sessions:
             await session.foreground.stop()
+
+    def needs(self, capability: str) -> None:
+        """Raise MissingCapability unless the client advertised `capability`
+        (`fs.readTextFile`, `fs.writeTextFile` or `terminal`)."""
+        advertised = self.client_info.client_capabilities if self.client_info else UNSET
+        if isinstance(advertised, _m.ClientCapabilities):
+            fs = advertised.fs
+            has = {
+                "terminal": advertised.terminal is True,
+                "fs.readTextFile": isinstance(fs, _m.FileSystemCapabilities)
+                and fs.read_text_file is True,
+                "fs.writeTextFile": isinstance(fs, _m.FileSystemCapabilities)
+                and fs.write_text_file is True,
+            }
+            if has.get(capability):
+                return
+        raise MissingCapability(f"the client does not advertise {capability}")
 
     def _reopen(self, session_id: str, cwd: str) -> AgentSession:
         session = self.sessions.get(session_id)

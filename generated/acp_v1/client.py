@@ -37,6 +37,7 @@ from .jsonrpc import RpcError
 from .rpc import AgentStub, ClientBase
 from .session_state import SessionState
 from .stdio import EXIT_TIMEOUT, ConnectionOptions, ProcessConnection, connect_process
+from .workspace import Workspace
 
 PermissionPolicy: TypeAlias = Callable[
     [_m.RequestPermissionRequest], Awaitable[_m.PermissionOption | None]
@@ -116,6 +117,9 @@ class RemoteSession:
         """The session as its updates describe it (see `SessionState`)."""
         self.cancelling = False
         """Whether `cancel()` was called since the last `prompt()`."""
+        self.roots: list[str] = []
+        """The session's directories (its `cwd` first), once this client opened it: where its
+        workspace lets the agent read, write and run commands."""
         self._hub: Broadcast[_m.SessionUpdate] = Broadcast()
         self._log: list[_m.SessionUpdate] = []  # since the oldest running prompt() began
         self._logging = 0
@@ -221,7 +225,8 @@ def _text_of(updates: list[_m.SessionUpdate]) -> str:
 class Client(ClientBase):
     """The client side: keeps a `RemoteSession` per session it hears of and answers permission
     requests with `permissions` (default: `ask_user`). `name` and `version` are what
-    `initialize` tells the agent."""
+    `initialize` tells the agent; a `workspace` serves (and advertises) the file-system and
+    terminal methods, within each session's directories (see `Workspace`)."""
 
     def __init__(
         self,
@@ -229,10 +234,12 @@ class Client(ClientBase):
         permissions: PermissionPolicy = ask_user,
         name: str = "acp-client",
         version: str = "0.0.0",
+        workspace: Workspace | None = None,
     ) -> None:
         self.permissions = permissions
         self.name = name
         self.version = version
+        self.workspace = workspace
         self.sessions: dict[str, RemoteSession] = {}
 
     def session(self, session_id: str) -> RemoteSession:
@@ -250,6 +257,60 @@ class Client(ClientBase):
         self, params: _m.RequestPermissionRequest
     ) -> _m.RequestPermissionResponse:
         return await self.session(params.session_id)._decide(params)
+
+    # -- the workspace (-32601 without one) ----------------------------------------------------
+    def _workspace(self, method: str) -> Workspace:
+        if self.workspace is None:
+            raise RpcError.method_not_found(method)
+        return self.workspace
+
+    def _roots(self, session_id: str) -> list[str]:
+        session = self.sessions.get(session_id)
+        return [] if session is None else session.roots
+
+    async def fs_read_text_file(self, params: _m.ReadTextFileRequest) -> _m.ReadTextFileResponse:
+        workspace = self._workspace("fs/read_text_file")
+        if not workspace.read:
+            raise RpcError.method_not_found("fs/read_text_file")
+        return await workspace.read_text_file(self._roots(params.session_id), params)
+
+    async def fs_write_text_file(self, params: _m.WriteTextFileRequest) -> _m.WriteTextFileResponse:
+        workspace = self._workspace("fs/write_text_file")
+        if not workspace.write:
+            raise RpcError.method_not_found("fs/write_text_file")
+        return await workspace.write_text_file(self._roots(params.session_id), params)
+
+    def _terminals(self, method: str) -> Workspace:
+        workspace = self._workspace(method)
+        if not workspace.terminals:
+            raise RpcError.method_not_found(method)
+        return workspace
+
+    async def terminal_create(self, params: _m.CreateTerminalRequest) -> _m.CreateTerminalResponse:
+        workspace = self._terminals("terminal/create")
+        return await workspace.create_terminal(self._roots(params.session_id), params)
+
+    async def terminal_output(self, params: _m.TerminalOutputRequest) -> _m.TerminalOutputResponse:
+        return await self._terminals("terminal/output").terminal_output(params)
+
+    async def terminal_wait_for_exit(
+        self, params: _m.WaitForTerminalExitRequest
+    ) -> _m.WaitForTerminalExitResponse:
+        return await self._terminals("terminal/wait_for_exit").wait_for_terminal_exit(params)
+
+    async def terminal_kill(self, params: _m.KillTerminalRequest) -> _m.KillTerminalResponse:
+        return await self._terminals("terminal/kill").kill_terminal(params)
+
+    async def terminal_release(
+        self, params: _m.ReleaseTerminalRequest
+    ) -> _m.ReleaseTerminalResponse:
+        return await self._terminals("terminal/release").release_terminal(params)
+
+    async def _shut(self) -> None:
+        """The connection is done: sessions end, the workspace's terminals are killed."""
+        self._disconnected()
+        if self.workspace is not None:
+            await self.workspace.close()
 
     def _forget(self, session: RemoteSession) -> None:
         if self.sessions.get(session.id) is session:
@@ -291,7 +352,9 @@ class RemoteAgent:
             additional_directories=list(additional_directories) or UNSET,
         )
         answer = await self.stub.session_new(request)
-        return self.client.session(answer.session_id)
+        session = self.client.session(answer.session_id)
+        session.roots = [request.cwd, *additional_directories]
+        return session
 
     async def load_session(
         self,
@@ -304,6 +367,7 @@ class RemoteAgent:
         replays before it answers."""
         session = self.client.session(session_id)
         session.state = SessionState()
+        session.roots = [_absolute(cwd)]
         request = _m.LoadSessionRequest(
             session_id=session_id, cwd=_absolute(cwd), mcp_servers=list(mcp_servers)
         )
@@ -323,7 +387,9 @@ class RemoteAgent:
             session_id=session_id, cwd=_absolute(cwd), mcp_servers=list(mcp_servers)
         )
         await self.stub.session_resume(request)
-        return self.client.session(session_id)
+        session = self.client.session(session_id)
+        session.roots = [request.cwd]
+        return session
 
     async def list_sessions(
         self, cwd: str | os.PathLike[str] | None = None
@@ -354,7 +420,7 @@ class RemoteAgent:
     async def close(self) -> None:
         """Close the connection (a spawned agent is reaped too)."""
         await self.connection.close()
-        self.client._disconnected()
+        await self.client._shut()
 
 
 def _absolute(cwd: str | os.PathLike[str] | None) -> str:
@@ -365,9 +431,12 @@ async def connect_agent(client: Client, connection: Connection) -> RemoteAgent:
     """Initialize the agent at the other end of `connection` (which serves `client`)."""
     connection.start()
     info = _m.Implementation(name=client.name, version=client.version)
+    workspace = client.workspace
     request = _m.InitializeRequest(
         protocol_version=PROTOCOL_VERSION_SPOKEN,
-        client_capabilities=_m.ClientCapabilities(),
+        client_capabilities=_m.ClientCapabilities()
+        if workspace is None
+        else workspace.capabilities(),
         client_info=info,
     )
     answer = await client.agent.initialize(request)
@@ -385,6 +454,7 @@ async def spawn_agent(
     *args: str,
     client: Client | None = None,
     permissions: PermissionPolicy | None = None,
+    workspace: Workspace | None = None,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     stderr: int | IO[Any] | None = None,
@@ -395,12 +465,14 @@ async def spawn_agent(
     block closes the connection and reaps the process (see `connect_process`).
 
     `client` serves the agent's requests (default: a new `Client`); `permissions` sets its
-    policy. Raises OSError when the program cannot be started, IncompatibleAgent, RpcError
+    policy, `workspace` its files and terminals. Raises OSError when the program cannot be started, IncompatibleAgent, RpcError
     or ConnectionClosed when initialization fails.
     """
     handler = Client() if client is None else client
     if permissions is not None:
         handler.permissions = permissions
+    if workspace is not None:
+        handler.workspace = workspace
     process: ProcessConnection
     async with connect_process(
         handler, program, *args, cwd=cwd, env=env, stderr=stderr, exit_timeout=exit_timeout,
@@ -410,4 +482,4 @@ async def spawn_agent(
         try:
             yield agent
         finally:
-            handler._disconnected()
+            await handler._shut()
