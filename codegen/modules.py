@@ -91,6 +91,7 @@ EXTRA_MODULES = (
             "CustomStopReason",
             "Permission",
             "PlanHandle",
+            "ToolCallCancelled",
             "ToolCallHandle",
             "Turn",
             "TurnCancelled",

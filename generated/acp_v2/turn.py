@@ -20,9 +20,21 @@ after an exception).
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, Literal, NewType, TypeAlias, TypeGuard, cast, get_args
+from collections.abc import Awaitable, Callable, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Final,
+    Literal,
+    NewType,
+    TypeAlias,
+    TypeGuard,
+    TypeVar,
+    cast,
+    get_args,
+)
 
 from . import models as _m
 from ._lifecycle import Cancelled, Ended, Failed, Outcome
@@ -50,7 +62,9 @@ DEFAULT_PERMISSION_OPTIONS: Final = (
 )
 """What `ask_permission` offers unless told otherwise."""
 
+T = TypeVar("T")
 _STOP_REASONS: Final = frozenset(get_args(TurnStopReason))
+_CANCELLABLE: Final = _m.ToolCallCapabilities(cancel=_m.ToolCallCancelCapabilities())
 _FINAL_STATUSES: Final = frozenset(("completed", "failed", "cancelled"))
 # The variants of ContentBlock and of ToolCallContent (names by the `{Union}{Tag}` rule).
 _CONTENT_BLOCKS: Final = (
@@ -66,6 +80,12 @@ _log: Final = logging.getLogger(__name__.rpartition(".")[0] + ".agent")
 
 class TurnEnded(RuntimeError):
     """Something was reported for a turn that has already ended."""
+
+
+class ToolCallCancelled(TurnCancelled):
+    """The client cancelled the tool call (`tool_call/cancel`); raised by `ToolCallHandle.run`
+    once the call is reported `cancelled`. Catch it to go on with the turn; left alone, it ends
+    the turn `cancelled`."""
 
 
 def state_update(
@@ -218,12 +238,17 @@ class ToolCallHandle:
 
     __slots__ = (
         "_turn", "tool_call_id", "title", "kind", "status", "content", "locations",
-        "raw_input", "raw_output",
+        "raw_input", "raw_output", "cancellable", "cancel_requested", "_work",
     )  # fmt: skip
 
     def __init__(self, turn: Turn, tool_call_id: str, title: str) -> None:
         self._turn = turn
         self.tool_call_id = tool_call_id
+        self.cancellable = False
+        """Whether it advertises `capabilities.cancel` (the client may `tool_call/cancel` it)."""
+        self.cancel_requested = False
+        """Whether the client asked to cancel it."""
+        self._work: asyncio.Task[Any] | None = None  # what run() runs
         self.title: str | None | UnsetType = title
         self.kind: _m.ToolKind | str | None | UnsetType = UNSET
         self.status: str = "pending"
@@ -248,6 +273,7 @@ class ToolCallHandle:
             locations=self.locations,
             raw_input=self.raw_input,
             raw_output=self.raw_output,
+            capabilities=_CANCELLABLE if self.cancellable and not self.done else UNSET,
         )
 
     def subject(self) -> _m.ToolCallUpdate:
@@ -270,6 +296,7 @@ class ToolCallHandle:
         if self.done:
             raise TurnEnded(f"tool call {self.tool_call_id} is already {self.status}")
         items = UNSET if isinstance(content, UnsetType) else _content_list(content)
+        final = self.cancellable and str(status) in _FINAL_STATUSES
         await self._turn.send(
             _m.SessionUpdateToolCallUpdate(
                 tool_call_id=self.tool_call_id,
@@ -280,6 +307,7 @@ class ToolCallHandle:
                 locations=locations,
                 raw_input=raw_input,
                 raw_output=raw_output,
+                capabilities=None if final else UNSET,  # a final call is no longer cancellable
             )
         )
         if not isinstance(title, UnsetType):
@@ -339,11 +367,51 @@ class ToolCallHandle:
             status="failed", content=UNSET if content is None else content, raw_output=raw_output
         )
 
+    async def run(self, work: Awaitable[T]) -> T:
+        """Run `work` as this tool call (started first if pending) and return its result. For a
+        call made `cancellable`, the client's `tool_call/cancel` cancels `work` (an error it
+        raises while aborting counts as cancelled): the call is then reported `cancelled` and
+        ToolCallCancelled raised. Cancelling the turn cancels `work` too."""
+        await self.start()
+        task = asyncio.ensure_future(work)
+        self._work = task
+        try:
+            return await asyncio.shield(task)  # cancelling the turn reaches this await only
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():  # the turn is cancelled: so is its work
+                task.cancel()
+                await asyncio.wait({task})
+                raise
+            if not self.cancel_requested:
+                raise
+        except Exception:
+            if not self.cancel_requested:
+                raise
+        finally:
+            self._work = None
+        await self.update(status="cancelled")
+        raise ToolCallCancelled(f"the client cancelled tool call {self.tool_call_id}")
+
+    def request_cancel(self) -> bool:
+        """The client's `tool_call/cancel`: flag it, cancel what `run` runs. False when the call
+        is not cancellable (any more)."""
+        if not self.cancellable or self.done:
+            return False
+        self.cancel_requested = True
+        if self._work is not None:
+            self._work.cancel()
+        return True
+
     async def _close(self, status: str) -> None:
         """Report a final status the turn's end decided."""
         if not self.done:
             await self._turn._session.send(
-                _m.SessionUpdateToolCallUpdate(tool_call_id=self.tool_call_id, status=status)
+                _m.SessionUpdateToolCallUpdate(
+                    tool_call_id=self.tool_call_id,
+                    status=status,
+                    capabilities=None if self.cancellable else UNSET,
+                )
             )
             self.status = status
 
@@ -423,11 +491,14 @@ class Turn:
         locations: list[_m.ToolCallLocation] | UnsetType = UNSET,
         content: ToolContent | Sequence[ToolContent] | None = None,
         tool_call_id: str | None = None,
+        cancellable: bool = False,
     ) -> ToolCallHandle:
-        """Report a new tool call, `pending` (call `start()`, or `stream()`, to run it)."""
+        """Report a new tool call, `pending` (call `start()`, `stream()` or `run()` to run it).
+        A `cancellable` one advertises `capabilities.cancel` until it is final."""
         session = self._session
         call_id = session.next_id("call", width=3) if tool_call_id is None else tool_call_id
         tool = ToolCallHandle(self, call_id, title)
+        tool.cancellable = cancellable
         tool.kind = kind
         tool.locations = locations
         tool.raw_input = raw_input
