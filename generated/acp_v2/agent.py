@@ -40,7 +40,8 @@ from ._sessions import PAGE_SIZE, InvalidCursor, SessionBook, now_rfc3339, same_
 from .jsonrpc import RpcError
 from .rpc import AgentBase, ClientStub
 from .stdio import ConnectionOptions, connect_stdio
-from .turn import CustomStopReason, Snapshot, ToolCallHandle, Turn, TurnStopReason, state_update
+from .tool_call import ToolCallHandle
+from .turn import CustomStopReason, Snapshot, Turn, TurnStopReason, state_update
 
 PROTOCOL_VERSION_SPOKEN: Final = 2
 """The protocol version the toolkit's agents and clients speak (the package's
