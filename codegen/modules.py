@@ -30,6 +30,19 @@ class ModuleSpec:
         return self.module + ".py"
 
 
+# Types whose presence selects the v2 toolkit: the v2 lifecycle with an idle `error` stop
+# reason, resumable, listable, closable sessions, and cancellable tool calls (npm-sdk-2.4.0).
+TOOLKIT_V2 = (
+    "StateUpdate",
+    "ErrorStopReason",
+    "PromptResponse",
+    "ReplayFrom",
+    "ListSessionsRequest",
+    "CloseSessionRequest",
+    "RequestPermissionSubject",
+    "CancelToolCallRequest",
+)
+
 CORE_MODULES = (
     ModuleSpec("__init__", template="__init__.py.j2"),
     ModuleSpec(
@@ -65,6 +78,60 @@ EXTRA_MODULES = (
         ("SessionState",),
         template="session_state.py.j2",
         needs_types=("SessionUpdate", "StateUpdate"),
+    ),
+    # The toolkit (agent side, then client side). Its runtime modules know no protocol types;
+    # the templates name this lane's classes, and follow the v2 prompt lifecycle of
+    # npm-sdk-2.4.0 and later drafts.
+    ModuleSpec("_lifecycle", runtime="_lifecycle.py", needs_types=TOOLKIT_V2),
+    ModuleSpec("_sessions", runtime="_sessions.py", needs_types=TOOLKIT_V2),
+    ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V2),
+    ModuleSpec(
+        "turn",
+        (
+            "CustomStopReason",
+            "Permission",
+            "PlanHandle",
+            "Turn",
+            "TurnCancelled",
+            "TurnEnded",
+            "TurnStopReason",
+        ),
+        template="turn.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "tool_call",
+        ("ToolCallCancelled", "ToolCallHandle", "ToolContent"),
+        template="tool_call.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "agent",
+        ("Agent", "AgentSession", "run_agent", "serve_agent"),
+        template="agent.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "client",
+        (
+            "Client",
+            "IncompatibleAgent",
+            "PermissionPolicy",
+            "RemoteAgent",
+            "RemoteSession",
+            "TurnResult",
+            "allow",
+            "ask_user",
+            "connect_agent",
+            "deny",
+            "spawn_agent",
+        ),
+        template="client.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
     ),
 )
 

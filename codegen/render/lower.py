@@ -122,6 +122,8 @@ def lower(
     wanted = {m.module for m in modules if m.template is not None}
     if "session_state" in wanted:
         made["session_state"] = lowering.session_state(banner)
+    for name in wanted - made.keys():  # a template that needs the banner only (the toolkit)
+        made[name] = ModuleContext(banner)
     return {name: made[name] for name in wanted}
 
 

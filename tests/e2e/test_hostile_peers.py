@@ -91,7 +91,7 @@ def test_unparseable_lines_are_answered_and_logged_once_in_a_while(agent: Peer) 
     assert agent.finish() == 0
     logged = [x for x in agent.stderr.splitlines() if "unreadable message" in x]
     assert logged == [
-        "[echo_agent] ignored an unreadable message from the peer "
+        "[acp-codegen-echo-agent] ignored an unreadable message from the peer "
         "(4 bytes: Expecting value at character 0)"
     ]
 
