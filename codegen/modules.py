@@ -64,12 +64,12 @@ TOOLKIT_V1 = (
     "UsageUpdate",
     "SessionInfoUpdate",
 )
-# What the toolkit's modules export, the same in both lanes.
+# What the toolkit's modules export, the same in both lanes (v1 keeps its tool call handle in
+# turn.py, v2 in tool_call.py).
 TURN_EXPORTS = (
     "CustomStopReason",
     "Permission",
     "PlanHandle",
-    "ToolCallHandle",
     "Turn",
     "TurnCancelled",
     "TurnEnded",
@@ -147,6 +147,13 @@ EXTRA_MODULES = (
         lazy=True,
     ),
     ModuleSpec(
+        "tool_call",
+        ("ToolCallCancelled", "ToolCallHandle", "ToolContent"),
+        template="tool_call.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
+    ),
+    ModuleSpec(
         "agent",
         AGENT_EXPORTS,
         template="agent.py.j2",
@@ -164,7 +171,13 @@ EXTRA_MODULES = (
     ModuleSpec("_lifecycle", runtime="_lifecycle.py", needs_types=TOOLKIT_V1),
     ModuleSpec("_sessions", runtime="_sessions.py", needs_types=TOOLKIT_V1),
     ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V1),
-    ModuleSpec("turn", TURN_EXPORTS, template="turn_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True),
+    ModuleSpec(
+        "turn",
+        (*TURN_EXPORTS, "ToolCallHandle", "ToolContent"),
+        template="turn_v1.py.j2",
+        needs_types=TOOLKIT_V1,
+        lazy=True,
+    ),
     ModuleSpec(
         "agent",
         (*AGENT_EXPORTS, "MissingCapability", "TerminalHandle"),

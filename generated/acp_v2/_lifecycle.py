@@ -28,6 +28,10 @@ class TurnCancelled(Exception):
     answers a permission request `cancelled`; a turn may raise it too."""
 
 
+class TurnEnded(RuntimeError):
+    """Something was reported for a turn that has already ended."""
+
+
 class HeldPromptCancelled(Exception):
     """A held prompt was cancelled (session/cancel or session/close) before its turn began."""
 

@@ -19,9 +19,9 @@ turn ends `cancelled`, its pending permission requests withdrawn, held prompts a
 -32800); `session/list` (filtered by `cwd`, in pages behind `nextCursor`); `session/resume`
 (replays the retained history when asked, then the current state, then answers);
 `session/close` (cancels as session/cancel does, sends the turn's final updates, then answers
-and forgets the session). `tool_call/cancel` and `terminal/cancel` answer -32602 (no tool call
-of the toolkit is cancellable, and it runs no terminals); other methods answer -32601 unless a
-subclass implements them.
+and forgets the session); `tool_call/cancel` (for a tool call made `cancellable`; -32602 for
+others); `terminal/cancel` answers -32602 (the toolkit runs no terminals). Other methods
+answer -32601 unless a subclass implements them.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from ._sessions import PAGE_SIZE, InvalidCursor, SessionBook, now_rfc3339, same_
 from .jsonrpc import RpcError
 from .rpc import AgentBase, ClientStub
 from .stdio import ConnectionOptions, connect_stdio
-from .turn import CustomStopReason, Snapshot, ToolCallHandle, Turn, TurnStopReason, state_update
+from .tool_call import ToolCallHandle
+from .turn import CustomStopReason, Snapshot, Turn, TurnStopReason, state_update
 
 PROTOCOL_VERSION_SPOKEN: Final = 2
 """The protocol version the toolkit's agents and clients speak (the package's
@@ -280,9 +281,11 @@ class Agent(AgentBase):
             session.foreground.cancel()
 
     async def tool_call_cancel(self, params: _m.CancelToolCallRequest) -> _m.CancelToolCallResponse:
-        """-32602: the toolkit's tool calls do not advertise `capabilities.cancel` (the
-        schema's answer for a tool call that is unknown, final, or not cancellable)."""
+        """Cancels a tool call made `cancellable` (see `ToolCallHandle.run`); -32602 for one
+        that is unknown, final, or not cancellable."""
         tool = self.session(params.session_id).tool_calls.get(params.tool_call_id)
+        if tool is not None and tool.request_cancel():
+            return _m.CancelToolCallResponse()  # accepted; the call reports `cancelled` later
         if tool is None:
             what = "unknown"
         else:

@@ -113,7 +113,7 @@ class TurnResult:
         """The user message the prompt inserted."""
         _, self.stop_reason, self.error = state
         self.updates = updates
-        """The session's updates from the prompt to the turn's idle state, in order."""
+        """The session's updates from the turn's user message to its idle state, in order."""
         self.text = text
         """The text of the agent messages this turn reported."""
 
@@ -166,8 +166,8 @@ class RemoteSession:
         try:
             request = _m.PromptRequest(session_id=self.id, prompt=blocks)
             answer = await self.client.agent.session_prompt(request)
-            end, state = await self._turn_end(start, answer.message_id)
-            updates = [update for update, _ in self._log[start : end + 1]]
+            first, last, state = await self._turn_end(start, len(self._log), answer.message_id)
+            updates = [update for update, _ in self._log[first : last + 1]]
         finally:
             self._logging -= 1
         return TurnResult(answer.message_id, state, updates, self._text_of(updates))
@@ -225,10 +225,15 @@ class RemoteSession:
         self._hub.close()
         self._changed.set()
 
-    async def _turn_end(self, start: int, message_id: str) -> tuple[int, _State]:
-        """The index in the log of the idle state ending the turn of `message_id`, and it."""
+    async def _turn_end(
+        self, start: int, answered: int, message_id: str
+    ) -> tuple[int, int, _State]:
+        """Where in the log the turn of `message_id` is: its user message, and the idle state
+        that ended it (with that state). The log is read from `start` (the prompt was sent); `answered` is where it was when
+        the answer came: an idle after that, with only other user messages after it, means
+        the agent reported the prompt under another id."""
         inserted: int | None = None
-        others: list[str] = []  # user messages of other ids since the prompt was sent
+        others: list[str] = []
         checked = start
         while True:
             for index in range(checked, len(self._log)):
@@ -236,11 +241,13 @@ class RemoteSession:
                 if isinstance(update, _USER_MESSAGES) and inserted is None:
                     if update.message_id == message_id:
                         inserted = index
-                    else:
+                    elif index >= answered:
                         others.append(update.message_id)
-                elif state is not None and state[0] == "idle" and inserted is not None:
-                    return index, state
-                elif state is not None and state[0] == "idle" and others:
+                elif state is None or state[0] != "idle":
+                    continue
+                elif inserted is not None:
+                    return inserted, index, state
+                elif index >= answered and others:
                     raise IncompatibleAgent(
                         f"the agent answered session/prompt with messageId {message_id!r} but"
                         f" reported the user message {others[0]!r} for it"

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, Literal, NewType, TypeAlias, TypeGuard, cast, get_args
+from typing import TYPE_CHECKING, Final, Literal, NewType, TypeAlias, TypeGuard, get_args
 
 from . import models as _m
 from ._lifecycle import Cancelled, Ended, Failed, Outcome
 from ._lifecycle import TurnCancelled as TurnCancelled
+from ._lifecycle import TurnEnded as TurnEnded
 from ._lifecycle import describe_failure as _describe_failure
 from ._runtime import UNSET, UnsetType
 from .jsonrpc import RpcError
+from .tool_call import ToolCallHandle, ToolContent, content_list
 
 if TYPE_CHECKING:
     from .agent import AgentSession as Session
@@ -40,9 +42,6 @@ TurnStopReason: TypeAlias = Literal[
 """The stop reasons a turn may return (`error` comes from an exception, with the error)."""
 CustomStopReason = NewType("CustomStopReason", str)
 """A stop reason of one's own: it must begin with `_`."""
-ToolContent: TypeAlias = str | _m.ContentBlock | _m.ToolCallContent
-"""Tool call content: text, a content block, or a `ToolCallContent` item as is."""
-
 DEFAULT_PERMISSION_OPTIONS: Final = (
     _m.PermissionOption(option_id="allow-once", name="Allow once", kind="allow_once"),
     _m.PermissionOption(option_id="allow-always", name="Always allow", kind="allow_always"),
@@ -51,21 +50,7 @@ DEFAULT_PERMISSION_OPTIONS: Final = (
 """What `ask_permission` offers unless told otherwise."""
 
 _STOP_REASONS: Final = frozenset(get_args(TurnStopReason))
-_FINAL_STATUSES: Final = frozenset(("completed", "failed", "cancelled"))
-# The variants of ContentBlock and of ToolCallContent (names by the `{Union}{Tag}` rule).
-_CONTENT_BLOCKS: Final = (
-    _m.ContentBlockText,
-    _m.ContentBlockImage,
-    _m.ContentBlockAudio,
-    _m.ContentBlockResourceLink,
-    _m.ContentBlockResource,
-    _m.ContentBlockOther,
-)
 _log: Final = logging.getLogger(__name__.rpartition(".")[0] + ".agent")
-
-
-class TurnEnded(RuntimeError):
-    """Something was reported for a turn that has already ended."""
 
 
 def state_update(
@@ -82,15 +67,6 @@ def state_update(
 def text_block(content: str | _m.ContentBlock) -> _m.ContentBlock:
     """Text as a content block; a content block as is."""
     return _m.ContentBlockText(text=content) if isinstance(content, str) else content
-
-
-def tool_content(content: ToolContent) -> _m.ToolCallContent:
-    """Text or a content block wrapped as tool call content; tool call content as is."""
-    if isinstance(content, str):
-        return _m.ToolCallContentContent(content=_m.ContentBlockText(text=content))
-    if isinstance(content, _CONTENT_BLOCKS):
-        return _m.ToolCallContentContent(content=content)
-    return cast(_m.ToolCallContent, content)
 
 
 def merge_text(blocks: Sequence[_m.ContentBlock]) -> list[_m.ContentBlock]:
@@ -113,16 +89,6 @@ def _plain(block: _m.ContentBlock | None) -> TypeGuard[_m.ContentBlockText]:
         and block.meta is UNSET
         and not block.extra
     )
-
-
-def _content_list(
-    content: ToolContent | Sequence[ToolContent] | None,
-) -> list[_m.ToolCallContent]:
-    if content is None:
-        return []
-    if isinstance(content, str) or not isinstance(content, Sequence):
-        return [tool_content(content)]
-    return [tool_content(item) for item in content]
 
 
 def error_of(error: Exception) -> _m.Error:
@@ -212,142 +178,6 @@ def _plan_entry(entry: str | _m.PlanEntry) -> _m.PlanEntry:
     return entry
 
 
-class ToolCallHandle:
-    """A tool call reported by a turn. It keeps every field it has reported, so it can
-    describe itself in a permission request or a replay; `status` is the one last sent."""
-
-    __slots__ = (
-        "_turn", "tool_call_id", "title", "kind", "status", "content", "locations",
-        "raw_input", "raw_output",
-    )  # fmt: skip
-
-    def __init__(self, turn: Turn, tool_call_id: str, title: str) -> None:
-        self._turn = turn
-        self.tool_call_id = tool_call_id
-        self.title: str | None | UnsetType = title
-        self.kind: _m.ToolKind | str | None | UnsetType = UNSET
-        self.status: str = "pending"
-        self.content: list[_m.ToolCallContent] = []
-        self.locations: list[_m.ToolCallLocation] | None | UnsetType = UNSET
-        self.raw_input: object = UNSET
-        self.raw_output: object = UNSET
-
-    @property
-    def done(self) -> bool:
-        """Whether it reached a final status (completed, failed or cancelled)."""
-        return self.status in _FINAL_STATUSES
-
-    def snapshot(self) -> _m.SessionUpdate:
-        """Everything reported so far, as one `tool_call_update`."""
-        return _m.SessionUpdateToolCallUpdate(
-            tool_call_id=self.tool_call_id,
-            title=self.title,
-            kind=self.kind,
-            status=self.status,
-            content=list(self.content) if self.content else UNSET,
-            locations=self.locations,
-            raw_input=self.raw_input,
-            raw_output=self.raw_output,
-        )
-
-    def subject(self) -> _m.ToolCallUpdate:
-        """How a permission request names this tool call."""
-        return _m.ToolCallUpdate(tool_call_id=self.tool_call_id, title=self.title)
-
-    async def update(
-        self,
-        *,
-        title: str | None | UnsetType = UNSET,
-        kind: _m.ToolKind | str | None | UnsetType = UNSET,
-        status: _m.ToolCallStatus | str | UnsetType = UNSET,
-        content: ToolContent | Sequence[ToolContent] | None | UnsetType = UNSET,
-        locations: list[_m.ToolCallLocation] | None | UnsetType = UNSET,
-        raw_input: object = UNSET,
-        raw_output: object = UNSET,
-    ) -> None:
-        """Report the fields given (a patch: the others stay as they are; `content` replaces
-        the content so far, `None` clears it)."""
-        if self.done:
-            raise TurnEnded(f"tool call {self.tool_call_id} is already {self.status}")
-        items = UNSET if isinstance(content, UnsetType) else _content_list(content)
-        await self._turn.send(
-            _m.SessionUpdateToolCallUpdate(
-                tool_call_id=self.tool_call_id,
-                title=title,
-                kind=kind,
-                status=status,
-                content=items,
-                locations=locations,
-                raw_input=raw_input,
-                raw_output=raw_output,
-            )
-        )
-        if not isinstance(title, UnsetType):
-            self.title = title
-        if not isinstance(kind, UnsetType):
-            self.kind = kind
-        if not isinstance(status, UnsetType):
-            self.status = str(status)
-        if not isinstance(items, UnsetType):
-            self.content = items
-        if not isinstance(locations, UnsetType):
-            self.locations = locations
-        if raw_input is not UNSET:
-            self.raw_input = raw_input
-        if raw_output is not UNSET:
-            self.raw_output = raw_output
-
-    async def start(self) -> None:
-        """Report it `in_progress` (once permission, if any, was granted)."""
-        if self.status != "in_progress":
-            await self.update(status="in_progress")
-
-    async def stream(self, content: ToolContent) -> None:
-        """Append one content item (a `tool_call_content_chunk`); a pending call is started
-        first."""
-        if self.done:
-            raise TurnEnded(f"tool call {self.tool_call_id} is already {self.status}")
-        if self.status == "pending":
-            await self.start()
-        item = tool_content(content)
-        chunk = _m.SessionUpdateToolCallContentChunk(tool_call_id=self.tool_call_id, content=item)
-        await self._turn.send(chunk)
-        self.content.append(item)
-
-    async def complete(
-        self,
-        content: ToolContent | Sequence[ToolContent] | None = None,
-        *,
-        raw_output: object = UNSET,
-    ) -> None:
-        """Report it `completed`, with its final content when given (which replaces what was
-        streamed)."""
-        await self.update(
-            status="completed",
-            content=UNSET if content is None else content,
-            raw_output=raw_output,
-        )
-
-    async def fail(
-        self,
-        content: ToolContent | Sequence[ToolContent] | None = None,
-        *,
-        raw_output: object = UNSET,
-    ) -> None:
-        """Report it `failed`, with content saying why when given."""
-        await self.update(
-            status="failed", content=UNSET if content is None else content, raw_output=raw_output
-        )
-
-    async def _close(self, status: str) -> None:
-        """Report a final status the turn's end decided."""
-        if not self.done:
-            await self._turn._session.send(
-                _m.SessionUpdateToolCallUpdate(tool_call_id=self.tool_call_id, status=status)
-            )
-            self.status = status
-
-
 class Turn:
     """One prompt's foreground work in a session; see the module docstring."""
 
@@ -423,15 +253,18 @@ class Turn:
         locations: list[_m.ToolCallLocation] | UnsetType = UNSET,
         content: ToolContent | Sequence[ToolContent] | None = None,
         tool_call_id: str | None = None,
+        cancellable: bool = False,
     ) -> ToolCallHandle:
-        """Report a new tool call, `pending` (call `start()`, or `stream()`, to run it)."""
+        """Report a new tool call, `pending` (call `start()`, `stream()` or `run()` to run it).
+        A `cancellable` one advertises `capabilities.cancel` until it is final."""
         session = self._session
         call_id = session.next_id("call", width=3) if tool_call_id is None else tool_call_id
         tool = ToolCallHandle(self, call_id, title)
+        tool.cancellable = cancellable
         tool.kind = kind
         tool.locations = locations
         tool.raw_input = raw_input
-        tool.content = _content_list(content)
+        tool.content = content_list(content)
         await self.send(tool.snapshot())
         self._tool_calls.append(tool)
         session.tool_calls[call_id] = tool

@@ -998,3 +998,116 @@ def test_cancelling_a_tool_call_or_terminal_that_is_not_cancellable_is_invalid_p
         {"path": "$.terminalId", "reason": "terminal 't1' is unknown"},
         {"code": -32002, "message": "Resource not found", "data": {"sessionId": "x"}},
     ]
+
+
+def test_a_cancellable_tool_call_is_cancelled_by_the_client_and_the_turn_goes_on() -> None:
+    work_cancelled: list[bool] = []
+
+    async def build() -> str:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            work_cancelled.append(True)
+            raise
+        return "built"
+
+    async def script(turn: acp.Turn) -> None:
+        tool = await turn.tool_call("Build", kind="execute", cancellable=True)
+        try:
+            await tool.run(build())
+        except acp.ToolCallCancelled:
+            await turn.say("Build skipped.")
+
+    async def scenario() -> tuple[Any, list[Any]]:
+        wire = Wire(ScriptAgent(script))
+        sid = await wire.new_session()
+        await wire.prompt(sid)
+        await wire.until(lambda m: m["params"]["update"].get("status") == "in_progress")
+        answer = await wire.call("tool_call/cancel", {"sessionId": sid, "toolCallId": "call_001"})
+        await wire.idle()
+        return answer["result"], wire.updates()[2:]
+
+    result, updates = run(scenario())
+    assert result == {}
+    assert updates == [
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "title": "Build",
+         "kind": "execute", "status": "pending", "capabilities": {"cancel": {}}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "in_progress"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "cancelled",
+         "capabilities": None},
+        chunk("agent_message_chunk", "msg_agent_1", "Build skipped."),
+        state("idle", stopReason="end_turn"),
+    ]  # fmt: skip
+    assert work_cancelled == [True]
+
+
+def test_a_cancellable_tool_call_stops_advertising_cancel_once_final() -> None:
+    async def script(turn: acp.Turn) -> None:
+        tool = await turn.tool_call("Build", cancellable=True)
+        assert await tool.run(asyncio.sleep(0, result="built")) == "built"
+        await tool.complete("built")
+
+    async def scenario() -> tuple[list[Any], Any]:
+        wire = Wire(ScriptAgent(script))
+        sid = await wire.new_session()
+        await wire.prompt(sid)
+        await wire.idle()
+        late = await wire.call("tool_call/cancel", {"sessionId": sid, "toolCallId": "call_001"})
+        return wire.updates()[-2], late["error"]["data"]
+
+    final, late = run(scenario())
+    assert final == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "call_001",
+        "status": "completed",
+        "content": [tool_text("built")],
+        "capabilities": None,
+    }
+    assert late == {"path": "$.toolCallId", "reason": "tool call 'call_001' is already completed"}
+
+
+def test_a_tool_cancel_left_uncaught_ends_the_turn_cancelled() -> None:
+    async def script(turn: acp.Turn) -> None:
+        tool = await turn.tool_call("Build", cancellable=True)
+        await tool.run(asyncio.sleep(60))
+
+    async def scenario() -> Any:
+        wire = Wire(ScriptAgent(script))
+        sid = await wire.new_session()
+        await wire.prompt(sid)
+        await wire.until(lambda m: m["params"]["update"].get("status") == "in_progress")
+        await wire.call("tool_call/cancel", {"sessionId": sid, "toolCallId": "call_001"})
+        return await wire.idle()
+
+    assert run(scenario()) == state("idle", stopReason="cancelled")
+
+
+def test_cancelling_the_turn_cancels_the_work_a_tool_call_runs() -> None:
+    work_cancelled: list[bool] = []
+
+    async def work() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            work_cancelled.append(True)
+            raise
+
+    async def script(turn: acp.Turn) -> None:
+        tool = await turn.tool_call("Build", cancellable=True)
+        await tool.run(work())
+
+    async def scenario() -> list[Any]:
+        wire = Wire(ScriptAgent(script))
+        sid = await wire.new_session()
+        await wire.prompt(sid)
+        await wire.until(lambda m: m["params"]["update"].get("status") == "in_progress")
+        wire.send("session/cancel", {"sessionId": sid})
+        await wire.idle()
+        return wire.updates()[-2:]
+
+    assert run(scenario()) == [
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "cancelled",
+         "capabilities": None},
+        state("idle", stopReason="cancelled"),
+    ]  # fmt: skip
+    assert work_cancelled == [True]

@@ -344,3 +344,22 @@ def test_a_prompt_answered_with_another_message_id_than_reported_is_refused() ->
         )
 
     run(scenario())
+
+
+def test_two_prompts_at_once_each_end_with_their_own_turn() -> None:
+    async def script(turn: acp.Turn) -> None:
+        await asyncio.sleep(0.02)
+        await turn.say(f"echo {turn.text}")
+
+    async def scenario() -> list[tuple[str, str | None, str]]:
+        remote, _ = await connected(ScriptAgent(script))
+        session = await remote.new_session()
+        # The agent holds the second prompt until the first turn ended: its answer, and its
+        # user message, come after the first turn's idle state.
+        results = await asyncio.gather(session.prompt("one"), session.prompt("two"))
+        return [(r.message_id, r.stop_reason, r.text) for r in results]
+
+    assert run(scenario()) == [
+        ("msg_user_1", "end_turn", "echo one"),
+        ("msg_user_2", "end_turn", "echo two"),
+    ]
