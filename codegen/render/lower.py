@@ -13,7 +13,7 @@ templates only loop over it and look things up. `lower` makes the contexts of a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -121,7 +121,11 @@ def lower(
     }
     wanted = {m.module for m in modules if m.template is not None}
     if "session_state" in wanted:
-        made["session_state"] = lowering.session_state(banner)
+        template = next(m.template for m in modules if m.module == "session_state")
+        rules = SESSION_RULES_V1 if template == SESSION_TEMPLATE_V1 else SESSION_RULES
+        made["session_state"] = lowering.session_state(banner, rules)
+    for name in wanted - made.keys():  # a template that needs the banner only (the toolkit)
+        made[name] = ModuleContext(banner)
     return {name: made[name] for name in wanted}
 
 
@@ -533,7 +537,9 @@ class Lowering:
         )
 
     # -- session_state.py -------------------------------------------------------------------
-    def session_state(self, banner: str) -> SessionStateContext:
+    def session_state(
+        self, banner: str, rules: Mapping[str, tuple[str, tuple[str, ...]]]
+    ) -> SessionStateContext:
         union = self.model.index.get(SESSION_UPDATE)
         if not isinstance(union, TaggedUnion):
             raise InputError(f"{SESSION_UPDATE} is not a tagged union: no session model for it")
@@ -541,10 +547,8 @@ class Lowering:
         usable = {
             v.tag: v
             for v in union.variants
-            if v.tag in SESSION_RULES
-            and set(SESSION_RULES[v.tag][1]) <= {f.wire for f in v.fields if f.required}
+            if v.tag in rules and set(rules[v.tag][1]) <= {f.wire for f in v.fields if f.required}
         }
-        rules = tuple((cls, SESSION_RULES[tag][0]) for tag, cls in kinds if tag in usable)
         tool_call = usable.get("tool_call_update")
         usage = usable.get("usage_update")
         return SessionStateContext(
@@ -556,7 +560,7 @@ class Lowering:
                 for tag, _ in kinds
                 if tag in usable and tag in MESSAGE_ROLES
             ),
-            rules=rules,
+            rules=tuple((cls, rules[tag][0]) for tag, cls in kinds if tag in usable),
             tool_call_collections=tuple(
                 f.wire
                 for f in (tool_call.fields if tool_call else ())
@@ -591,6 +595,26 @@ SESSION_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "state_update": ("_state_update", ("state",)),
     "terminal_update": ("_terminal_update", ("terminalId",)),
     "terminal_output_chunk": ("_terminal_output_chunk", ("terminalId", "data")),
+    "notice": ("_notice", ("severity", "title")),
+    "compaction_update": ("_compaction_update", ("compactionId", "status")),
+    "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
+}
+# v1's session model (`session_state_v1.py.j2`, v1's `session_state.py`): chunks without
+# message ids, `tool_call` then `tool_call_update` (null keeps a field), one plan, modes,
+# notices and compactions.
+SESSION_TEMPLATE_V1 = "session_state_v1.py.j2"
+SESSION_RULES_V1: dict[str, tuple[str, tuple[str, ...]]] = {
+    "user_message_chunk": ("_message_chunk", ("content",)),
+    "agent_message_chunk": ("_message_chunk", ("content",)),
+    "agent_thought_chunk": ("_message_chunk", ("content",)),
+    "tool_call": ("_tool_call", ("toolCallId",)),
+    "tool_call_update": ("_tool_call_update", ("toolCallId",)),
+    "plan": ("_plan_update", ("entries",)),
+    "available_commands_update": ("_available_commands_update", ("availableCommands",)),
+    "current_mode_update": ("_current_mode_update", ("currentModeId",)),
+    "config_option_update": ("_config_option_update", ("configOptions",)),
+    "session_info_update": ("_session_info_update", ()),
+    "usage_update": ("_usage_update", ("used", "size")),
     "notice": ("_notice", ("severity", "title")),
     "compaction_update": ("_compaction_update", ("compactionId", "status")),
     "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
