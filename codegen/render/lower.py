@@ -184,7 +184,19 @@ class Lowering:
         expected = _EXPECTED[t.value_kind]
         if not t.open:
             expected = "one of " + ", ".join(repr(m.value) for m in t.members)
-        return Check("enum", expected, pytype=t.value_kind, table="_E_" + py, open=t.open)
+        else:
+            expected = _number_expected(
+                expected, Shape("int", minimum=t.minimum, maximum=t.maximum)
+            )
+        return Check(
+            "enum",
+            expected,
+            pytype=t.value_kind,
+            table="_E_" + py,
+            open=t.open,
+            lo=t.minimum,
+            hi=t.maximum,
+        )
 
     def _union(self, t: TaggedUnion, py: str) -> UnionContext:
         variants = tuple((v.tag, self.names.variants[(t.name, v.tag)]) for v in t.variants)
@@ -198,7 +210,10 @@ class Lowering:
                 " a known or reserved tag with a broken payload is a DecodeError."
             )
         elif fallback_cls:
-            note += f" Without the tag, or with an unknown one, it decodes as `{fallback_cls}`."
+            note += (
+                f" Without the tag, with an unknown or non-string one, or when the tag's variant"
+                f" rejects the payload, it decodes as `{fallback_cls}` (which ignores the tag)."
+            )
         else:
             note += " Closed: any other tag is a DecodeError."
         note += (
@@ -339,6 +354,10 @@ class Lowering:
             sets = ["{" + ", ".join(o.keys) + "}" for o in found]
             missing = "needs the keys of one of " + " or ".join(sets)
             groups.append(Group(kind, condition, found, missing))
+        catch_all = not groups[-1].condition and groups[-1].options[-1].always
+        if catch_all and len(groups) > 1:
+            # Order decides: what fails every typed alternative is the catch-all's.
+            groups[:-1] = [replace(g, falls_through=True) for g in groups[:-1]]
         words = [_EXPECTED[g.json_kind] for g in groups]
         expected = ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
         annotation = " | ".join(dict.fromkeys(self.annotation(b.shape) for b in t.branches))
@@ -349,7 +368,7 @@ class Lowering:
             "untagged",
             annotation,
             groups=tuple(groups),
-            always=not groups[-1].condition and groups[-1].options[-1].always,
+            always=catch_all,
             expected=expected,
         )
 
@@ -409,9 +428,15 @@ class Lowering:
                 return replace(check, type_known=True) if type_known else check
             return Check("call", call="_d_" + self.names.types[shape.ref])
         if kind in _PLAIN_TYPES:
-            if type_known:
+            if type_known and shape.min_length is None:
                 return Check("any")
-            return Check("type", _EXPECTED[kind], pytype=_PLAIN_TYPES[kind])
+            return Check(
+                "type",
+                _EXPECTED[kind],
+                pytype=_PLAIN_TYPES[kind],
+                min_length=shape.min_length,
+                type_known=type_known,
+            )
         if kind in ("int", "float"):
             expected = _number_expected(_EXPECTED[kind], shape)
             if type_known:
@@ -447,6 +472,8 @@ class Lowering:
         if shape.kind in ("list", "map"):
             item = self.item_decoder(shape.item or Shape("any"))
             return f"_rt.{shape.kind}_decoder({item})"
+        if shape.kind == "str" and shape.min_length is not None:
+            return f"_rt.str_min({shape.min_length})"
         if shape.kind in ("str", "bool", "object", "null"):
             return f"_rt.d_{shape.kind}"
         return "_rt.d_any"
@@ -568,6 +595,9 @@ SESSION_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "state_update": ("_state_update", ("state",)),
     "terminal_update": ("_terminal_update", ("terminalId",)),
     "terminal_output_chunk": ("_terminal_output_chunk", ("terminalId", "data")),
+    "notice": ("_notice", ("severity", "title")),
+    "compaction_update": ("_compaction_update", ("compactionId", "status")),
+    "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
 }
 # v1's session model (`session_state_v1.py.j2`, v1's `session_state.py`): chunks without
 # message ids, `tool_call` then `tool_call_update` (null keeps a field), one plan, modes,
@@ -700,6 +730,11 @@ def _untagged_rule(groups: list[Group]) -> str:
         text += (
             " Among alternatives of another shared JSON type, the first in schema order"
             " that accepts the value."
+        )
+    if groups[0].falls_through:
+        text += (
+            " The last alternative takes any value: a value that fails the alternatives"
+            " before it is kept as it is (order decides)."
         )
     return _wrap(text)
 

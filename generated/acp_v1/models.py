@@ -390,8 +390,8 @@ _E_ErrorCode: dict[_Any, ErrorCode] = {m.value: m for m in ErrorCode}
 
 
 def _d_ErrorCode(v: _Any) -> _Any:
-    if type(v) is not int:
-        raise _rt.expected("an integer", v)
+    if type(v) is not int or v < -2147483648 or v > 2147483647:
+        raise _rt.expected("an integer from -2147483648 to 2147483647", v)
     v = _E_ErrorCode.get(v, v)
     return v
 
@@ -692,8 +692,9 @@ class AuthMethod(_rt.Model):
     When no `type` is present, the method is treated as `agent`.
 
     Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `AuthMethodAgent`. Each tag's class is
-    `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `AuthMethodAgent` (which ignores the tag). Each tag's class is `AuthMethod`
+    followed by the tag in PascalCase, unless a names file pins another name.
     """
 
     __slots__ = ()
@@ -711,10 +712,16 @@ def _d_AuthMethod(data: _Any) -> AuthMethod:
     tag = data.get("type")
     decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_AuthMethodAgent(data)
-    raise _rt.bad_tag("type", tag, ["terminal"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_AuthMethodAgent(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_AuthMethodAgent(data)
 
 
 class SessionConfigOption(_rt.Model):
@@ -806,7 +813,8 @@ class McpServer(_rt.Model):
     See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
 
     Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `McpServerStdio`. Each tag's class is `McpServer`
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `McpServerStdio` (which ignores the tag). Each tag's class is `McpServer`
     followed by the tag in PascalCase, unless a names file pins another name.
     """
 
@@ -825,17 +833,24 @@ def _d_McpServer(data: _Any) -> McpServer:
     tag = data.get("type")
     decoder = _T_McpServer.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_McpServerStdio(data)
-    raise _rt.bad_tag("type", tag, ["http", "sse"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_McpServerStdio(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_McpServerStdio(data)
 
 
 class SetSessionConfigOptionRequest(_rt.Model):
     """Request parameters for setting a session configuration option.
 
     Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`. Each tag's
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `SetSessionConfigOptionRequestValueId` (which ignores the tag). Each tag's
     class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a
     names file pins another name.
     """
@@ -855,10 +870,16 @@ def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionReques
     tag = data.get("type")
     decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_SetSessionConfigOptionRequestValueId(data)
-    raise _rt.bad_tag("type", tag, ["boolean"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_SetSessionConfigOptionRequestValueId(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_SetSessionConfigOptionRequestValueId(data)
 
 
 class RequestPermissionOutcome(_rt.Model):
@@ -11724,8 +11745,8 @@ def _d_Error(data: _Any) -> Error:
         v = data.get("code", _UNSET)
         if v is _UNSET:
             raise _rt.missing()
-        if type(v) is not int:
-            raise _rt.expected("an integer", v)
+        if type(v) is not int or v < -2147483648 or v > 2147483647:
+            raise _rt.expected("an integer from -2147483648 to 2147483647", v)
         v = _E_ErrorCode.get(v, v)
         self.code = v
         key = "message"
@@ -13463,6 +13484,8 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
+        if len(v) < 1:
+            raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
         v = data.get("description", _UNSET)
@@ -15104,6 +15127,8 @@ def _d_Notice(data: _Any) -> Notice:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
+        if len(v) < 1:
+            raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
         v = data.get("description", _UNSET)

@@ -177,6 +177,8 @@ def test_json_prints_the_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[
         },
         "state": "idle",
         "stopReason": "end_turn",
+        "notices": [],
+        "compactions": {},
         "unknown": [{"sessionUpdate": "_vendor_note", "note": "hi"}],
     }
 
