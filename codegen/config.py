@@ -64,8 +64,12 @@ class Config:
 
     def v2_package(self) -> Path | None:
         """The folder of the configured stable v2 package, if there is one."""
-        lanes = [p for p in self.packages if p.schema == "v2/schema.json"]
-        lanes += [p for p in self.packages if p.schema.startswith("v2/")]
+        return self.lane_package("v2")
+
+    def lane_package(self, lane: str) -> Path | None:
+        """The folder of the configured package of `lane` ("v1", "v2"), the stable one first."""
+        lanes = [p for p in self.packages if p.schema == f"{lane}/schema.json"]
+        lanes += [p for p in self.packages if p.schema.startswith(f"{lane}/")]
         return self.out / lanes[0].package if lanes else None
 
 
@@ -165,13 +169,13 @@ def default_templates() -> Path:
     raise InputError("the generator's templates are missing; reinstall acp-codegen")
 
 
-def default_bindings() -> Path | None:
-    """The `acp_v2` package shipped with the tool (the checkout's generated/, or the installed
-    copy), or None when there is neither."""
+def default_bindings(lane: str = "v2") -> Path | None:
+    """The `acp_{lane}` package shipped with the tool (the checkout's generated/, or the
+    installed copy), or None when there is neither."""
     checkout = _checkout()
     for candidate in (
-        checkout / "generated" / "acp_v2" if checkout else None,
-        Path(__file__).resolve().parent / "bindings" / "acp_v2",
+        checkout / "generated" / f"acp_{lane}" if checkout else None,
+        Path(__file__).resolve().parent / "bindings" / f"acp_{lane}",
     ):
         if candidate is not None and (candidate / "__init__.py").is_file():
             return candidate

@@ -62,6 +62,7 @@ class Shape(Node):
     maximum: int | float | None = None
     min_items: int | None = None
     format: str | None = None
+    min_length: int | None = None  # strings: `minLength` (counted in code points)
 
     def non_null(self) -> Shape:
         return self.with_nullable(False)
@@ -79,6 +80,7 @@ class Shape(Node):
             self.maximum,
             self.min_items,
             self.format,
+            self.min_length,
         )
 
 
@@ -133,6 +135,9 @@ class EnumType(Node):
     open: bool
     open_doc: str
     pointer: str
+    # The bounds of the open values (an open integer enum's `format`, `minimum`, `maximum`).
+    minimum: int | float | None = None
+    maximum: int | float | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -13,7 +13,9 @@ class ModuleSpec:
 
     `template` is a Jinja template under `templates/`; `runtime` a hand-written module under
     `templates/runtime/`, copied with the banner. A module with `needs_types` is generated only
-    when the schema defines all of them (the session model needs v2's `SessionUpdate`).
+    when the schema defines all of them and none of `unless_types`: that is how a lane picks its
+    session model (v2's needs `StateUpdate`; v1's needs v1's `ToolCall`, which v2 lacks, and
+    v1 drafts define both).
     """
 
     module: str
@@ -22,6 +24,7 @@ class ModuleSpec:
     runtime: str | None = None
     file: str = ""  # the file's name when not `{module}.py`
     needs_types: tuple[str, ...] = ()
+    unless_types: tuple[str, ...] = ()
     # Imported on first use of one of its names: the asyncio runtime would double the import
     # time of a package most users import for its models.
     lazy: bool = False
@@ -30,6 +33,63 @@ class ModuleSpec:
     def filename(self) -> str:
         return self.file or self.module + ".py"
 
+
+# Types whose presence selects the v2 toolkit: the v2 lifecycle with an idle `error` stop
+# reason, resumable, listable, closable sessions, and cancellable tool calls (npm-sdk-2.4.0).
+TOOLKIT_V2 = (
+    "StateUpdate",
+    "ErrorStopReason",
+    "PromptResponse",
+    "ReplayFrom",
+    "ListSessionsRequest",
+    "CloseSessionRequest",
+    "RequestPermissionSubject",
+    "CancelToolCallRequest",
+)
+
+# Types whose presence selects the v1 toolkit: v1's lifecycle (the prompt's answer carries the
+# stop reason, tool calls begin with `tool_call`) and its loadable, listable, closable sessions.
+# No v2 schema has v1's `ToolCall` and `StopReason`, and no v1 schema v2's `ErrorStopReason`:
+# a package gets one toolkit at most.
+TOOLKIT_V1 = (
+    "ToolCall",
+    "StopReason",
+    "PromptResponse",
+    "SessionCapabilities",
+    "LoadSessionRequest",
+    "ResumeSessionRequest",
+    "ListSessionsRequest",
+    "CloseSessionRequest",
+    "DeleteSessionRequest",
+    "RequestPermissionRequest",
+    "UsageUpdate",
+    "SessionInfoUpdate",
+)
+# What the toolkit's modules export, the same in both lanes (v1 keeps its tool call handle in
+# turn.py, v2 in tool_call.py).
+TURN_EXPORTS = (
+    "CustomStopReason",
+    "Permission",
+    "PlanHandle",
+    "Turn",
+    "TurnCancelled",
+    "TurnEnded",
+    "TurnStopReason",
+)
+AGENT_EXPORTS = ("Agent", "AgentSession", "run_agent", "serve_agent")
+CLIENT_EXPORTS = (
+    "Client",
+    "IncompatibleAgent",
+    "PermissionPolicy",
+    "RemoteAgent",
+    "RemoteSession",
+    "TurnResult",
+    "allow",
+    "ask_user",
+    "connect_agent",
+    "deny",
+    "spawn_agent",
+)
 
 CORE_MODULES = (
     ModuleSpec("__init__", template="__init__.py.j2"),
@@ -76,6 +136,75 @@ EXTRA_MODULES = (
         ("SessionState",),
         template="session_state.py.j2",
         needs_types=("SessionUpdate", "StateUpdate"),
+        unless_types=("ToolCall",),
+    ),
+    ModuleSpec(
+        "session_state",
+        ("SessionState",),
+        template="session_state_v1.py.j2",
+        needs_types=("SessionUpdate", "ToolCall"),
+    ),
+    # The toolkit (agent side, then client side). Its runtime modules know no protocol types;
+    # the templates name this lane's classes, and follow the v2 prompt lifecycle of
+    # npm-sdk-2.4.0 and later drafts.
+    ModuleSpec("_lifecycle", runtime="_lifecycle.py", needs_types=TOOLKIT_V2),
+    ModuleSpec("_sessions", runtime="_sessions.py", needs_types=TOOLKIT_V2),
+    ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V2),
+    ModuleSpec(
+        "turn",
+        TURN_EXPORTS,
+        template="turn.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "tool_call",
+        ("ToolCallCancelled", "ToolCallHandle", "ToolContent"),
+        template="tool_call.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "agent",
+        AGENT_EXPORTS,
+        template="agent.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "client",
+        CLIENT_EXPORTS,
+        template="client.py.j2",
+        needs_types=TOOLKIT_V2,
+        lazy=True,
+    ),
+    # The v1 toolkit: the same lane-neutral runtime modules, and v1's own templates.
+    ModuleSpec("_lifecycle", runtime="_lifecycle.py", needs_types=TOOLKIT_V1),
+    ModuleSpec("_sessions", runtime="_sessions.py", needs_types=TOOLKIT_V1),
+    ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V1),
+    ModuleSpec(
+        "turn",
+        (*TURN_EXPORTS, "ToolCallHandle", "ToolContent"),
+        template="turn_v1.py.j2",
+        needs_types=TOOLKIT_V1,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "agent",
+        (*AGENT_EXPORTS, "MissingCapability", "TerminalHandle"),
+        template="agent_v1.py.j2",
+        needs_types=TOOLKIT_V1,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "workspace",
+        ("Workspace",),
+        template="workspace_v1.py.j2",
+        needs_types=TOOLKIT_V1,
+        lazy=True,
+    ),
+    ModuleSpec(
+        "client", CLIENT_EXPORTS, template="client_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True
     ),
 )
 

@@ -92,7 +92,9 @@ def _modules(model: Model, template_dir: Path) -> list[ModuleSpec]:
     return list(CORE_MODULES) + [
         m
         for m in EXTRA_MODULES
-        if _source(m, template_dir).exists() and all(t in model.index for t in m.needs_types)
+        if _source(m, template_dir).exists()
+        and all(t in model.index for t in m.needs_types)
+        and not any(t in model.index for t in m.unless_types)
     ]
 
 

@@ -2,9 +2,13 @@
 
 The transcript is read line by line (a line is bounded; nothing reads the whole file), and the
 session model comes from the generated package it is pointed at, loaded from that folder with
-importlib (`load_bindings`). Bad lines are counted and the first few kept for the report. A
-file that is not UTF-8 text is an InputError; one that holds nothing, or no `session/update`
-of the chosen session that could be applied, has a `Replay.refusal`.
+importlib (`load_bindings`). Which protocol lane a transcript speaks, and so which package to
+load, `detect_lane` reads from its first lines. Bad lines are counted and the first few kept
+for the report. A file that is not UTF-8 text is an InputError; one that holds nothing, or no
+`session/update` of the chosen session that could be applied, has a `Replay.refusal`.
+
+A v1 session model (one with `prompt_started`) also follows the session's `session/prompt`
+requests and their answers: v1 reports the turn's end only in the prompt's answer.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import hashlib
 import importlib.util
 import json
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -21,8 +26,10 @@ from typing import Any, BinaryIO
 from .diagnostics import InputError
 
 UPDATE_METHOD = "session/update"
+PROMPT_METHOD = "session/prompt"
 MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is reported and skipped, never held whole
 KEPT_PROBLEMS = 20  # bad lines reported one by one; the rest are counted
+KEPT_REQUESTS = 1024  # v1: pending requests of other methods remembered (ids can collide)
 _CHUNK = 1024 * 1024
 
 
@@ -39,6 +46,9 @@ class Replay:
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, reason), the first few
     bad_lines: int = 0
     empty: bool = False  # no line but blank ones
+    # v1: the ids of the session's unanswered session/prompt requests, and of other requests
+    prompts: dict[Any, str] = field(default_factory=dict)
+    other_requests: dict[Any, None] = field(default_factory=dict)
 
     def refusal(self, name: str) -> str | None:
         """Why this replay shows nothing worth a 0 exit status (None when it does)."""
@@ -64,7 +74,7 @@ class Replay:
 
 def replay(
     acp: ModuleType,
-    stream: BinaryIO,
+    stream: BinaryIO | Peeked,
     name: str,
     session_id: str | None = None,
     max_line: int = MAX_LINE_BYTES,
@@ -104,7 +114,7 @@ def _check_text(data: bytes, name: str, number: int) -> None:
         raise InputError(f"{name}:{number}: a NUL byte: this is not a JSON-lines transcript")
 
 
-def _read_past_line(stream: BinaryIO, name: str, number: int) -> None:
+def _read_past_line(stream: BinaryIO | Peeked, name: str, number: int) -> None:
     """Read to the end of an overlong line, a chunk at a time (a NUL in it still stops us)."""
     while chunk := stream.readline(_CHUNK):
         _check_text(chunk, name, number)
@@ -120,6 +130,9 @@ def _apply_line(acp: ModuleType, result: Replay, number: int, text: str) -> None
         return
     if not isinstance(message, dict):
         result.skip(number, f"not a JSON-RPC message (a JSON {_kind(message)})")
+        return
+    if hasattr(result.state, "prompt_started") and message.get("method") != UPDATE_METHOD:
+        _follow_prompts(result, message)
         return
     if message.get("method") != UPDATE_METHOD:
         return
@@ -153,6 +166,128 @@ def _apply_line(acp: ModuleType, result: Replay, number: int, text: str) -> None
     result.applied += 1
 
 
+def _follow_prompts(result: Replay, message: dict[str, Any]) -> None:
+    """v1: a session/prompt of the replayed session starts a turn, its answer ends it (an
+    error answer with no stop reason). The peers number their requests apart, so an id can be
+    pending twice: an error answer is not taken for the prompt's while another request of the
+    same id is pending (the last KEPT_REQUESTS other requests are remembered)."""
+    request_id, method = message.get("id"), message.get("method")
+    key = _key(request_id)
+    if isinstance(method, str):
+        params = message.get("params")
+        target = params.get("sessionId") if isinstance(params, dict) else None
+        if method == PROMPT_METHOD and isinstance(target, str) and request_id is not None:
+            if result.session_id is None:
+                result.session_id = target
+            if target == result.session_id:
+                result.prompts[key] = target
+                result.state.prompt_started()
+                return
+        if request_id is not None:
+            result.other_requests[key] = None
+            if len(result.other_requests) > KEPT_REQUESTS:
+                del result.other_requests[next(iter(result.other_requests))]
+        return
+    if key in result.prompts:
+        answer = message.get("result")
+        if isinstance(answer, dict) and isinstance(answer.get("stopReason"), str):
+            del result.prompts[key]
+            result.state.prompt_finished(answer["stopReason"])
+            return
+        if "error" in message and key not in result.other_requests:
+            del result.prompts[key]
+            result.state.prompt_finished(None)
+            return
+    result.other_requests.pop(key, None)
+
+
+def _key(request_id: Any) -> Any:
+    """Ids as the peers pair them: `1` and `"1"` differ, and so do `1` and `true`."""
+    return (type(request_id).__name__, request_id) if _hashable(request_id) else None
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) or value is None
+
+
+# -- which lane a transcript speaks ------------------------------------------------------------
+
+PEEK_LINES = 1000  # how far detect_lane looks for an initialize or a telling update
+
+
+class Peeked:
+    """A binary stream that first gives back the lines `detect_lane` read from it."""
+
+    def __init__(self, lines: list[bytes], stream: BinaryIO) -> None:
+        self._lines = lines
+        self._stream = stream
+
+    def readline(self, size: int = -1) -> bytes:
+        if self._lines:
+            return self._lines.pop(0)
+        return self._stream.readline(size)
+
+
+def detect_lane(
+    stream: BinaryIO,
+    kinds: Callable[[], Mapping[str, frozenset[str]]],
+    max_line: int = MAX_LINE_BYTES,
+) -> tuple[str | None, Peeked]:
+    """The lane ("v1", "v2", ...) a transcript speaks, from its first lines, and the stream to
+    replay (those lines given back first). The agent's `initialize` answer decides
+    (`protocolVersion` N is lane vN), else the client's `initialize` request, else the first
+    `session/update` whose kind only one lane knows (`kinds()`: each lane's update kinds, asked
+    for only then). None when the first lines tell nothing."""
+    lines: list[bytes] = []
+    asked: str | None = None
+    telling: str | None = None
+    while len(lines) < PEEK_LINES and (line := stream.readline(max_line + 1)):
+        lines.append(line)
+        if len(line) > max_line and not line.endswith(b"\n"):
+            break  # the replay reads past it, and reports it
+        message = _parsed(line)
+        if message is None:
+            continue
+        if message.get("method") == "initialize":
+            asked = _lane_of(message.get("params")) or asked
+        elif "method" not in message and (answered := _lane_of(message.get("result"))):
+            return answered, Peeked(lines, stream)
+        elif message.get("method") == UPDATE_METHOD:
+            if asked is not None:
+                break
+            telling = telling or _telling_lane(message, kinds)
+            if telling is not None:
+                break
+    return asked or telling, Peeked(lines, stream)
+
+
+def _parsed(line: bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _lane_of(body: Any) -> str | None:
+    version = body.get("protocolVersion") if isinstance(body, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and 0 < version < 100:
+        return f"v{version}"
+    return None
+
+
+def _telling_lane(
+    message: dict[str, Any], kinds: Callable[[], Mapping[str, frozenset[str]]]
+) -> str | None:
+    params = message.get("params")
+    update = params.get("update") if isinstance(params, dict) else None
+    tag = update.get("sessionUpdate") if isinstance(update, dict) else None
+    if not isinstance(tag, str):
+        return None
+    lanes = [lane for lane, known in kinds().items() if tag in known]
+    return lanes[0] if len(lanes) == 1 else None
+
+
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at column {exc.colno}"
@@ -183,7 +318,7 @@ def load_bindings(folder: Path) -> ModuleType:
     if not init.is_file():
         raise InputError(
             f"{folder} is not a generated package (no __init__.py): pass --bindings with the"
-            " folder of a package acp-codegen generated from a v2 schema"
+            " folder of a package acp-codegen generated from a v1 or v2 schema"
         )
     resolved = folder.resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
@@ -194,8 +329,8 @@ def load_bindings(folder: Path) -> ModuleType:
     missing = [n for n in NEEDED if not hasattr(module, n)]
     if missing:
         raise InputError(
-            f"{folder} has no {missing[0]}: replay needs a package generated from a v2 schema"
-            " (with session_state.py)"
+            f"{folder} has no {missing[0]}: replay needs a package generated from a v1 or v2"
+            " schema (with session_state.py)"
         )
     return module
 

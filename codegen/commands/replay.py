@@ -1,9 +1,11 @@
 """`acp-codegen replay TRANSCRIPT`: rebuild a session from a JSON-lines capture.
 
-Every `session/update` notification of one session is decoded with a generated v2 package and
-applied to its `SessionState` (see `codegen/replay.py`); the result is printed for a person,
-or with `--json` as the snapshot. Other messages are ignored; a line that is not JSON, not an
-object or not a decodable update is reported with its line number and skipped.
+Every `session/update` notification of one session is decoded with a generated package of the
+transcript's lane (v1 or v2: `--lane`, else what its first lines say, else v2) and applied to
+its `SessionState` (see `codegen/replay.py`); the result is printed for a person, or with
+`--json` as the snapshot. Other messages are ignored (a v1 model follows the session's
+prompts); a line that is not JSON, not an object or not a decodable update is reported with
+its line number and skipped.
 """
 
 from __future__ import annotations
@@ -13,12 +15,25 @@ import base64
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, BinaryIO
 
 from ..config import default_bindings, find_project, load_config
 from ..diagnostics import InputError
-from ..replay import KEPT_PROBLEMS, MAX_LINE_BYTES, Replay, load_bindings, replay
+from ..replay import (
+    KEPT_PROBLEMS,
+    MAX_LINE_BYTES,
+    Peeked,
+    Replay,
+    detect_lane,
+    load_bindings,
+    replay,
+)
+
+LANES = ("v1", "v2")
+DEFAULT_LANE = "v2"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,11 +47,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--session", help="replay this session id (default: the first one in the transcript)"
     )
     parser.add_argument(
+        "--lane",
+        choices=LANES,
+        help="the protocol lane the transcript speaks (default: the protocolVersion of its"
+        " initialize, else the first update kind only one lane has, else v2)",
+    )
+    parser.add_argument(
         "--bindings",
         type=Path,
         metavar="PACKAGE_DIR",
-        help="the folder of a generated v2 package to decode with (default: the project's"
-        " configured v2 package, else the acp_v2 shipped with acp-codegen)",
+        help="the folder of a generated package to decode with (default: the project's"
+        " configured package of the lane, else the one shipped with acp-codegen)",
     )
     parser.add_argument(
         "--max-line",
@@ -50,14 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.max_line < 1:
         raise InputError("--max-line must be a positive number of bytes")
-    acp = load_bindings(args.bindings or _default_bindings())
     name = "<stdin>" if args.transcript == "-" else args.transcript
     if args.transcript == "-":
-        result = replay(acp, sys.stdin.buffer, name, args.session, args.max_line)
+        result = _replay(args, sys.stdin.buffer, name)
     else:
         try:
             with open(args.transcript, "rb") as stream:
-                result = replay(acp, stream, name, args.session, args.max_line)
+                result = _replay(args, stream, name)
         except OSError as exc:
             raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
     _report(result, name)
@@ -77,6 +97,31 @@ def run(args: argparse.Namespace) -> int:
     return 0  # skipping a bad line is the documented behaviour, not a failure
 
 
+def _replay(args: argparse.Namespace, stream: BinaryIO, name: str) -> Replay:
+    """Replay with `--bindings`, else with the package of the transcript's lane."""
+    if args.bindings is not None:
+        return replay(load_bindings(args.bindings), stream, name, args.session, args.max_line)
+    source: BinaryIO | Peeked = stream
+    lane = args.lane
+    if lane is None:
+        detected, source = detect_lane(stream, _lane_kinds, args.max_line)
+        lane = detected if detected in LANES else DEFAULT_LANE
+    acp = load_bindings(_default_bindings(lane))
+    return replay(acp, source, name, args.session, args.max_line)
+
+
+def _lane_kinds() -> Mapping[str, frozenset[str]]:
+    """The update kinds of each lane's default package (the lanes that have one)."""
+    kinds: dict[str, frozenset[str]] = {}
+    for lane in LANES:
+        try:
+            acp: ModuleType = load_bindings(_default_bindings(lane))
+        except InputError:
+            continue
+        kinds[lane] = frozenset(acp.session_state.KNOWN_KINDS)
+    return kinds
+
+
 def _report(result: Replay, name: str) -> None:
     for line, reason in result.problems:
         print(f"acp-codegen: {name}:{line}: {reason}; skipped", file=sys.stderr)
@@ -91,20 +136,20 @@ def _report(result: Replay, name: str) -> None:
         )
 
 
-def _default_bindings() -> Path:
-    """The project's configured v2 package, else the acp_v2 shipped with the tool."""
+def _default_bindings(lane: str) -> Path:
+    """The project's configured package of `lane`, else the one shipped with the tool."""
     if find_project(Path.cwd()) is not None:
-        configured = load_config().v2_package()
+        configured = load_config().lane_package(lane)
         if configured is not None:
             if not (configured / "__init__.py").is_file():
                 raise InputError(
-                    f"the project's v2 package {configured} is not generated yet: run"
+                    f"the project's {lane} package {configured} is not generated yet: run"
                     " `acp-codegen generate`, or pass --bindings PACKAGE_DIR"
                 )
             return configured
-    shipped = default_bindings()
+    shipped = default_bindings(lane)
     if shipped is None:
-        raise InputError("no generated v2 package to replay with: pass --bindings PACKAGE_DIR")
+        raise InputError(f"no generated {lane} package to replay with: pass --bindings PACKAGE_DIR")
     return shipped
 
 
@@ -119,7 +164,8 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
     if snapshot["messages"]:
         out.append("")
         for message in snapshot["messages"]:
-            out.append(f"{message['role']} ({message['messageId']}):")
+            label = "" if message["messageId"] is None else f" ({message['messageId']})"
+            out.append(f"{message['role']}{label}:")
             out.extend(_indent(_blocks(message["content"]), 2) or ["  (no content)"])
     if snapshot["toolCalls"]:
         out += ["", "tool calls:"]
@@ -128,21 +174,31 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
             kind = f" ({call['kind']})" if "kind" in call else ""
             out.append(f"  {call['toolCallId']}{title}{kind}: {call.get('status', 'no status')}")
             out.extend(_indent(_tool_content(call["content"]), 4))
-    if snapshot["plans"]:
+    if snapshot.get("plans"):
         out += ["", "plans:"]
         for plan_id, plan in snapshot["plans"].items():
             out.append(f"  {plan_id} ({plan.get('type')}):")
-            for entry in plan.get("entries") or []:
-                out.append(
-                    f"    [{entry.get('status')}] {entry.get('content')} ({entry.get('priority')})"
-                )
-    if snapshot["terminals"]:
+            out.extend(_indent(_entries(plan), 4))
+    if snapshot.get("plan"):  # v1: one plan
+        out += ["", "plan:"]
+        out.extend(_indent(_entries(snapshot["plan"]), 2))
+    if snapshot.get("terminals"):
         out += ["", "terminals:"]
         for terminal in snapshot["terminals"].values():
             out.append(f"  {terminal['terminalId']}: {_terminal(terminal)}")
     if snapshot["availableCommands"]:
         names = ", ".join(f"/{c.get('name')}" for c in snapshot["availableCommands"])
         out += ["", f"commands: {names}"]
+    if snapshot.get("currentModeId") is not None:
+        out += ["", f"mode: {snapshot['currentModeId']}"]
+    if snapshot.get("notices"):
+        out += ["", "notices:"]
+        out.extend(f"  [{n.get('severity')}] {n.get('title')}" for n in snapshot["notices"])
+    if snapshot.get("compactions"):
+        out += ["", "compactions:"]
+        for compaction in snapshot["compactions"].values():
+            out.append(f"  {compaction['compactionId']}: {compaction.get('status')}")
+            out.extend(_indent(_blocks(compaction.get("summary") or []), 4))
     if snapshot["unknown"]:
         kinds = ", ".join(str(u.get("sessionUpdate")) for u in snapshot["unknown"])
         out += ["", f"unknown updates: {kinds}"]
@@ -150,6 +206,13 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
     stop = f" ({snapshot['stopReason']})" if snapshot["stopReason"] is not None else ""
     out.append(f"state: {snapshot['state']}{stop}")
     return "\n".join(out) + "\n"
+
+
+def _entries(plan: dict[str, Any]) -> list[str]:
+    return [
+        f"[{entry.get('status')}] {entry.get('content')} ({entry.get('priority')})"
+        for entry in plan.get("entries") or []
+    ]
 
 
 def _indent(lines: list[str], width: int) -> list[str]:

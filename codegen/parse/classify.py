@@ -163,6 +163,7 @@ class _Builder:
     def _const_enum(self, name: str, doc: str, branches: list[Any], at: str) -> EnumType | None:
         members: list[EnumMember] = []
         open_doc: str | None = None
+        open_shape = Shape("any")
         kinds: set[type] = set()
         for b in branches:
             if not isinstance(b, dict) or "properties" in b or "allOf" in b or "$ref" in b:
@@ -178,12 +179,23 @@ class _Builder:
             elif b.get("type") in ("string", "integer") and open_doc is None:
                 kinds.add(str if b["type"] == "string" else int)
                 open_doc = _text(b.get("description"))
+                open_shape = self.r.shape(b, at)
             else:
                 return None
         if not members or len(kinds) != 1:
             return None
         kind: Literal["str", "int"] = "str" if kinds == {str} else "int"
-        return EnumType(name, doc, kind, tuple(members), open_doc is not None, open_doc or "", at)
+        return EnumType(
+            name,
+            doc,
+            kind,
+            tuple(members),
+            open_doc is not None,
+            open_doc or "",
+            at,
+            open_shape.minimum if kind == "int" else None,
+            open_shape.maximum if kind == "int" else None,
+        )
 
     # -- tagged unions --------------------------------------------------------------------
     def _tagged(

@@ -92,7 +92,12 @@ class Resolver:
     def _typed_shape(self, node: dict[str, Any], kind: Any, pointer: str) -> Shape:
         fmt = node.get("format") if isinstance(node.get("format"), str) else None
         if kind == "string":
-            return Shape("str", format=fmt)
+            min_length = node.get("minLength")
+            return Shape(
+                "str",
+                format=fmt,
+                min_length=min_length if type(min_length) is int and min_length > 0 else None,
+            )
         if kind == "boolean":
             return Shape("bool")
         if kind == "null":

@@ -36,6 +36,7 @@ class Check:
     table: str = ""  # enum: the lookup table, value → member
     open: bool = False  # enum: unknown values are kept as they are
     min_items: int | None = None
+    min_length: int | None = None  # type `str`: the fewest characters
     skip_invalid: bool = False  # list: items that fail to decode are dropped
     type_known: bool = False
 
@@ -133,6 +134,9 @@ class Group:
     condition: str  # the JSON type test, a Python expression over `v`
     options: tuple[Option, ...]
     missing: str  # objects: what the DecodeError says when no alternative's keys are there
+    # A catch-all alternative comes last: each alternative here is tried in order and a value
+    # none of them accepts falls through to it (never a DecodeError).
+    falls_through: bool = False
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -13,7 +13,7 @@ templates only loop over it and look things up. `lower` makes the contexts of a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -123,7 +123,11 @@ def lower(
     }
     wanted = {m.module for m in modules if m.template is not None}
     if "session_state" in wanted:
-        made["session_state"] = lowering.session_state(banner)
+        template = next(m.template for m in modules if m.module == "session_state")
+        rules = SESSION_RULES_V1 if template == SESSION_TEMPLATE_V1 else SESSION_RULES
+        made["session_state"] = lowering.session_state(banner, rules)
+    for name in wanted - made.keys():  # a template that needs the banner only (the toolkit)
+        made[name] = ModuleContext(banner)
     return {name: made[name] for name in wanted}
 
 
@@ -184,7 +188,19 @@ class Lowering:
         expected = _EXPECTED[t.value_kind]
         if not t.open:
             expected = "one of " + ", ".join(repr(m.value) for m in t.members)
-        return Check("enum", expected, pytype=t.value_kind, table="_E_" + py, open=t.open)
+        else:
+            expected = _number_expected(
+                expected, Shape("int", minimum=t.minimum, maximum=t.maximum)
+            )
+        return Check(
+            "enum",
+            expected,
+            pytype=t.value_kind,
+            table="_E_" + py,
+            open=t.open,
+            lo=t.minimum,
+            hi=t.maximum,
+        )
 
     def _union(self, t: TaggedUnion, py: str) -> UnionContext:
         # The union's public name is a `typing.Union` alias of its classes (its `__doc__` is
@@ -201,7 +217,10 @@ class Lowering:
                 " a known or reserved tag with a broken payload is a DecodeError."
             )
         elif fallback_cls:
-            note += f" Without the tag, or with an unknown one, it decodes as `{fallback_cls}`."
+            note += (
+                f" Without the tag, with an unknown or non-string one, or when the tag's variant"
+                f" rejects the payload, it decodes as `{fallback_cls}` (which ignores the tag)."
+            )
         else:
             note += " Closed: any other tag is a DecodeError."
         note += (
@@ -362,6 +381,10 @@ class Lowering:
             sets = ["{" + ", ".join(o.keys) + "}" for o in found]
             missing = "needs the keys of one of " + " or ".join(sets)
             groups.append(Group(kind, condition, found, missing))
+        catch_all = not groups[-1].condition and groups[-1].options[-1].always
+        if catch_all and len(groups) > 1:
+            # Order decides: what fails every typed alternative is the catch-all's.
+            groups[:-1] = [replace(g, falls_through=True) for g in groups[:-1]]
         words = [_EXPECTED[g.json_kind] for g in groups]
         expected = ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
         annotation = " | ".join(dict.fromkeys(self.annotation(b.shape) for b in t.branches))
@@ -372,7 +395,7 @@ class Lowering:
             "untagged",
             annotation,
             groups=tuple(groups),
-            always=not groups[-1].condition and groups[-1].options[-1].always,
+            always=catch_all,
             expected=expected,
         )
 
@@ -437,9 +460,15 @@ class Lowering:
                 return replace(check, type_known=True) if type_known else check
             return Check("call", call="_d_" + self.names.types[shape.ref])
         if kind in _PLAIN_TYPES:
-            if type_known:
+            if type_known and shape.min_length is None:
                 return Check("any")
-            return Check("type", _EXPECTED[kind], pytype=_PLAIN_TYPES[kind])
+            return Check(
+                "type",
+                _EXPECTED[kind],
+                pytype=_PLAIN_TYPES[kind],
+                min_length=shape.min_length,
+                type_known=type_known,
+            )
         if kind in ("int", "float"):
             expected = _number_expected(_EXPECTED[kind], shape)
             if type_known:
@@ -475,6 +504,8 @@ class Lowering:
         if shape.kind in ("list", "map"):
             item = self.item_decoder(shape.item or Shape("any"))
             return f"_rt.{shape.kind}_decoder({item})"
+        if shape.kind == "str" and shape.min_length is not None:
+            return f"_rt.str_min({shape.min_length})"
         if shape.kind in ("str", "bool", "object", "null"):
             return f"_rt.d_{shape.kind}"
         return "_rt.d_any"
@@ -538,7 +569,9 @@ class Lowering:
         )
 
     # -- session_state.py -------------------------------------------------------------------
-    def session_state(self, banner: str) -> SessionStateContext:
+    def session_state(
+        self, banner: str, rules: Mapping[str, tuple[str, tuple[str, ...]]]
+    ) -> SessionStateContext:
         union = self.model.index.get(SESSION_UPDATE)
         if not isinstance(union, TaggedUnion):
             raise InputError(f"{SESSION_UPDATE} is not a tagged union: no session model for it")
@@ -546,10 +579,8 @@ class Lowering:
         usable = {
             v.tag: v
             for v in union.variants
-            if v.tag in SESSION_RULES
-            and set(SESSION_RULES[v.tag][1]) <= {f.wire for f in v.fields if f.required}
+            if v.tag in rules and set(rules[v.tag][1]) <= {f.wire for f in v.fields if f.required}
         }
-        rules = tuple((cls, SESSION_RULES[tag][0]) for tag, cls in kinds if tag in usable)
         tool_call = usable.get("tool_call_update")
         usage = usable.get("usage_update")
         return SessionStateContext(
@@ -561,7 +592,7 @@ class Lowering:
                 for tag, _ in kinds
                 if tag in usable and tag in MESSAGE_ROLES
             ),
-            rules=rules,
+            rules=tuple((cls, rules[tag][0]) for tag, cls in kinds if tag in usable),
             tool_call_collections=tuple(
                 f.wire
                 for f in (tool_call.fields if tool_call else ())
@@ -596,6 +627,29 @@ SESSION_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "state_update": ("_state_update", ("state",)),
     "terminal_update": ("_terminal_update", ("terminalId",)),
     "terminal_output_chunk": ("_terminal_output_chunk", ("terminalId", "data")),
+    "notice": ("_notice", ("severity", "title")),
+    "compaction_update": ("_compaction_update", ("compactionId", "status")),
+    "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
+}
+# v1's session model (`session_state_v1.py.j2`, v1's `session_state.py`): chunks without
+# message ids, `tool_call` then `tool_call_update` (null keeps a field), one plan, modes,
+# notices and compactions.
+SESSION_TEMPLATE_V1 = "session_state_v1.py.j2"
+SESSION_RULES_V1: dict[str, tuple[str, tuple[str, ...]]] = {
+    "user_message_chunk": ("_message_chunk", ("content",)),
+    "agent_message_chunk": ("_message_chunk", ("content",)),
+    "agent_thought_chunk": ("_message_chunk", ("content",)),
+    "tool_call": ("_tool_call", ("toolCallId",)),
+    "tool_call_update": ("_tool_call_update", ("toolCallId",)),
+    "plan": ("_plan_update", ("entries",)),
+    "available_commands_update": ("_available_commands_update", ("availableCommands",)),
+    "current_mode_update": ("_current_mode_update", ("currentModeId",)),
+    "config_option_update": ("_config_option_update", ("configOptions",)),
+    "session_info_update": ("_session_info_update", ()),
+    "usage_update": ("_usage_update", ("used", "size")),
+    "notice": ("_notice", ("severity", "title")),
+    "compaction_update": ("_compaction_update", ("compactionId", "status")),
+    "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
 }
 # The role of the message that a message update or chunk creates.
 MESSAGE_ROLES = {
@@ -708,6 +762,11 @@ def _untagged_rule(groups: list[Group]) -> str:
         text += (
             " Among alternatives of another shared JSON type, the first in schema order"
             " that accepts the value."
+        )
+    if groups[0].falls_through:
+        text += (
+            " The last alternative takes any value: a value that fails the alternatives"
+            " before it is kept as it is (order decides)."
         )
     return _wrap(text)
 

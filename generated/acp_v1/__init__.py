@@ -255,8 +255,32 @@ from .models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
+from .session_state import (
+    SessionState,
+)
 
 if TYPE_CHECKING:
+    from .agent import (
+        Agent,
+        AgentSession,
+        MissingCapability,
+        TerminalHandle,
+        run_agent,
+        serve_agent,
+    )
+    from .client import (
+        Client,
+        IncompatibleAgent,
+        PermissionPolicy,
+        RemoteAgent,
+        RemoteSession,
+        TurnResult,
+        allow,
+        ask_user,
+        connect_agent,
+        deny,
+        spawn_agent,
+    )
     from .connection import (
         Connection,
     )
@@ -271,6 +295,20 @@ if TYPE_CHECKING:
         connect_process,
         connect_stdio,
     )
+    from .turn import (
+        CustomStopReason,
+        Permission,
+        PlanHandle,
+        ToolCallHandle,
+        ToolContent,
+        Turn,
+        TurnCancelled,
+        TurnEnded,
+        TurnStopReason,
+    )
+    from .workspace import (
+        Workspace,
+    )
 
 SCHEMA_REF = "npm-sdk-2.4.0"
 SCHEMA_SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a"
@@ -278,6 +316,23 @@ PROTOCOL_VERSION = 1
 
 # The JSON-RPC runtime (and asyncio under it) loads on first use of one of its names.
 _LAZY = {
+    "Agent": "agent",
+    "AgentSession": "agent",
+    "MissingCapability": "agent",
+    "TerminalHandle": "agent",
+    "run_agent": "agent",
+    "serve_agent": "agent",
+    "Client": "client",
+    "IncompatibleAgent": "client",
+    "PermissionPolicy": "client",
+    "RemoteAgent": "client",
+    "RemoteSession": "client",
+    "TurnResult": "client",
+    "allow": "client",
+    "ask_user": "client",
+    "connect_agent": "client",
+    "deny": "client",
+    "spawn_agent": "client",
     "Connection": "connection",
     "AgentBase": "rpc",
     "AgentStub": "rpc",
@@ -286,6 +341,16 @@ _LAZY = {
     "ProcessConnection": "stdio",
     "connect_process": "stdio",
     "connect_stdio": "stdio",
+    "CustomStopReason": "turn",
+    "Permission": "turn",
+    "PlanHandle": "turn",
+    "ToolCallHandle": "turn",
+    "ToolContent": "turn",
+    "Turn": "turn",
+    "TurnCancelled": "turn",
+    "TurnEnded": "turn",
+    "TurnStopReason": "turn",
+    "Workspace": "workspace",
 }
 
 
@@ -537,6 +602,24 @@ __all__ = [
     "WaitForTerminalExitResponse",
     "WriteTextFileRequest",
     "WriteTextFileResponse",
+    "SessionState",
+    "Agent",
+    "AgentSession",
+    "MissingCapability",
+    "TerminalHandle",
+    "run_agent",
+    "serve_agent",
+    "Client",
+    "IncompatibleAgent",
+    "PermissionPolicy",
+    "RemoteAgent",
+    "RemoteSession",
+    "TurnResult",
+    "allow",
+    "ask_user",
+    "connect_agent",
+    "deny",
+    "spawn_agent",
     "Connection",
     "AgentBase",
     "AgentStub",
@@ -545,6 +628,16 @@ __all__ = [
     "ProcessConnection",
     "connect_process",
     "connect_stdio",
+    "CustomStopReason",
+    "Permission",
+    "PlanHandle",
+    "ToolCallHandle",
+    "ToolContent",
+    "Turn",
+    "TurnCancelled",
+    "TurnEnded",
+    "TurnStopReason",
+    "Workspace",
     "SCHEMA_REF",
     "SCHEMA_SHA256",
     "PROTOCOL_VERSION",

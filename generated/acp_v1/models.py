@@ -387,8 +387,8 @@ _E_ErrorCode: dict[_Any, _Any] = {m.value: m for m in ErrorCode}
 
 
 def _d_ErrorCode(v: _Any) -> _Any:
-    if type(v) is not int:
-        raise _rt.expected("an integer", v)
+    if type(v) is not int or v < -2147483648 or v > 2147483647:
+        raise _rt.expected("an integer from -2147483648 to 2147483647", v)
     e = _E_ErrorCode.get(v)
     v = e if e is not None else _rt.OpenInt(v)
     return v
@@ -631,10 +631,16 @@ def _d_AuthMethod(data: _Any) -> AuthMethod:
     tag = data.get("type")
     decoder = _T_AuthMethod.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_AuthMethodAgent(data)
-    raise _rt.bad_tag("type", tag, ["terminal"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_AuthMethodAgent(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_AuthMethodAgent(data)
 
 
 class _SessionConfigOptionBase(_rt.Model):
@@ -703,10 +709,16 @@ def _d_McpServer(data: _Any) -> McpServer:
     tag = data.get("type")
     decoder = _T_McpServer.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_McpServerStdio(data)
-    raise _rt.bad_tag("type", tag, ["http", "sse"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_McpServerStdio(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_McpServerStdio(data)
 
 
 class _SetSessionConfigOptionRequestBase(_rt.Model):
@@ -722,10 +734,16 @@ def _d_SetSessionConfigOptionRequest(data: _Any) -> SetSessionConfigOptionReques
     tag = data.get("type")
     decoder = _T_SetSessionConfigOptionRequest.get(tag) if type(tag) is str else None
     if decoder is not None:
-        return decoder(data, True)  # type: ignore[no-any-return]
-    if tag is None or type(tag) is str:
-        return _d_SetSessionConfigOptionRequestValueId(data)
-    raise _rt.bad_tag("type", tag, ["boolean"])
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_SetSessionConfigOptionRequestValueId(data)
+            except _DecodeError:
+                raise exc from None
+    return _d_SetSessionConfigOptionRequestValueId(data)
 
 
 class _RequestPermissionOutcomeBase(_rt.Model):
@@ -11652,8 +11670,8 @@ def _d_Error(data: _Any) -> Error:
         v = data.get("code", _UNSET)
         if v is _UNSET:
             raise _rt.missing()
-        if type(v) is not int:
-            raise _rt.expected("an integer", v)
+        if type(v) is not int or v < -2147483648 or v > 2147483647:
+            raise _rt.expected("an integer from -2147483648 to 2147483647", v)
         e = _E_ErrorCode.get(v)
         v = e if e is not None else _rt.OpenInt(v)
         self.code = v
@@ -13463,6 +13481,8 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
+        if len(v) < 1:
+            raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
         v = data.get("description", _UNSET)
@@ -15142,6 +15162,8 @@ def _d_Notice(data: _Any) -> Notice:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
+        if len(v) < 1:
+            raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
         v = data.get("description", _UNSET)
@@ -20505,8 +20527,9 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     When no `type` is present, the method is treated as `agent`.
 
     Tagged union on `type` (terminal): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `AuthMethodAgent`. Each tag's class is
-    `AuthMethod` followed by the tag in PascalCase, unless a names file pins another name.
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `AuthMethodAgent` (which ignores the tag). Each tag's class is `AuthMethod`
+    followed by the tag in PascalCase, unless a names file pins another name.
 
     Tag `type` to class:
 
@@ -20598,7 +20621,8 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
 
     Tagged union on `type` (http, sse): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `McpServerStdio`. Each tag's class is `McpServer`
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `McpServerStdio` (which ignores the tag). Each tag's class is `McpServer`
     followed by the tag in PascalCase, unless a names file pins another name.
 
     Tag `type` to class:
@@ -20619,7 +20643,8 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
         """Request parameters for setting a session configuration option.
 
     Tagged union on `type` (boolean): one table lookup picks the variant. Without the tag,
-    or with an unknown one, it decodes as `SetSessionConfigOptionRequestValueId`. Each tag's
+    with an unknown or non-string one, or when the tag's variant rejects the payload, it
+    decodes as `SetSessionConfigOptionRequestValueId` (which ignores the tag). Each tag's
     class is `SetSessionConfigOptionRequest` followed by the tag in PascalCase, unless a
     names file pins another name.
 

@@ -315,6 +315,25 @@ from .session_state import (
 )
 
 if TYPE_CHECKING:
+    from .agent import (
+        Agent,
+        AgentSession,
+        run_agent,
+        serve_agent,
+    )
+    from .client import (
+        Client,
+        IncompatibleAgent,
+        PermissionPolicy,
+        RemoteAgent,
+        RemoteSession,
+        TurnResult,
+        allow,
+        ask_user,
+        connect_agent,
+        deny,
+        spawn_agent,
+    )
     from .connection import (
         Connection,
     )
@@ -329,6 +348,20 @@ if TYPE_CHECKING:
         connect_process,
         connect_stdio,
     )
+    from .tool_call import (
+        ToolCallCancelled,
+        ToolCallHandle,
+        ToolContent,
+    )
+    from .turn import (
+        CustomStopReason,
+        Permission,
+        PlanHandle,
+        Turn,
+        TurnCancelled,
+        TurnEnded,
+        TurnStopReason,
+    )
 
 SCHEMA_REF = "npm-sdk-2.4.0"
 SCHEMA_SHA256 = "b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5"
@@ -336,6 +369,21 @@ PROTOCOL_VERSION = 2
 
 # The JSON-RPC runtime (and asyncio under it) loads on first use of one of its names.
 _LAZY = {
+    "Agent": "agent",
+    "AgentSession": "agent",
+    "run_agent": "agent",
+    "serve_agent": "agent",
+    "Client": "client",
+    "IncompatibleAgent": "client",
+    "PermissionPolicy": "client",
+    "RemoteAgent": "client",
+    "RemoteSession": "client",
+    "TurnResult": "client",
+    "allow": "client",
+    "ask_user": "client",
+    "connect_agent": "client",
+    "deny": "client",
+    "spawn_agent": "client",
     "Connection": "connection",
     "AgentBase": "rpc",
     "AgentStub": "rpc",
@@ -344,6 +392,16 @@ _LAZY = {
     "ProcessConnection": "stdio",
     "connect_process": "stdio",
     "connect_stdio": "stdio",
+    "ToolCallCancelled": "tool_call",
+    "ToolCallHandle": "tool_call",
+    "ToolContent": "tool_call",
+    "CustomStopReason": "turn",
+    "Permission": "turn",
+    "PlanHandle": "turn",
+    "Turn": "turn",
+    "TurnCancelled": "turn",
+    "TurnEnded": "turn",
+    "TurnStopReason": "turn",
 }
 
 
@@ -651,6 +709,21 @@ __all__ = [
     "UsageUpdate",
     "UserMessage",
     "SessionState",
+    "Agent",
+    "AgentSession",
+    "run_agent",
+    "serve_agent",
+    "Client",
+    "IncompatibleAgent",
+    "PermissionPolicy",
+    "RemoteAgent",
+    "RemoteSession",
+    "TurnResult",
+    "allow",
+    "ask_user",
+    "connect_agent",
+    "deny",
+    "spawn_agent",
     "Connection",
     "AgentBase",
     "AgentStub",
@@ -659,6 +732,16 @@ __all__ = [
     "ProcessConnection",
     "connect_process",
     "connect_stdio",
+    "ToolCallCancelled",
+    "ToolCallHandle",
+    "ToolContent",
+    "CustomStopReason",
+    "Permission",
+    "PlanHandle",
+    "Turn",
+    "TurnCancelled",
+    "TurnEnded",
+    "TurnStopReason",
     "SCHEMA_REF",
     "SCHEMA_SHA256",
     "PROTOCOL_VERSION",

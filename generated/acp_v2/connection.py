@@ -573,9 +573,10 @@ class Connection:
                 return
         if params is _ABSENT:
             params = None if server[1] is None else {}
-        note = (server[0], server[1], method, params)
-        if self._closing:
-            return
+        if not self._closing:
+            self._admit_note((server[0], server[1], method, params))
+
+    def _admit_note(self, note: _Note) -> None:
         if not self._held and len(self._notes) < self._max_notes:
             self._notes.append(note)
             ready = self._note_ready
@@ -583,6 +584,24 @@ class Connection:
                 ready.set_result(None)
         else:
             self._held.append(note)
+
+    async def notifications_handled(self) -> None:
+        """Wait until every notification read so far has been handled, in order: what a reply
+        can rely on (a v1 turn's updates all come before its prompt's answer). Returns at once
+        when no more can be handled (the connection is closing, or done reading and
+        handling), and when a notification handler awaits it itself (it would wait for its own
+        turn; a task the handler starts and waits for would too: do not)."""
+        worker = self._worker_task
+        if self._closing or worker is None or worker.done() or asyncio.current_task() is worker:
+            return
+        reached: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def mark(_: Any) -> None:
+            if not reached.done():
+                reached.set_result(None)
+
+        self._admit_note((mark, None, "", None))
+        await asyncio.wait({reached, worker}, return_when=asyncio.FIRST_COMPLETED)
 
     def _note_server(self, method: str) -> _NoteServer | None:
         """The handler's method and the params decoder for a notification (None: ignored)."""

@@ -507,8 +507,8 @@ _E_ErrorCode: dict[_Any, _Any] = {m.value: m for m in ErrorCode}
 
 
 def _d_ErrorCode(v: _Any) -> _Any:
-    if type(v) is not int:
-        raise _rt.expected("an integer", v)
+    if type(v) is not int or v < -2147483648 or v > 2147483647:
+        raise _rt.expected("an integer from -2147483648 to 2147483647", v)
     e = _E_ErrorCode.get(v)
     v = e if e is not None else _rt.OpenInt(v)
     return v
@@ -14244,8 +14244,8 @@ def _d_Error(data: _Any) -> Error:
         v = data.get("code", _UNSET)
         if v is _UNSET:
             raise _rt.missing()
-        if type(v) is not int:
-            raise _rt.expected("an integer", v)
+        if type(v) is not int or v < -2147483648 or v > 2147483647:
+            raise _rt.expected("an integer from -2147483648 to 2147483647", v)
         e = _E_ErrorCode.get(v)
         v = e if e is not None else _rt.OpenInt(v)
         self.code = v
@@ -16864,6 +16864,8 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
+        if len(v) < 1:
+            raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
         v = data.get("description", _UNSET)
@@ -20842,6 +20844,8 @@ def _d_Notice(data: _Any) -> Notice:
             raise _rt.missing()
         if type(v) is not str:
             raise _rt.expected("a string", v)
+        if len(v) < 1:
+            raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
         v = data.get("description", _UNSET)
@@ -26323,20 +26327,23 @@ ErrorData: _TypeAlias = _Annotated[
 
 Untagged union, decided by JSON type first, in this order: object, any other value.
 Among objects, the first alternative in schema order whose required keys are all
-present.
+present. The last alternative takes any value: a value that fails the alternatives
+before it is kept as it is (order decides).
 """
 
 
 def _d_ErrorData(v: _Any) -> _Any:
     if type(v) is dict:
         if "requested" in v and "supported" in v:
-            return _d_UnsupportedProtocolVersionErrorData(v)
+            try:
+                return _d_UnsupportedProtocolVersionErrorData(v)
+            except _DecodeError:
+                pass
         if "sessionId" in v:
-            return _d_SessionNotFoundErrorData(v)
-        raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {requested, supported} or {sessionId}"
-        )
+            try:
+                return _d_SessionNotFoundErrorData(v)
+            except _DecodeError:
+                pass
 
     return v
 
@@ -26404,7 +26411,8 @@ ElicitationContentValue: _TypeAlias = _Annotated[
 """Allowed wire representations for `ElicitationContentValue`.
 
 Untagged union, decided by JSON type first, in this order: boolean, integer, number,
-string, list, any other value.
+string, list, any other value. The last alternative takes any value: a value that fails
+the alternatives before it is kept as it is (order decides).
 """
 
 
@@ -26412,16 +26420,22 @@ def _d_ElicitationContentValue(v: _Any) -> _Any:
     if type(v) is bool:
         return v
     if type(v) is int:
-        if v < -9223372036854775808 or v > 9223372036854775807:
-            raise _rt.expected("an integer from -9223372036854775808 to 9223372036854775807", v)
-        return v
+        try:
+            if v < -9223372036854775808 or v > 9223372036854775807:
+                raise _rt.expected("an integer from -9223372036854775808 to 9223372036854775807", v)
+            return v
+        except _DecodeError:
+            pass
     if type(v) is float:
         return v
     if type(v) is str:
         return v
     if type(v) is list:
-        v = _rt.list_of(v, _rt.d_str)
-        return v
+        try:
+            v = _rt.list_of(v, _rt.d_str)
+            return v
+        except _DecodeError:
+            pass
 
     return v
 

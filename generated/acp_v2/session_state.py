@@ -18,6 +18,13 @@
 - `terminals`: `{terminalId: {terminalId, ...fields received..., output}}`, where `output` is
   the standard base64 of the bytes retained (absent while there are none).
 - `state` (`idle` at first) and `stopReason`: only `state_update` changes them.
+- `notices`: `[{severity, title[, description]}]`, every notice in arrival order. Notices are
+  live events, not session history: the list is what this client has been told, to show once.
+- `compactions`: `{compactionId: {compactionId, status, summary[, error][, meta]}}` in the
+  order each id was first seen (that fixes its place in the timeline). An update sets `status`
+  and patches `summary` and `error` (omitted keeps, `null` clears, a value replaces; `[]`
+  clears the summary) and `meta` by top-level key (a key set to `null` is removed; `null`
+  clears it all); a summary chunk appends one block, and a first-seen id starts `in_progress`.
 - `unknown`: every update of a kind without a rule here, raw, in arrival order.
 """
 
@@ -128,6 +135,8 @@ class SessionState:
         "_terminal_output",
         "_state",
         "_stop_reason",
+        "_notices",
+        "_compactions",
         "_unknown",
     )
 
@@ -143,6 +152,8 @@ class SessionState:
         self._terminal_output: dict[str, bytearray] = {}
         self._state: str = "idle"
         self._stop_reason: str | None = None
+        self._notices: list[_Json] = []
+        self._compactions: dict[str, _Json] = {}
         self._unknown: list[_Json] = []
 
     # -- applying updates --------------------------------------------------------------------
@@ -253,6 +264,39 @@ class SessionState:
         self._terminal(terminal_id)
         self._terminal_output.setdefault(terminal_id, bytearray()).extend(chunk)
 
+    def _notice(self, data: _Json) -> None:
+        self._notices.append(
+            {
+                key: data[key]
+                for key in ("severity", "title", "description")
+                if data.get(key) is not None
+            }
+        )
+
+    def _compaction(self, compaction_id: str) -> _Json:
+        compaction = self._compactions.get(compaction_id)
+        if compaction is None:
+            compaction = {"compactionId": compaction_id, "status": "in_progress", "summary": []}
+            self._compactions[compaction_id] = compaction
+        return compaction
+
+    def _compaction_update(self, data: _Json) -> None:
+        compaction = self._compaction(data["compactionId"])
+        compaction["status"] = data["status"]
+        if "summary" in data:
+            compaction["summary"] = data["summary"] or []
+        if "error" in data:
+            _patch(compaction, {"error": data["error"]}, ())
+        if "_meta" in data:
+            meta = data["_meta"]
+            if meta is None:
+                compaction.pop("meta", None)
+            else:
+                _patch(compaction.setdefault("meta", {}), meta, ())
+
+    def _compaction_chunk(self, data: _Json) -> None:
+        self._compaction(data["compactionId"])["summary"].append(data["content"])
+
     # -- reading -----------------------------------------------------------------------------
     def snapshot(self) -> _Json:
         """The whole state as plain JSON values (a deep copy: mutating it changes nothing)."""
@@ -274,6 +318,8 @@ class SessionState:
             "terminals": terminals,
             "state": self._state,
             "stopReason": self._stop_reason,
+            "notices": _clone(self._notices),
+            "compactions": _clone(self._compactions),
             "unknown": _clone(self._unknown),
         }
 
@@ -335,4 +381,7 @@ _RULES: dict[type[_m.SessionUpdate], _Callable[[SessionState, _Json], None]] = {
     _m.SessionUpdateConfigOptionUpdate: SessionState._config_option_update,
     _m.SessionUpdateSessionInfoUpdate: SessionState._session_info_update,
     _m.SessionUpdateUsageUpdate: SessionState._usage_update,
+    _m.SessionUpdateNotice: SessionState._notice,
+    _m.SessionUpdateCompactionUpdate: SessionState._compaction_update,
+    _m.SessionUpdateCompactionSummaryChunk: SessionState._compaction_chunk,
 }

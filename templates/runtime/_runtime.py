@@ -290,6 +290,10 @@ def too_short(minimum: int) -> DecodeError:
     return DecodeError(f"expected at least {minimum} item(s)")
 
 
+def too_few_characters(minimum: int) -> DecodeError:
+    return DecodeError(f"expected at least {minimum} character(s)")
+
+
 def _quote(text: str) -> str:
     body = text if len(text) <= 60 else text[:57] + "..."
     return '"' + body.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
@@ -408,6 +412,17 @@ def d_str(value: Any) -> str:
     if type(value) is not str:
         raise expected("a string", value)
     return value
+
+
+def str_min(minimum: int) -> Decoder:
+    def decode_str(value: Any) -> str:
+        if type(value) is not str:
+            raise expected("a string", value)
+        if len(value) < minimum:
+            raise too_few_characters(minimum)
+        return value
+
+    return decode_str
 
 
 def d_bool(value: Any) -> bool:

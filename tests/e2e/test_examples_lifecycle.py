@@ -58,16 +58,17 @@ class Recorder(MemoryWriter):
 def test_a_full_turn_on_the_wire() -> None:
     async def scenario() -> list[Any]:
         agent = echo.EchoAgent()
-        client = example_client.TurnClient(cancel=False)
+        client = acp.Client(permissions=acp.allow)
         to_agent, client_out = pipe()
         to_client = asyncio.StreamReader()
         agent_out = Recorder(to_client)
         acp.Connection(agent, to_agent, agent_out).start()
-        client_conn = acp.Connection(client, to_client, client_out)
-        await example_client.play_turn(client, client_conn, "hi there")
-        assert client.updates == FULL_TURN[:6] + ["agent_message_chunk"] + FULL_TURN[6:]
-        assert client.stop_reason == "end_turn"
-        await client_conn.close()
+        remote = await acp.connect_agent(client, acp.Connection(client, to_client, client_out))
+        result = await (await remote.new_session()).prompt("hi there")
+        kinds = [acp.encode(u)["sessionUpdate"] for u in result.updates]
+        assert kinds == FULL_TURN[:6] + ["agent_message_chunk"] + FULL_TURN[6:]
+        assert result.stop_reason == "end_turn"
+        await remote.close()
         return agent_out.lines
 
     lines = run(scenario())
@@ -287,22 +288,27 @@ def test_a_failed_turn_ends_idle_with_the_error_stop_reason_and_the_error() -> N
 
 
 def test_slow_prompt_cancelled_after_the_first_chunk() -> None:
-    async def scenario() -> Any:
-        agent = echo.EchoAgent()
-        client = example_client.TurnClient(cancel=True)
-        _, client_conn = connect_pair(agent, client)
-        await example_client.play_turn(client, client_conn, "slow hello world")
-        return client
+    async def scenario() -> acp.TurnResult:
+        client = acp.Client(permissions=acp.allow)
+        _, client_conn = connect_pair(echo.EchoAgent(), client)
+        session = await (await acp.connect_agent(client, client_conn)).new_session()
 
-    client = run(scenario())
-    assert client.updates == [
+        async def cancel_on_the_first_chunk(update: acp.SessionUpdate) -> None:
+            if isinstance(update, acp.SessionUpdateAgentMessageChunk) and not session.cancelling:
+                await session.cancel()
+
+        session.subscribe(cancel_on_the_first_chunk)
+        return await session.prompt("slow hello world")
+
+    result = run(scenario())
+    assert [acp.encode(u)["sessionUpdate"] for u in result.updates] == [
         "user_message",
         "state_update",
         "plan_update",
         "agent_message_chunk",
         "state_update",
     ]
-    assert client.stop_reason == "cancelled"
+    assert result.stop_reason == "cancelled"
 
 
 def test_prompt_errors() -> None:
@@ -322,9 +328,17 @@ def test_prompt_errors() -> None:
         request = acp.PromptRequest(session_id=session.session_id, prompt=prompt)
         answer = await client.agent.session_prompt(request)
         assert (answer.message_id, answer.extra) == ("msg_user_1", {})
+        # The first turn is still running: the next prompt is held, not inserted...
+        held = asyncio.ensure_future(client.agent.session_prompt(request))
+        await asyncio.sleep(0.05)
+        assert not held.done()
+        # ...until the session is cancelled, which cancels held prompts too.
+        await client.agent.session_cancel(
+            acp.CancelSessionNotification(session_id=request.session_id)
+        )
         with pytest.raises(acp.RpcError) as caught:
-            await client.agent.session_prompt(request)  # the first turn is still running
-        assert caught.value.code == -32600
+            await held
+        assert caught.value.to_json() == {"code": -32800, "message": "Request cancelled"}
         with pytest.raises(acp.RpcError) as caught:
             await client.agent.session_delete(acp.DeleteSessionRequest(session_id="nope"))
         assert caught.value.to_json() == {
@@ -514,11 +528,22 @@ def test_resume_replays_the_retained_messages_then_reports_the_current_state() -
     client, without_replay = run(scenario())
     idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
     assert without_replay == [idle]  # the current state, even without replay
+    plan = [
+        {"content": "Echo the prompt back", "priority": "high", "status": "in_progress"},
+        {"content": "Run the echo tool", "priority": "medium", "status": "pending"},
+        {"content": "Report usage", "priority": "low", "status": "pending"},
+    ]
+    denied = {"type": "content", "content": {"type": "text", "text": "Permission was not granted."}}
+    # The history: each message whole, the plan and the tool call as they last were.
     assert client.updates == [
         {"sessionUpdate": "user_message", "messageId": "msg_user_1",
          "content": [{"type": "text", "text": "hi"}]},
+        {"sessionUpdate": "plan_update",
+         "plan": {"type": "items", "planId": "plan_1", "entries": plan}},
         {"sessionUpdate": "agent_message", "messageId": "msg_agent_1",
          "content": [{"type": "text", "text": "You said: hi."}]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "title": "Echo tool",
+         "kind": "other", "status": "failed", "content": [denied], "rawInput": {"text": "hi"}},
         idle,
     ]  # fmt: skip
 
@@ -552,3 +577,58 @@ def test_resume_errors(params: dict[str, Any], error: dict[str, Any]) -> None:
 
     got, sid = run(scenario())
     assert got == {"jsonrpc": "2.0", "id": 2, "error": error}
+
+
+class ErringClient(acp.ClientBase):
+    """Answers the permission request with an error, or with a result that is not one."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+        self.idle = asyncio.Event()
+        self.updates: list[dict[str, Any]] = []
+
+    async def session_update(self, params: acp.UpdateSessionNotification) -> None:
+        self.updates.append(acp.encode(params.update))
+        if self.updates[-1].get("state") == "idle":
+            self.idle.set()
+
+    async def session_request_permission(self, params: acp.RequestPermissionRequest) -> Any:
+        if self.how == "error":
+            raise acp.RpcError(-32603, "Internal error", "the UI is gone")
+        return {"outcome": "yes please"}  # not a RequestPermissionResponse
+
+
+@pytest.mark.parametrize(
+    ("how", "logged"),
+    [
+        ("error", 'error Internal error (-32603): "the UI is gone"'),
+        (
+            "invalid",
+            "the client sent an invalid answer: $.outcome: expected an object, got a string",
+        ),
+    ],
+)
+def test_the_agent_program_logs_a_clients_error_in_one_line(
+    how: str, logged: str, tmp_path: Path
+) -> None:
+    async def scenario(stderr: Any) -> list[dict[str, Any]]:
+        client = ErringClient(how)
+        command = [sys.executable, str(EXAMPLES / "echo_agent.py")]
+        async with acp.connect_process(client, *command, stderr=stderr):
+            info = acp.Implementation(name="t", version="1")
+            await client.agent.initialize(acp.InitializeRequest(protocol_version=2, info=info))
+            new = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
+            prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text="hi")]
+            request = acp.PromptRequest(session_id=new.session_id, prompt=prompt)
+            await client.agent.session_prompt(request)
+            await client.idle.wait()
+        return client.updates
+
+    log = tmp_path / "stderr.txt"
+    with log.open("wb") as stderr:
+        updates = run(scenario(stderr), timeout=30)
+    assert updates[-1]["stopReason"] == "error"
+    lines = log.read_text().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("[acp-codegen-echo-agent] turn of session sess_")
+    assert lines[0].endswith(f" failed: {logged}")

@@ -91,7 +91,7 @@ def test_unparseable_lines_are_answered_and_logged_once_in_a_while(agent: Peer) 
     assert agent.finish() == 0
     logged = [x for x in agent.stderr.splitlines() if "unreadable message" in x]
     assert logged == [
-        "[echo_agent] ignored an unreadable message from the peer "
+        "[acp-codegen-echo-agent] ignored an unreadable message from the peer "
         "(4 bytes: Expecting value at character 0)"
     ]
 
@@ -277,4 +277,4 @@ def test_a_flood_of_200000_updates_reaches_the_client_in_order() -> None:
     code, out, err = run_client("200000", "--timeout", "120")
     assert code == 0, err[-2000:]
     updates = json.loads(out)["updates"]
-    assert len(updates) == 200_001 and updates[-1] == "state_update"
+    assert len(updates) == 200_002 and (updates[0], updates[-1]) == ("user_message", "state_update")

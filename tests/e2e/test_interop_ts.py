@@ -88,10 +88,55 @@ def test_sdk_client_lists_resumes_and_closes_our_session() -> None:
         "updates": FULL_TURN,
         "sessions": {
             "listed": ["this"],
-            "replayed": ["user_message", "agent_message", "state_update"],
+            "replayed": [
+                "user_message",
+                "plan_update",
+                "agent_message",
+                "tool_call_update",
+                "state_update",
+            ],
             "afterClose": [],
         },
     }
+
+
+FULL_TURN_AGENT = [sys.executable, str(REPO / "examples" / "full_turn_agent.py")]
+
+
+def test_sdk_client_runs_the_full_turn_agent(tmp_path: Path) -> None:
+    """examples/full_turn_agent.py (the newcomer's agent on the toolkit) lists the directory
+    the SDK client's session is in: three files here."""
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (tmp_path / name).write_text(name)
+    done = subprocess.run(
+        [*SDK_CLIENT, *FULL_TURN_AGENT], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert sdk_console(done.stderr) == []
+    assert json.loads(done.stdout) == {
+        "stopReason": "end_turn",
+        "updates": [
+            "user_message", "state_update", "agent_thought_chunk", "plan_update",
+            "agent_message_chunk", "tool_call_update", "state_update", "state_update",
+            "plan_update", "plan_update", "tool_call_update", "tool_call_content_chunk",
+            "tool_call_content_chunk", "tool_call_content_chunk", "tool_call_update",
+            "plan_update", "agent_message_chunk", "plan_update", "usage_update", "state_update",
+        ],
+    }  # fmt: skip
+
+
+def test_sdk_client_cancels_the_full_turn_agent() -> None:
+    """Cancelled after its first message chunk: its permission request is withdrawn, the tool
+    call cancelled, the turn ends `cancelled`."""
+    result = result_of([*SDK_CLIENT, "--cancel", *FULL_TURN_AGENT])
+    assert result["stopReason"] == "cancelled"
+    updates = result["updates"]
+    assert isinstance(updates, list)
+    assert updates[:5] == [
+        "user_message", "state_update", "agent_thought_chunk", "plan_update", "agent_message_chunk"
+    ]  # fmt: skip
+    assert updates[-2:] == ["tool_call_update", "state_update"]
+    assert "usage_update" not in updates
 
 
 def test_sdk_client_cancels_a_turn_of_our_agent() -> None:

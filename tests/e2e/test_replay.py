@@ -177,6 +177,8 @@ def test_json_prints_the_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[
         },
         "state": "idle",
         "stopReason": "end_turn",
+        "notices": [],
+        "compactions": {},
         "unknown": [{"sessionUpdate": "_vendor_note", "note": "hi"}],
     }
 
@@ -432,13 +434,14 @@ def test_bindings_that_cannot_replay_are_refused(
     empty.mkdir()
     assert refused(capsys, "--bindings", str(empty), str(path)) == (
         f"{empty} is not a generated package (no __init__.py): pass --bindings with the folder"
-        " of a package acp-codegen generated from a v2 schema"
+        " of a package acp-codegen generated from a v1 or v2 schema"
     )
-    v1 = tmp_path / "v1"
-    shutil.copytree(ROOT / "generated" / "acp_v1", v1)
-    assert refused(capsys, "--bindings", str(v1), str(path)) == (
-        f"{v1} has no SessionState: replay needs a package generated from a v2 schema"
-        " (with session_state.py)"
+    models_only = tmp_path / "models_only"
+    models_only.mkdir()
+    (models_only / "__init__.py").write_text("decode = encode = None\n", encoding="utf-8")
+    assert refused(capsys, "--bindings", str(models_only), str(path)) == (
+        f"{models_only} has no SessionState: replay needs a package generated from a v1 or v2"
+        " schema (with session_state.py)"
     )
     broken = tmp_path / "broken"
     broken.mkdir()

@@ -162,30 +162,6 @@ def _empty_list_fallback(lane: Lane, value: Any, e: Entry) -> bool:
 
 
 # -- gaps ----------------------------------------------------------------------------------------
-def _min_lengths(lane: Lane) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for definition in lane.defs.values():
-        props = definition.get("properties") if isinstance(definition, dict) else None
-        for name, prop in (props or {}).items():
-            if isinstance(prop, dict) and isinstance(prop.get("minLength"), int):
-                out[name] = max(out.get(name, 0), prop["minLength"])
-    return out
-
-
-def _min_length(lane: Lane, _: str, value: Any) -> Any:
-    minimum = _per_lane(lane, "min lengths", lambda: _min_lengths(lane))
-
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        return {
-            k: "x" * minimum[k]
-            if k in minimum and isinstance(v, str) and len(v) < minimum[k]
-            else v
-            for k, v in obj.items()
-        }
-
-    return rewrite(value, fix)
-
-
 def _elicitation_scope(_: Lane, __: str, value: Any) -> Any:
     """Give every elicitation exactly one scope, the session one (with its own keys only)."""
 
@@ -209,32 +185,46 @@ def _multi_select_items(_: Lane, __: str, value: Any) -> Any:
     return rewrite(value, fix)
 
 
-INT32 = (-(2**31), 2**31 - 1)
+# -- pending (issue 12 item 3) -------------------------------------------------------------------
+STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
+STATES = ("running", "idle", "requires_action")
 
 
-def _open_int_enum_bounds(_: Lane, type_name: str, value: Any) -> Any:
-    """An ErrorCode (an open int32 enum) within int32."""
+def _nested_unions(_: Lane, type_name: str, value: Any) -> Any:
+    """Keep to what the flat classes model: a known state and stop reason, and only the
+    fields of the variant those tags select."""
 
-    def fits(code: Any) -> Any:
-        return -32603 if type(code) is int and not INT32[0] <= code <= INT32[1] else code
+    def fix_state(obj: dict[str, Any]) -> dict[str, Any]:
+        out = dict(obj)
+        if out.get("state") not in STATES:
+            out["state"] = "running"
+        if out["state"] != "idle":
+            out.pop("stopReason", None)
+            out.pop("error", None)
+            return out
+        return fix_idle(out)
 
-    if type_name == "ErrorCode":
-        return fits(value)
-    return rewrite(value, lambda o: {**o, "code": fits(o["code"])} if "code" in o else o)
+    def fix_idle(obj: dict[str, Any]) -> dict[str, Any]:
+        out = dict(obj)
+        reason = out.get("stopReason")
+        if isinstance(reason, str) and reason not in STOP_REASONS:
+            out["stopReason"] = "end_turn"
+        if out.get("stopReason") != "error":
+            out.pop("error", None)
+        return out
+
+    def fix(obj: dict[str, Any]) -> dict[str, Any]:
+        return fix_state(obj) if obj.get("sessionUpdate") == "state_update" else obj
+
+    fixed = rewrite(value, fix)
+    if isinstance(fixed, dict) and type_name == "StateUpdate":
+        return fix_state(fixed)
+    if isinstance(fixed, dict) and type_name == "IdleStateUpdate":
+        return fix_idle(fixed)
+    return fixed
 
 
 # -- pending (issue 12 item 3) -------------------------------------------------------------------
-def _untagged_catch_all(_: Lane, __: str, value: Any) -> Any:
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        if "code" in obj and "message" in obj and "data" in obj:
-            return {**obj, "data": None}
-        if obj.get("action") == "accept" and isinstance(obj.get("content"), dict):
-            return {**obj, "content": {k: "x" for k in obj["content"]}}
-        return obj
-
-    return rewrite(value, fix)
-
-
 STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
 STATES = ("running", "idle", "requires_action")
 
@@ -345,12 +335,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         entry=_empty_list_fallback,
     ),
     Difference(
-        "string-min-length",
-        "gap",
-        "the SDK checks `minLength` (Notice.title); our decoders do not",
-        repair=_min_length,
-    ),
-    Difference(
         "elicitation-scope",
         "gap",
         "an elicitation needs exactly one scope (`oneOf` session | request); our IR makes both"
@@ -367,33 +351,11 @@ DIFFERENCES: tuple[Difference, ...] = (
         types=frozenset({"MultiSelectItems"}),
     ),
     Difference(
-        "open-int-enum-bounds",
-        "gap",
-        "ErrorCode is an open enum of `format: int32`: the SDK (and Rust's i32) reject other"
-        " values outside int32; our open integer enums take any integer",
-        repair=_open_int_enum_bounds,
-    ),
-    Difference(
-        "tag-fallback",
-        "gap",
-        "a v1 union with a tag-less branch (AuthMethod, McpServer...) takes a value its tagged"
-        " variant rejects, or whose tag is not a string, as that branch; we reject it",
-        repair=_tag_fallback,
-    ),
-    Difference(
         "envelope-unions",
         "gap",
         "the JSON-RPC envelope unions (AgentRequest...) decode their inline object branches as"
         " raw JSON: params and results are not checked, unknown keys are kept",
         types=ENVELOPES,
-    ),
-    Difference(
-        "untagged-catch-all",
-        "pending",
-        "ErrorData and ElicitationContentValue end in an `any` catch-all: a value that fails an"
-        " earlier branch must fall to it (order decides); we reject it",
-        repair=_untagged_catch_all,
-        types=frozenset({"ErrorData", "ElicitationContentValue"}),
     ),
     Difference(
         "nested-unions",

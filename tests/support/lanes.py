@@ -48,12 +48,17 @@ def _out() -> Path:
 @cache
 def seed_lane(lane: str) -> ModuleType:
     """`acp_{lane}_alpha3`: the stable `lane` ("v1" or "v2") of alpha.3, generated and imported."""
-    package = f"acp_{lane}_alpha3"
+    return pinned_lane(SEED_REF, lane, f"acp_{lane}_alpha3")
+
+
+@cache
+def pinned_lane(ref: str, lane: str, package: str) -> ModuleType:
+    """The `lane` ("v1" or "v2") of the pinned `ref`, generated as `package` and imported."""
     label = f"{lane}/schema.json"
-    schema = pinned_schema(SEED_REF, label)
-    sha256 = read_lock(LOCK).find(SEED_REF, label).sha256
+    schema = pinned_schema(ref, label)
+    sha256 = read_lock(LOCK).find(ref, label).sha256
     generated = generate(
-        Target(package, schema, SEED_REF, label, sha256), default_templates(), Diagnostics()
+        Target(package, schema, ref, label, sha256), default_templates(), Diagnostics()
     )
     write(generated.files, _out(), [package])
     return importlib.import_module(package)

@@ -107,7 +107,7 @@ class WireStrategies:
         if kind == "ref" and shape.ref is not None:
             return self.of(shape.ref)
         if kind == "str":
-            return st.text(max_size=12)
+            return st.text(min_size=shape.min_length or 0, max_size=12)
         if kind == "bool":
             return st.booleans()
         if kind == "null":

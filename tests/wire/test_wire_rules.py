@@ -178,8 +178,10 @@ def test_tool_kind_other_is_a_real_value() -> None:
 def test_open_integer_enum() -> None:
     assert decode(seed_v2.ErrorCode, -32601) is seed_v2.ErrorCode.METHOD_NOT_FOUND
     assert decode(seed_v2.ErrorCode, -32099) == -32099
-    assert error_of(seed_v2.ErrorCode, True).reason == "expected an integer, got a boolean"
-    assert error_of(seed_v2.ErrorCode, -32601.0).reason == "expected an integer, got a number"
+    int32 = "expected an integer from -2147483648 to 2147483647"
+    assert error_of(seed_v2.ErrorCode, True).reason == f"{int32}, got a boolean"
+    assert error_of(seed_v2.ErrorCode, -32601.0).reason == f"{int32}, got a number"
+    assert error_of(seed_v2.ErrorCode, 2**31).reason == f"{int32}, got an integer"
 
 
 def test_closed_enum_rejects_unknown_values() -> None:

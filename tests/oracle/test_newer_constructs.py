@@ -1,0 +1,210 @@
+"""Held-out decode cases for the constructs of the newer drafts (issue 12 item 3), on packages
+generated from the pinned npm-sdk-2.4.0 schemas, each cross-checked with the SDK's validators:
+round trips, lenient cases, and must-error cases with the exact DecodeError path and reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.differential import Lane, ours
+from tests.support.zod_oracle import Accepted, Issue, Rejected, SdkAnswer, ZodOracle
+
+
+@pytest.fixture
+def check(lanes: dict[str, Lane], zod_oracle: ZodOracle) -> Any:
+    def run(type_name: str, value: Any, lane: str = "v2") -> tuple[Any, SdkAnswer]:
+        (sdk,) = zod_oracle.check(lane, [(type_name, value)])
+        return ours(lanes[lane], type_name, value), sdk
+
+    return run
+
+
+def round_trip(lanes: dict[str, Lane], type_name: str, value: Any, lane: str = "v2") -> Any:
+    pkg = lanes[lane].package
+    return pkg.encode(pkg.decode(lanes[lane].py_type(type_name), value))
+
+
+# -- minLength -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("lane", ["v1", "v2"])
+def test_min_length_rejects_an_empty_title(check: Any, lane: str) -> None:
+    mine, sdk = check("Notice", {"severity": "info", "title": ""}, lane)
+    assert mine.error == "$.title: expected at least 1 character(s)"
+    assert sdk == Rejected(
+        (Issue(("title",), "too_small", "Too small: expected string to have >=1 characters"),)
+    )
+    mine, sdk = check("Notice", {"severity": "info", "title": "T"}, lane)
+    assert mine.data == {"severity": "info", "title": "T"}
+    assert sdk == Accepted(mine.data)
+
+
+def test_min_length_in_a_session_update(lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    value = {"sessionUpdate": "notice", "severity": "warning", "title": ""}
+    with pytest.raises(pkg.DecodeError) as caught:
+        pkg.decode(pkg.SessionUpdate, value)
+    assert str(caught.value) == "$.title: expected at least 1 character(s)"
+    ok = {**value, "title": "Rate limited"}
+    assert round_trip(lanes, "SessionUpdate", ok) == ok
+
+
+# -- int32 / int64 / uint64 bounds ---------------------------------------------------------------
+@pytest.mark.parametrize("lane", ["v1", "v2"])
+def test_open_error_code_stays_within_int32(check: Any, lane: str) -> None:
+    mine, sdk = check("Error", {"code": 2**31, "message": "m"}, lane)
+    assert (
+        mine.error == "$.code: expected an integer from -2147483648 to 2147483647, got an integer"
+    )
+    assert sdk == Rejected(
+        (Issue(("code",), "too_big", "Invalid value: Expected int32 to be <= 2147483647"),)
+    )
+    for code in (-(2**31), 2**31 - 1, -32002, 7):
+        mine, sdk = check("Error", {"code": code, "message": "m"}, lane)
+        assert mine.data == {"code": code, "message": "m"}
+        assert sdk == Accepted(mine.data)
+    mine, sdk = check("Error", {"code": True, "message": "m"}, lane)
+    assert mine.error == "$.code: expected an integer from -2147483648 to 2147483647, got a boolean"
+    assert isinstance(sdk, Rejected)
+
+
+def test_64_bit_bounds_and_booleans(check: Any) -> None:
+    for used in (0, 2**53 - 1):
+        mine, sdk = check("UsageUpdate", {"used": used, "size": 1})
+        assert mine.data == {"used": used, "size": 1}
+        assert sdk == Accepted(mine.data)
+    for used, got in ((-1, "an integer"), (True, "a boolean"), (1.5, "a number")):
+        mine, sdk = check("UsageUpdate", {"used": used, "size": 1})
+        assert (
+            mine.error == f"$.used: expected an integer from 0 to 18446744073709551615, got {got}"
+        )
+        assert isinstance(sdk, Rejected)
+
+
+# -- untagged unions with a catch-all: order decides ---------------------------------------------
+def test_error_data_order_decides(check: Any, lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    typed = {"requested": 3, "supported": [2]}
+    decoded = pkg.decode(lanes["v2"].py_type("ErrorData"), typed)
+    assert type(decoded).__name__ == "UnsupportedProtocolVersionErrorData"
+    assert round_trip(lanes, "ErrorData", typed) == typed
+    session = pkg.decode(lanes["v2"].py_type("ErrorData"), {"sessionId": "s"})
+    assert type(session).__name__ == "SessionNotFoundErrorData"
+    # What fails every typed branch falls to the empty catch-all, kept as it is.
+    for raw in ({"detail": "x"}, {"sessionId": 5}, {"requested": "x", "supported": 1}, 7, None):
+        mine, sdk = check("ErrorData", raw)
+        assert mine.data == raw
+        assert sdk == Accepted(raw)
+        assert pkg.decode(lanes["v2"].py_type("ErrorData"), raw) == raw
+    value = {"code": -32002, "message": "m", "data": {"sessionId": 5}}
+    mine, sdk = check("Error", value)
+    assert mine.data == value
+    assert sdk == Accepted(value)
+    error = pkg.decode(pkg.Error, {"code": -32002, "message": "m", "data": {"sessionId": "s"}})
+    assert type(error.data).__name__ == "SessionNotFoundErrorData"
+
+
+def test_elicitation_content_value_catch_all(check: Any) -> None:
+    for raw in ([1, 2], {"a": 1}, None, 2**63, ["a", None]):
+        mine, sdk = check("ElicitationContentValue", raw)
+        assert mine.data == raw
+        assert isinstance(sdk, Accepted)
+    for raw in ("a", 1, 1.5, True, ["a", "b"]):
+        mine, sdk = check("ElicitationContentValue", raw)
+        assert mine.data == raw
+        assert sdk == Accepted(raw)
+
+
+# -- tagged unions with a tag-less branch (v1) ---------------------------------------------------
+def test_tag_less_branch_takes_what_the_tagged_variant_rejects(check: Any) -> None:
+    broken = {"type": "terminal", "id": "a", "name": "b", "env": 1}
+    mine, sdk = check("AuthMethod", broken, lane="v1")
+    assert mine.data == {"id": "a", "name": "b"}  # AuthMethodAgent, `type` and `env` extra
+    assert sdk == Accepted(mine.data)
+    mine, sdk = check("AuthMethod", {"type": True, "id": "a", "name": "b"}, lane="v1")
+    assert mine.data == {"id": "a", "name": "b"}
+    assert sdk == Accepted(mine.data)
+    terminal = {"type": "terminal", "id": "a", "name": "b", "env": {"K": "v"}}
+    mine, sdk = check("AuthMethod", terminal, lane="v1")
+    assert mine.data == terminal and sdk == Accepted(terminal)
+
+
+def test_tag_less_branch_failing_too_reports_the_variant(
+    check: Any, lanes: dict[str, Lane]
+) -> None:
+    pkg = lanes["v1"].package
+    value = {"type": "terminal", "id": "a", "env": 1}  # no `name`: neither branch takes it
+    mine, sdk = check("AuthMethod", value, lane="v1")
+    assert mine.error == "$.name: missing required field"  # the terminal variant's error
+    assert isinstance(sdk, Rejected)
+    decoded = pkg.decode(lanes["v1"].py_type("AuthMethod"), broken := {"id": "a", "name": "b"})
+    assert type(decoded).__name__ == "AuthMethodAgent"
+    assert pkg.encode(decoded) == broken
+
+
+# -- x-deserialize-default-on-null ---------------------------------------------------------------
+def test_default_on_null_gives_the_empty_value(check: Any, lanes: dict[str, Lane]) -> None:
+    mine, sdk = check("McpServerStdio", {"name": "m", "command": "c", "args": None, "env": None})
+    assert mine.data == {"name": "m", "command": "c", "args": [], "env": []}
+    assert sdk == Accepted(mine.data)
+    mine, sdk = check("NewSessionRequest", {"cwd": "/w", "mcpServers": None})
+    assert mine.data == {"cwd": "/w", "mcpServers": []}
+    assert sdk == Accepted(mine.data)
+    # Missing stays missing; a wrong type is still an error.
+    assert round_trip(lanes, "NewSessionRequest", {"cwd": "/w"}) == {"cwd": "/w"}
+    mine, sdk = check("NewSessionRequest", {"cwd": "/w", "mcpServers": 5})
+    assert mine.error == "$.mcpServers: expected a list, got an integer"
+    assert isinstance(sdk, Rejected)
+
+
+# -- required fields with x-deserialize-default-on-error -----------------------------------------
+def test_required_default_on_error_falls_back_but_missing_fails(check: Any) -> None:
+    mine, sdk = check("ListSessionsResponse", {"sessions": 5})
+    assert mine.data == {"sessions": []}
+    assert sdk == Accepted(mine.data)
+    mine, sdk = check("ListSessionsResponse", {})
+    assert mine.error == "$.sessions: missing required field"
+    assert isinstance(sdk, Rejected)
+
+
+# -- RequestId without null ----------------------------------------------------------------------
+def test_request_id_has_no_null(check: Any) -> None:
+    mine, sdk = check("CancelRequestNotification", {"requestId": None})
+    assert mine.error == "$.requestId: expected an integer or a string, got null"
+    assert isinstance(sdk, Rejected)
+    for rid in (0, "r-1", -(2**53 - 1)):
+        mine, sdk = check("CancelRequestNotification", {"requestId": rid})
+        assert mine.data == {"requestId": rid} and sdk == Accepted(mine.data)
+
+
+# -- AvailableCommand as a tagged union, new enum values -----------------------------------------
+def test_available_command_is_a_tagged_union(check: Any, lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    command = {"type": "command", "name": "plan", "description": "Plan it"}
+    decoded = pkg.decode(lanes["v2"].py_type("AvailableCommand"), command)
+    assert type(decoded).__name__ == "AvailableCommandCommand"
+    mine, sdk = check("AvailableCommand", command)
+    assert mine.data == command and sdk == Accepted(command)
+    custom = {"type": "_macro", "name": "m", "description": "d", "steps": [1]}
+    assert round_trip(lanes, "AvailableCommand", custom) == custom  # the payload kept whole
+    mine, sdk = check("AvailableCommand", custom)
+    assert mine.data == custom and sdk == Accepted(custom)
+    mine, sdk = check("AvailableCommand", {"type": "command", "name": "plan"})
+    assert mine.error == "$.description: missing required field"
+    assert isinstance(sdk, Rejected)
+    mine, sdk = check("AvailableCommand", {"name": "plan", "description": "d"})
+    assert mine.error == "$.type: missing tag"
+    assert isinstance(sdk, Rejected)
+
+
+def test_paused_tool_call_status(check: Any, lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    assert pkg.decode(lanes["v2"].py_type("ToolCallStatus"), "paused").value == "paused"
+    mine, sdk = check("ToolCallStatus", "paused")
+    assert mine.data == "paused" and sdk == Accepted("paused")
+    mine, sdk = check("ToolCallStatus", "sleeping")  # an open enum: kept as it is
+    assert mine.data == "sleeping" and sdk == Accepted("sleeping")
+    mine, sdk = check("ToolCallStatus", 3)
+    assert mine.error == "$: expected a string, got an integer"
+    assert isinstance(sdk, Rejected)
