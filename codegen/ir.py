@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 
 # A JSON-level shape. `ref` points at a named definition; `list` and `map` carry `item`.
 ShapeKind = Literal["any", "str", "int", "float", "bool", "null", "object", "ref", "list", "map"]
-Side = Literal["agent", "client", "protocol"]
+Side = Literal["agent", "client", "protocol", "proxy"]
 Role = Literal["agent", "client"]
 
 # The protocol method the JSON-RPC runtime answers itself (it cancels the handler in flight):
@@ -251,11 +251,15 @@ class Method(Node):
 
     @property
     def roles(self) -> tuple[Role, ...]:
-        """The roles that handle it: its side, both for a protocol method, and none for the
-        cancel request, which the runtime answers itself."""
+        """The roles that handle it: its side; both for a protocol method, and for a proxy
+        method (a proxy-chain component serves it as its conductor's agent, and the conductor
+        as its proxies' client: `proxy/successor` goes both ways); none for the cancel
+        request, which the runtime answers itself."""
         if self.name == CANCEL_REQUEST and self.side == "protocol":
             return ()
-        return ("agent", "client") if self.side == "protocol" else (self.side,)
+        if self.side == "protocol" or self.side == "proxy":
+            return ("agent", "client")
+        return (self.side,)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

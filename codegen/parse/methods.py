@@ -106,12 +106,11 @@ def _annotated_at(roles: dict[Part, str]) -> str:
     return pointer_join(def_pointer(name), "x-method")
 
 
+_SIDES: dict[str | None, Side] = {"client": "client", "protocol": "protocol", "proxy": "proxy"}
+
+
 def _side(value: str | None) -> Side:
-    if value == "client":
-        return "client"
-    if value == "protocol":
-        return "protocol"
-    return "agent"
+    return _SIDES.get(value, "agent")
 
 
 def _role_from_name(name: str) -> Part | None:

@@ -15,7 +15,7 @@ class MethodInfo:
     """One method: the side that handles it, whether it is answered, and its types."""
 
     name: str
-    side: Literal["agent", "client", "protocol"]
+    side: Literal["agent", "client", "protocol", "proxy"]
     kind: Literal["request", "notification"]
     params: Any
     result: Any

@@ -542,6 +542,22 @@ def test_without_meta_the_annotations_alone_give_the_methods(build_ir: Any) -> N
     assert model.version is None
 
 
+def test_a_proxy_side_method_is_routed_to_both_roles(build_ir: Any) -> None:
+    """`x-side: proxy` (2.3+): a proxy-chain component serves it as its conductor's agent and
+    the conductor as its proxies' client, so both bases route it; METHODS keeps the side."""
+    schema = method_schema()
+    schema["$defs"]["ProxyInitRequest"] = {
+        "type": "object", "x-method": "proxy/initialize", "x-side": "proxy", "properties": {},
+    }  # fmt: skip
+    schema["$defs"]["ClientRequest"]["properties"]["params"]["anyOf"].append(
+        ref("ProxyInitRequest")
+    )
+    model, _ = build_ir(schema)
+    proxy = next(m for m in model.methods if m.name == "proxy/initialize")
+    assert (proxy.side, proxy.kind, proxy.roles) == ("proxy", "request", ("agent", "client"))
+    assert next(m for m in model.methods if m.name == "fs/read").roles == ("client",)
+
+
 def test_x_side_disagreeing_with_meta_and_unlisted_definitions_are_warnings(build_ir: Any) -> None:
     schema = method_schema()
     schema["$defs"]["PromptRequest"]["x-side"] = "client"
