@@ -40,7 +40,8 @@ def read_json(path: Path, what: str) -> tuple[Any, bytes]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise InputError(f"{what} not found: {path}") from None
+        where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
+        raise InputError(f"{what} not found: {path}{where}") from None
     except OSError as exc:
         raise InputError(f"cannot read {what} {path}: {exc.strerror}") from None
     if len(raw) > MAX_SCHEMA_BYTES:

@@ -209,6 +209,24 @@ def test_unknown_ref(cli: Cli, tmp_path: Path, mirror: Path) -> None:
     )
 
 
+def test_a_relative_schema_path_is_read_from_where_the_command_runs(
+    cli: Cli, tmp_path: Path, mirror: Path
+) -> None:
+    """Outside any checkout: a relative `--schema` resolves against the working folder, and
+    one that is not there says which folder it was looked for in."""
+    (tmp_path / "specs").mkdir()
+    shutil.copy(mirror / "npm-sdk-2.4.0" / "v2" / "schema.json", tmp_path / "specs" / "schema.json")
+    run = cli(
+        "generate", "--schema", "specs/schema.json", "--out", "out", "--package", "p", cwd=tmp_path
+    )
+    assert (run.code, run.err) == (0, "")
+    assert (tmp_path / "out" / "p" / "models.py").is_file()
+    missing = "../shared/acp-schema/schema-v2.0.0-alpha.3/v2/schema.json"
+    run = cli("generate", "--schema", missing, "--out", "o2", "--package", "p", cwd=tmp_path)
+    assert one_error(run) == f"schema not found: {missing} (relative to {tmp_path})"
+    assert not (tmp_path / "o2").exists()
+
+
 def test_no_project_here_or_above(cli: Cli, tmp_path: Path) -> None:
     assert one_error(cli("generate", cwd=tmp_path)) == (
         "no pyproject.toml with [tool.acp-codegen] here or above; pass --schema and --out"
