@@ -150,6 +150,10 @@ class Variant(Node):
     payload: str | None  # the `$defs` type the branch reuses, when it reuses exactly one
     pointer: str
     title: str = ""  # the fallback branch's title (it has no tag to be named after)
+    # The branch's payload is itself a tagged union on another property of the same object
+    # (`state_update` → StateUpdate by `state`): its `$defs` name. `fields` are then only the
+    # fields outside that union; each of its classes becomes one class of this union.
+    nested: str | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -173,9 +177,13 @@ class TaggedUnion(Node):
     variants: tuple[Variant, ...]
     open: OpenVariant | None
     pointer: str
-    # A branch without the tag (v1's SetSessionConfigOptionRequest): taken when the tag is
-    # absent, and for an unknown tag when the union has no open variant.
+    # A branch without the tag (v1's SetSessionConfigOptionRequest), or with the tag as
+    # `null` (IdleStateUpdate's `none`): taken when the tag is absent (or null), and for an
+    # unknown tag when the union has no open variant.
     fallback: Variant | None = None
+    # The tag property is optional and `x-deserialize-default-on-error`: a value that is not a
+    # string (nor null) is dropped before the variant is chosen.
+    lenient_tag: bool = False
 
     @property
     def known_tags(self) -> tuple[str, ...]:
@@ -308,3 +316,67 @@ class Model(Node):
             seen.add(shape.ref)
             shape = inner
         return shape
+
+
+# -- nested tagged unions, level by level ----------------------------------------------------
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class UnionLevel(Node):
+    """A tagged union as its classes see it: a `$defs` union at the top, or, inside one of
+    its variants, the union that variant's payload is (`SessionUpdate` → `state_update` →
+    StateUpdate by `state` → `idle` → IdleStateUpdate by `stopReason`). Each class of a
+    level carries the tags of the levels above it and their fields, on one flat object."""
+
+    key: str  # names the level in `Names`: the union's name at the top, else `nested_key`
+    union: TaggedUnion
+    tags: tuple[tuple[str, str], ...]  # (wire tag, value) of the levels above, outermost first
+    fields: tuple[Field, ...]  # the fields of the levels above, shared by every class here
+    parent: str | None = None  # the key of the level above
+    via: str = ""  # the tag of the variant above whose payload this level is
+    doc: str = ""  # that variant's description
+
+
+def nested_key(parent: str, tag: str) -> str:
+    """The key of the level inside `parent`'s variant `tag` (no `$defs` name has U+001F)."""
+    return f"{parent}\x1f{tag}"
+
+
+def union_levels(model: Model, union: TaggedUnion) -> list[UnionLevel]:
+    """`union`'s level and, depth first, those nested in its variants (each at most once on
+    a path: a union that reaches itself again stays a flat variant)."""
+    out: list[UnionLevel] = []
+
+    def visit(level: UnionLevel, path: frozenset[str]) -> None:
+        out.append(level)
+        for v in level.union.variants:
+            inner = model.index.get(v.nested or "")
+            if isinstance(inner, TaggedUnion) and inner.name not in path:
+                visit(
+                    UnionLevel(
+                        nested_key(level.key, v.tag),
+                        inner,
+                        (*level.tags, (level.union.tag, v.tag)),
+                        merge_fields(level.fields, v.fields),
+                        level.key,
+                        v.tag,
+                        v.doc or inner.doc,
+                    ),
+                    path | {inner.name},
+                )
+
+    visit(UnionLevel(union.name, union, (), ()), frozenset({union.name}))
+    return out
+
+
+def is_nested(model: Model, v: Variant) -> bool:
+    """Whether the variant's payload is a tagged union of its own (see `union_levels`)."""
+    return isinstance(model.index.get(v.nested or ""), TaggedUnion)
+
+
+def merge_fields(outer: tuple[Field, ...], inner: tuple[Field, ...]) -> tuple[Field, ...]:
+    """The fields of a level above, then a class's own (its own win on the same wire name)."""
+    if not outer:
+        return inner
+    out = {f.wire: f for f in outer}
+    for f in inner:
+        out[f.wire] = f
+    return tuple(out.values())

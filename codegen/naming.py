@@ -32,7 +32,17 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .diagnostics import Diagnostics
-from .ir import EnumType, Field, Method, Model, ObjectType, TaggedUnion
+from .ir import (
+    EnumType,
+    Field,
+    Method,
+    Model,
+    ObjectType,
+    TaggedUnion,
+    UnionLevel,
+    merge_fields,
+    union_levels,
+)
 from .modules import extra_exports
 
 # Names the generated package defines itself; a schema may not take them.
@@ -45,7 +55,7 @@ BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 # Attributes every generated class has, `__init__`'s `self`, and the builtins named by the
 # annotation every class has (`extra: dict[str, Any]`), which a field of that name would hide.
 RESERVED_ATTRS = frozenset(
-    {"extra", "from_json", "to_json", "TAG", "TAG_FIELD", "RESERVED_TAGS", "self"}
+    {"extra", "from_json", "to_json", "TAG", "TAGS", "TAG_FIELD", "RESERVED_TAGS", "self"}
     | {"str", "dict", "list", "int", "float", "bool", "frozenset"}
 )
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
@@ -103,56 +113,97 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
             taken[py] = pointer
 
     unions = [t for t in model.types if isinstance(t, TaggedUnion)]
+    levels = {u.name: union_levels(model, u) for u in unions}
     pinned = _check_overrides(overrides, unions, reserved, diags)
     plain = {t.name: _type_name(t.name, reserved) for t in model.types}
     # The rule's names come first: a `$defs` type that one of them would take is renamed.
     wanted: set[str] = set()
     for u in unions:
-        ruled = _union_names(u, plain[u.name], reserved)
-        wanted.update(py for tag, py in ruled.variants.items() if (u.name, tag) not in pinned)
-        if u.open is not None and (u.name, None) not in pinned:
-            wanted.add(ruled.other)
-        if u.fallback is not None:
-            wanted.add(ruled.default)
+        for _, ruled in _level_names(levels[u.name], plain[u.name], pinned, reserved):
+            wanted.update(ruled.variants.values())
+            wanted.update(py for py in (ruled.other, ruled.default) if py)
+    wanted -= set(pinned.values())
     for t in model.types:
         py = plain[t.name] + "Payload" if plain[t.name] in wanted else plain[t.name]
         names.types[t.name] = py
         claim(py, t.pointer)
 
     for u in unions:
-        ruled = _union_names(u, names.types[u.name], reserved)
-        for v in u.variants:
-            py = pinned.get((u.name, v.tag)) or ruled.variants[v.tag]
-            names.variants[(u.name, v.tag)] = py
-            claim(py, v.pointer)
-        if u.open is not None:
-            py = pinned.get((u.name, None)) or ruled.other
-            names.open_variants[u.name] = py
-            claim(py, u.open.pointer)
-        if u.fallback is not None:
-            names.fallback_variants[u.name] = ruled.default
-            claim(ruled.default, u.fallback.pointer)
+        for level, ruled in _level_names(levels[u.name], names.types[u.name], pinned, reserved):
+            for v in level.union.variants:
+                names.variants[(level.key, v.tag)] = ruled.variants[v.tag]
+                claim(ruled.variants[v.tag], v.pointer)
+            if level.union.open is not None:
+                names.open_variants[level.key] = ruled.other
+                claim(ruled.other, level.union.open.pointer)
+            if level.union.fallback is not None:
+                names.fallback_variants[level.key] = ruled.default
+                claim(ruled.default, level.union.fallback.pointer)
 
     classes = frozenset(taken)  # a field may not hide a class its annotations name
     for t in model.types:
         if isinstance(t, ObjectType):
             names._fields[names.types[t.name]] = _field_names(t.fields, classes, diags)
         elif isinstance(t, TaggedUnion):
-            for v in t.variants:
-                names._fields[names.variants[(t.name, v.tag)]] = _field_names(
-                    v.fields, classes, diags
-                )
-            if t.open is not None:
-                names._fields[names.open_variants[t.name]] = _field_names(
-                    t.open.fields, classes, diags
-                )
-            if t.fallback is not None:
-                fallback = names.fallback_variants[t.name]
-                names._fields[fallback] = _field_names(t.fallback.fields, classes, diags)
+            for level in levels[t.name]:
+                _level_field_names(level, names, classes, diags)
         elif isinstance(t, EnumType):
             _member_names(t, names, diags)
     _method_names(model.methods, names, diags)
     return names
+
+
+def _level_names(
+    levels: list[UnionLevel],
+    union_py: str,
+    pinned: dict[tuple[str, str | None], str],
+    reserved: frozenset[str],
+) -> list[tuple[UnionLevel, _UnionNames]]:
+    """The rule's names of each level's classes: a nested level is named after the variant it
+    expands (`SessionUpdateStateUpdate` → `SessionUpdateStateUpdateIdle`), so that the whole
+    path of tags, and nothing else, spells a class's name. Pins apply at the top level."""
+    out: list[tuple[UnionLevel, _UnionNames]] = []
+    by_key: dict[str, _UnionNames] = {}
+    for level in levels:
+        if level.parent is None:
+            ruled = _union_names(level.union, union_py, reserved)
+            ruled.variants.update(
+                {tag: py for (name, tag), py in pinned.items() if name == level.key and tag}
+            )
+            if (level.key, None) in pinned:
+                ruled = ruled._replace(other=pinned[(level.key, None)])
+        else:
+            ruled = _union_names(level.union, by_key[level.parent].variants[level.via], reserved)
+        by_key[level.key] = ruled
+        out.append((level, ruled))
+    return out
+
+
+def _level_field_names(
+    level: UnionLevel,
+    names: Names,
+    classes: frozenset[str],
+    diags: Diagnostics,
+) -> None:
+    """The field names of each class of one level: its own fields after those of the levels
+    above. The catch-all of a nested level takes its unknown tag as `other_{tag}` (so that no
+    class of the outer union has a free-string parameter named after an inner union's tag)."""
+    u = level.union
+    for v in u.variants:
+        # A nested variant is a union of classes: its names are those of the fields its
+        # classes share (the ones outside the payload union).
+        fields = merge_fields(level.fields, v.fields)
+        names._fields[names.variants[(level.key, v.tag)]] = _field_names(fields, classes, diags)
+    if u.open is not None:
+        found = _field_names(merge_fields(level.fields, u.open.fields), classes, diags)
+        if level.parent is not None:
+            found[u.tag] = "other_" + found[u.tag]
+        names._fields[names.open_variants[level.key]] = found
+    if u.fallback is not None:
+        fallback = names.fallback_variants[level.key]
+        names._fields[fallback] = _field_names(
+            merge_fields(level.fields, u.fallback.fields), classes, diags
+        )
 
 
 def _type_name(name: str, reserved: frozenset[str]) -> str:

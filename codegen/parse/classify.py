@@ -217,12 +217,14 @@ class _Builder:
             return None
         tagged_idx = [i for i, c in enumerate(consts) if tag in c]
         loose_idx = [i for i, c in enumerate(consts) if tag not in c]
-        if not tagged_idx or len(loose_idx) > 1:
+        if not tagged_idx or len(loose_idx) > 2:
             return None
         shared_node = {
             k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "discriminator")
         }
         shared = self.r.fields(shared_node, at, skip=frozenset({tag}))
+        own_tag = next((f for f in self.r.fields(shared_node, at) if f.wire == tag), None)
+        lenient_tag = own_tag is not None and own_tag.leniency.default_on_error
         variants: list[Variant] = []
         seen: dict[str, str] = {}
         for i in tagged_idx:
@@ -234,26 +236,30 @@ class _Builder:
                 )
                 continue
             seen[value] = bat
-            own = self.r.fields(b, bat, skip=frozenset({tag}))
-            payload = _single_payload(self.r, b, tag, bat)
-            bdoc = _text(b.get("description")) or (
-                _text(self.r.definition(payload).get("description")) if payload else ""
-            )
-            variants.append(Variant(value, bdoc, _merge(shared, own), payload, bat))
-        open_variant = None
-        if loose_idx:
-            i = loose_idx[0]
+            variants.append(self._variant(b, bat, tag, value, shared))
+        open_variant: OpenVariant | None = None
+        fallback: Variant | None = None
+        for i in loose_idx:
             b, bat = branches[i], pointer_join(at, key, i)
             own = self.r.fields(b, bat)
             tag_field = next((f for f in own if f.wire == tag), None)
-            if tag_field is None and not _declares(b, tag):
+            if tag_field is None and not _declares(b, tag) or _is_null_tag(tag_field):
+                if fallback is not None:
+                    return None
+                # Without the tag, or with it as `null` (kept as the branch's own field, with
+                # the union's leniency for it): the branch for an absent tag.
+                if tag_field is not None and own_tag is not None:
+                    merged = replace(tag_field, leniency=own_tag.leniency, doc=own_tag.doc)
+                    own = [merged if f.wire == tag else f for f in own]
                 title = _text(b.get("title")) or "default"
                 payload = _single_payload(self.r, b, tag, bat)
                 fallback = Variant(
                     "", _text(b.get("description")), _merge(shared, own), payload, bat, title
                 )
-                return TaggedUnion(name, doc, tag, tuple(variants), None, at, fallback=fallback)
-            if tag_field is None or tag_field.shape.kind not in ("str", "any"):
+                continue
+            if open_variant is not None or tag_field is None:
+                return None
+            if tag_field.shape.kind not in ("str", "any"):
                 return None  # the tag is there but not a string: not a tagged union
             own = [_as_required_str(f) if f.wire == tag else f for f in own]
             reserved = sorted(set(seen) | set(_reserved_tags(b, tag)), key=str)
@@ -261,7 +267,29 @@ class _Builder:
             open_variant = OpenVariant(
                 title, _text(b.get("description")), _merge(shared, own), tuple(reserved), bat
             )
-        return TaggedUnion(name, doc, tag, tuple(variants), open_variant, at)
+        return TaggedUnion(
+            name,
+            doc,
+            tag,
+            tuple(variants),
+            open_variant,
+            at,
+            fallback=fallback,
+            lenient_tag=lenient_tag and fallback is not None,
+        )
+
+    def _variant(self, b: Any, at: str, tag: str, value: str, shared: list[Field]) -> Variant:
+        """A tagged branch; a payload that is itself a tagged union (on another property)
+        is kept as that union, and the variant's fields are only those outside it."""
+        payload = _single_payload(self.r, b, tag, at)
+        doc = _text(b.get("description")) or (
+            _text(self.r.definition(payload).get("description")) if payload else ""
+        )
+        inner = self.get(payload) if payload else None
+        if isinstance(inner, TaggedUnion) and inner.tag != tag:
+            return Variant(value, doc, tuple(shared), payload, at, nested=payload)
+        own = self.r.fields(b, at, skip=frozenset({tag}))
+        return Variant(value, doc, _merge(shared, own), payload, at)
 
     def _consts(self, branch: Any, depth: int = 0) -> dict[str, str]:
         """The string `const` properties of a branch, looking through `allOf` references."""
@@ -342,12 +370,13 @@ _JSON_KINDS: dict[str, JsonKind] = {
 
 
 def _infer_tag(consts: list[dict[str, str]]) -> str | None:
-    """The property that carries a `const` in every branch but at most one."""
+    """The property that carries a `const` in every branch but at most two (a catch-all and a
+    branch without the tag; `_tagged` checks what those two are)."""
     counts: dict[str, int] = {}
     for c in consts:
         for prop in c:
             counts[prop] = counts.get(prop, 0) + 1
-    need = max(1, len(consts) - 1)
+    need = max(1, len(consts) - 2)
     candidates = [p for p, n in counts.items() if n >= need and n >= 1]
     if not candidates:
         return None
@@ -383,6 +412,10 @@ def _single_payload(r: Resolver, branch: Any, tag: str, at: str) -> str | None:
     if "$ref" in branch:
         return r.ref_name(branch, at)
     return None
+
+
+def _is_null_tag(f: Field | None) -> bool:
+    return f is not None and f.shape.kind == "null"
 
 
 def _declares(branch: Any, prop: str) -> bool:

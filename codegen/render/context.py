@@ -72,12 +72,26 @@ class ClassContext:
     fields: tuple[FieldContext, ...]
     required: tuple[FieldContext, ...]
     optional: tuple[FieldContext, ...]
-    tag_wire: str = ""  # a variant's union's tag property
-    tag: str = ""  # a variant's fixed tag; "" for open and fallback variants
+    # A variant's fixed tags, (wire, value), outermost first: its own union's, then those of
+    # the unions nested in it (`sessionUpdate: state_update`, `state: idle`, ...). An open or
+    # fallback class of a nested union has those of the levels above only.
+    tags: tuple[tuple[str, str], ...] = ()
     reserved: tuple[str, ...] = ()  # open variant: the tags it must refuse
     open_tag_py: str = ""  # open variant: the Python name of its tag field
-    known_keys: tuple[str, ...] = ()  # every wire key the class declares, the tag included
-    min_keys: int = 0  # keys a decoded object always has: the required fields and the tag
+    known_keys: tuple[str, ...] = ()  # every wire key the class declares, the tags included
+    min_keys: int = 0  # keys a decoded object always has: the required fields and the tags
+
+    nested: bool = False  # a class of a nested union (it carries `TAGS`)
+
+    @property
+    def all_tags(self) -> dict[str, str]:
+        """`TAGS` of a class of a nested union: its fixed tags, wire name to value."""
+        return dict(self.tags) if self.nested else {}
+
+    @property
+    def tag(self) -> str:
+        """The tag of the outermost union (`TAG`); "" for a class without fixed tags."""
+        return self.tags[0][1] if self.tags else ""
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -92,8 +106,14 @@ class UnionContext:
     tags: tuple[str, ...]
     open_class: str
     fallback_class: str
-    base: str = ""  # the private base class of the variants
+    base: str = ""  # the private base class of the variants ("" for a nested union)
     members: tuple[str, ...] = ()  # every class of the union: variants, then open or fallback
+    # A nested union (the payload of a variant of `outer_tags`' unions): the tags its decoder
+    # checks first, and which its classes carry.
+    outer_tags: tuple[tuple[str, str], ...] = ()
+    fallback_tagless: bool = False  # the fallback branch does not declare the tag at all
+    lenient_tag: bool = False  # a tag that is neither a string nor null is dropped
+    nested: tuple[str, ...] = ()  # the tags whose class is a nested union (`variants` too)
 
 
 @dataclass(slots=True, eq=False, repr=False)

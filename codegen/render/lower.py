@@ -25,12 +25,15 @@ from ..ir import (
     Method,
     Model,
     ObjectType,
-    OpenVariant,
     Shape,
     TaggedUnion,
+    UnionLevel,
     UntaggedUnion,
     Variant,
     alias_refs,
+    is_nested,
+    merge_fields,
+    union_levels,
 )
 from ..modules import META_NAMES, ModuleSpec
 from ..naming import Names
@@ -151,10 +154,16 @@ class Lowering:
             elif isinstance(t, ObjectType):
                 classes.append(self._class(py, t.doc, "", t.fields))
             elif isinstance(t, TaggedUnion):
-                unions.append(self._union(t, py))
-                for cls, made in self._variants(t, py):
-                    exports.append(cls)
-                    classes.append(made)
+                levels = union_levels(self.model, t)
+                for level in levels:
+                    for cls, made in self._variants(level, union_base(py)):
+                        exports.append(cls)
+                        classes.append(made)
+                # Nested unions first: an alias names the aliases of the levels inside it.
+                for level in reversed(levels):
+                    unions.append(self._union(level, py))
+                    if level.parent is not None:
+                        exports.append(self.names.variants[(level.parent, level.via)])
             elif isinstance(t, UntaggedUnion):
                 aliases.append(self._untagged(t, py))
             else:
@@ -202,91 +211,158 @@ class Lowering:
             hi=t.maximum,
         )
 
-    def _union(self, t: TaggedUnion, py: str) -> UnionContext:
+    def _union(self, level: UnionLevel, top: str) -> UnionContext:
         # The union's public name is a `typing.Union` alias of its classes (its `__doc__` is
         # writable, unlike that of a PEP 604 `X | Y`, so help() shows the tag table); their
-        # shared behaviour lives in the private base `union_base(py)`.
-        variants = tuple((v.tag, self.names.variants[(t.name, v.tag)]) for v in t.variants)
-        open_cls = self.names.open_variants[t.name] if t.open is not None else ""
-        fallback_cls = self.names.fallback_variants[t.name] if t.fallback is not None else ""
+        # shared behaviour lives in the private base `union_base(top)`, that of the `$defs`
+        # union at the top (a nested union's classes are that union's classes too).
+        t, key = level.union, level.key
+        py = top if level.parent is None else self.names.variants[(level.parent, level.via)]
+        variants = tuple((v.tag, self.names.variants[(key, v.tag)]) for v in t.variants)
+        nested = tuple(v.tag for v in t.variants if is_nested(self.model, v))
+        open_cls = self.names.open_variants[key] if t.open is not None else ""
+        fallback_cls = self.names.fallback_variants[key] if t.fallback is not None else ""
+        tagless = t.fallback is not None and all(f.wire != t.tag for f in t.fallback.fields)
         tags = ", ".join(t.known_tags)
         note = f"Tagged union on `{t.tag}` ({tags}): one table lookup picks the variant."
+        if level.parent is not None:
+            outer = ", ".join(f"`{wire}: {value}`" for wire, value in level.tags)
+            note = f"The classes of {outer}: a tagged union on `{t.tag}` ({tags})."
         if open_cls:
             note += (
                 f" Any other tag decodes to `{open_cls}`, which keeps the whole payload;"
                 " a known or reserved tag with a broken payload is a DecodeError."
             )
-        elif fallback_cls:
+        if fallback_cls and tagless:
             note += (
-                f" Without the tag, with an unknown or non-string one, or when the tag's variant"
-                f" rejects the payload, it decodes as `{fallback_cls}` (which ignores the tag)."
+                f" Without the tag, with {'a' if open_cls else 'an unknown or'} non-string"
+                f" one, or when the tag's variant rejects the payload, it decodes as"
+                f" `{fallback_cls}` (which ignores the tag)."
             )
-        else:
+        elif fallback_cls:
+            dropped = " (a malformed one is dropped first)" if t.lenient_tag else ""
+            note += f" With the tag absent or null{dropped}, it decodes as `{fallback_cls}`."
+        if not open_cls and not fallback_cls:
             note += " Closed: any other tag is a DecodeError."
         note += (
             f" Each tag's class is `{py}` followed by the tag in PascalCase, unless a names file"
             " pins another name."
         )
+        if nested:
+            note += (
+                " A tag whose payload is itself a tagged union names that union, whose classes"
+                " add their own tag the same way."
+            )
         members = tuple(cls for _, cls in variants) + tuple(
             c for c in (open_cls, fallback_cls) if c
         )
-        table = [f"- `{tag}`: `{cls}`" for tag, cls in variants]
+        table = [
+            f"- `{tag}`: `{cls}`"
+            + (f" (a union on `{self._inner_tag(t, tag)}`)" if tag in nested else "")
+            for tag, cls in variants
+        ]
         if open_cls:
             table.append(f"- any other tag: `{open_cls}` (open)")
         if fallback_cls:
-            table.append(f"- no tag, or any other: `{fallback_cls}` (fallback)")
+            which = "no tag, or any other" if tagless and not open_cls else "no tag"
+            table.append(f"- {which}: `{fallback_cls}` (fallback)")
         note = _wrap(note) + f"\n\nTag `{t.tag}` to class:\n\n" + "\n".join(table)
         return UnionContext(
             py,
-            t.doc,
+            t.doc if level.parent is None else level.doc,
             note,
             t.tag,
             variants,
             t.known_tags,
             open_cls,
             fallback_cls,
-            base=union_base(py),
+            base=union_base(py) if level.parent is None else "",
             members=members,
+            outer_tags=level.tags,
+            fallback_tagless=tagless,
+            lenient_tag=t.lenient_tag,
+            nested=nested,
         )
 
-    def _variants(self, t: TaggedUnion, union: str) -> Iterable[tuple[str, ClassContext]]:
+    def _always_present(self, v: Variant) -> set[str]:
+        """The wire keys every value of a variant has: its required fields, and the tag of
+        the union nested in it unless that union may lack it."""
+        keys = {f.wire for f in v.fields if f.required}
+        inner = self.model.index.get(v.nested or "")
+        if isinstance(inner, TaggedUnion) and inner.fallback is None:
+            keys.add(inner.tag)
+        return keys
+
+    def _own_classes(self, level: UnionLevel) -> list[str]:
+        """The classes of one level (not those of the levels nested in it)."""
+        key, u = level.key, level.union
+        out = [
+            self.names.variants[(key, v.tag)] for v in u.variants if not is_nested(self.model, v)
+        ]
+        out += [self.names.open_variants[key]] if u.open is not None else []
+        out += [self.names.fallback_variants[key]] if u.fallback is not None else []
+        return out
+
+    def _inner_tag(self, t: TaggedUnion, tag: str) -> str:
+        v = next(v for v in t.variants if v.tag == tag)
+        inner = self.model.get(v.nested or "")
+        return inner.tag if isinstance(inner, TaggedUnion) else ""
+
+    def _variants(self, level: UnionLevel, base: str) -> Iterable[tuple[str, ClassContext]]:
+        t, key = level.union, level.key
         for v in t.variants:
-            cls = self.names.variants[(t.name, v.tag)]
-            note = f"Wire tag: `{t.tag}: {v.tag}`." + (
-                f" Payload: `{self.names.types[v.payload]}`." if v.payload else ""
-            )
+            if is_nested(self.model, v):
+                continue  # its classes are those of the level inside it
+            cls = self.names.variants[(key, v.tag)]
+            tags = (*level.tags, (t.tag, v.tag))
+            note = "Wire tag" + ("s" if len(tags) > 1 else "") + ": "
+            note += ", ".join(f"`{wire}: {value}`" for wire, value in tags) + "."
+            note += f" Payload: `{self.names.types[v.payload]}`." if v.payload else ""
+            fields = merge_fields(level.fields, v.fields)
             yield (
                 cls,
                 self._class(
-                    cls, v.doc, union_base(union), v.fields, tag_wire=t.tag, tag=v.tag, note=note
+                    cls, v.doc, base, fields, tags=tags, note=note, nested=bool(level.parent)
                 ),
             )
         if t.open is not None:
-            cls = self.names.open_variants[t.name]
-            yield cls, self._open_variant(t.open, t.tag, cls, union_base(union))
+            cls = self.names.open_variants[key]
+            yield cls, self._open_variant(level, cls, base)
         if t.fallback is not None:
-            cls = self.names.fallback_variants[t.name]
-            yield cls, self._fallback(t.fallback, cls, union_base(union))
+            cls = self.names.fallback_variants[key]
+            note = (
+                f"Payload: `{self.names.types[t.fallback.payload]}`." if t.fallback.payload else ""
+            )
+            fields = merge_fields(level.fields, t.fallback.fields)
+            nested = level.parent is not None
+            yield (
+                cls,
+                self._class(
+                    cls, t.fallback.doc, base, fields, tags=level.tags, note=note, nested=nested
+                ),
+            )
 
-    def _open_variant(self, v: OpenVariant, tag: str, cls: str, union: str) -> ClassContext:
+    def _open_variant(self, level: UnionLevel, cls: str, base: str) -> ClassContext:
+        t = level.union
+        assert t.open is not None
         note = (
-            f"The open variant: any `{tag}` outside the known and reserved tags, "
+            f"The open variant: any `{t.tag}` outside the known and reserved tags, "
             "with its whole payload kept."
         )
+        if level.tags:
+            outer = ", ".join(f"`{wire}: {value}`" for wire, value in level.tags)
+            note = f"The open variant of {outer}: " + note[len("The open variant: ") :]
         return self._class(
             cls,
-            v.doc,
-            union,
-            v.fields,
-            tag_wire=tag,
-            reserved=v.reserved,
-            open_tag_py=self.names.fields(cls)[tag],
+            t.open.doc,
+            base,
+            merge_fields(level.fields, t.open.fields),
+            tags=level.tags,
+            reserved=t.open.reserved,
+            open_tag_py=self.names.fields(cls)[t.tag],
             note=note,
+            nested=bool(level.parent),
         )
-
-    def _fallback(self, v: Variant, cls: str, union: str) -> ClassContext:
-        note = f"Payload: `{self.names.types[v.payload]}`." if v.payload else ""
-        return self._class(cls, v.doc, union, v.fields, note=note)
 
     def _class(
         self,
@@ -295,11 +371,11 @@ class Lowering:
         union: str,
         fields: tuple[Field, ...],
         *,
-        tag_wire: str = "",
-        tag: str = "",
+        tags: tuple[tuple[str, str], ...] = (),
         reserved: tuple[str, ...] = (),
         open_tag_py: str = "",
         note: str = "",
+        nested: bool = False,
     ) -> ClassContext:
         pys = self.names.fields(py)
         views = tuple(self._field(f, pys[f.wire]) for f in fields)
@@ -313,12 +389,12 @@ class Lowering:
             views,
             required,
             tuple(f for f in views if not f.required),
-            tag_wire=tag_wire,
-            tag=tag,
+            tags=tags,
             reserved=reserved,
             open_tag_py=open_tag_py,
-            known_keys=(tag_wire, *keys) if tag else keys,
-            min_keys=len(required) + (1 if tag else 0),
+            known_keys=(*(wire for wire, _ in tags), *keys),
+            min_keys=len(required) + len(tags),
+            nested=nested,
         )
 
     def _field(self, f: Field, py: str) -> FieldContext:
@@ -579,8 +655,11 @@ class Lowering:
         usable = {
             v.tag: v
             for v in union.variants
-            if v.tag in rules and set(rules[v.tag][1]) <= {f.wire for f in v.fields if f.required}
+            if v.tag in rules and set(rules[v.tag][1]) <= self._always_present(v)
         }
+        leaves: dict[str, list[str]] = {}  # a nested kind's classes, by its tag
+        for level in union_levels(self.model, union)[1:]:
+            leaves.setdefault(level.tags[0][1], []).extend(self._own_classes(level))
         tool_call = usable.get("tool_call_update")
         usage = usable.get("usage_update")
         return SessionStateContext(
@@ -592,7 +671,12 @@ class Lowering:
                 for tag, _ in kinds
                 if tag in usable and tag in MESSAGE_ROLES
             ),
-            rules=tuple((cls, rules[tag][0]) for tag, cls in kinds if tag in usable),
+            rules=tuple(
+                (leaf, rules[tag][0])
+                for tag, cls in kinds
+                if tag in usable
+                for leaf in leaves.get(tag, (cls,))
+            ),
             tool_call_collections=tuple(
                 f.wire
                 for f in (tool_call.fields if tool_call else ())

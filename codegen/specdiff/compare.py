@@ -208,6 +208,18 @@ class Comparer(UnionComparer):
                     o.fields, twin.fields, f"{path}[{twin.tag}]", owners, (o.name, variant_py)
                 )
                 return
+        if isinstance(o, ObjectType) and isinstance(n, TaggedUnion):
+            on_field = self._tag_was_field(o, n)
+            if on_field is not None:
+                self.add(
+                    "object-now-tagged-on-field" if on_field else "type-kind-changed",
+                    path,
+                    f"now {_kind_name(n)} on its field `{n.tag}`, was an object"
+                    + ("" if on_field else " (some values of the field are read differently)"),
+                    owners,
+                    python=f"{self.new.names.types[n.name]} is now {_kind_name(n)}",
+                )
+                return
         self.add(
             "type-kind-changed",
             path,
@@ -215,6 +227,24 @@ class Comparer(UnionComparer):
             owners,
             python=f"{self.new.names.types[n.name]} is now {_kind_name(n)}",
         )
+
+    def _tag_was_field(self, o: ObjectType, n: TaggedUnion) -> bool | None:
+        """An object that became a union on one of its own optional fields (IdleStateUpdate on
+        `stopReason`, alpha.8): whether each side still takes every value of that field the
+        other may send (True), or not (False); None when the tag was no field of the object."""
+        f = next((f for f in o.fields if f.wire == n.tag and not f.required), None)
+        if f is None or n.fallback is None:
+            return None
+        shape = self.old.model.look_through(f.shape)
+        enum = self.old.model.index.get(shape.ref or "") if shape.kind == "ref" else None
+        if isinstance(enum, EnumType) and enum.value_kind == "str":
+            values = {str(m.value) for m in enum.members}
+            new_takes_old = values <= set(n.known_tags) or n.open is not None
+            old_takes_new = enum.open or (set(n.known_tags) <= values and n.open is None)
+            return new_takes_old and old_takes_new
+        if shape.kind == "str":
+            return n.open is not None
+        return False
 
     def _tagged_twin(self, o: ObjectType, n: TaggedUnion) -> Variant | None:
         """The one variant of `n` that has every field `o` requires, with the same JSON."""

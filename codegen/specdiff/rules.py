@@ -128,6 +128,12 @@ _TABLE = (
         "new tag as an unknown key)", "the class becomes a union of variant classes",
     ),
     _r(
+        "object-now-tagged-on-field", "object → tagged union on one of its optional fields, "
+        "each side still taking the other's values", "info", "nobody", "breaking",
+        "every value of the field (and its absence) still decodes on both sides",
+        "the class becomes a union of one class per value of the field",
+    ),
+    _r(
         "type-form-changed", "type written another way, same JSON (object ↔ one-branch union)",
         "info", "nobody", "breaking",
         "the JSON accepted is the same (what else changed inside is listed on its own)",
@@ -270,6 +276,16 @@ _TABLE = (
     _r(
         "variant-class-renamed", "variant class renamed (naming only)", "info", "nobody",
         "breaking", "tags, not class names, are on the wire", "the variant class has a new name",
+    ),
+    _r(
+        "variant-now-union", "variant's payload is now a tagged union of its own", "info",
+        "nobody", "breaking", "the payload type's own findings say what changed on the wire",
+        "the variant's class becomes a union of one class per tag of the payload",
+    ),
+    _r(
+        "variant-no-longer-union", "variant's payload is no longer a tagged union", "info",
+        "nobody", "breaking", "the payload type's own findings say what changed on the wire",
+        "the union of the variant's classes becomes one class",
     ),
     _r(
         "tag-field-changed", "tag property changed", "breaking", "both", "breaking",

@@ -7,7 +7,7 @@ keep a removed one; a closed union (or a tag the catch-all reserves) rejects it.
 
 from __future__ import annotations
 
-from ..ir import Branch, EnumType, ObjectType, TaggedUnion, UntaggedUnion, Variant
+from ..ir import Branch, EnumType, ObjectType, TaggedUnion, UntaggedUnion, Variant, is_nested
 from .context import Context
 from .shapes import describe
 
@@ -66,6 +66,17 @@ class UnionComparer(Context):
                 owners,
                 python=f"{o_py} → {n_py}",
             )
+        o_nested, n_nested = is_nested(self.old.model, o), is_nested(self.new.model, n)
+        if o_nested != n_nested:
+            inner = n.nested if n_nested else o.nested
+            self.add(
+                "variant-now-union" if n_nested else "variant-no-longer-union",
+                at,
+                f"payload `{inner}` is {'now' if n_nested else 'no longer'} a tagged union",
+                owners,
+                python=f"{n_py} is now {'a union of classes' if n_nested else 'one class'}",
+            )
+            return  # the payload's fields are compared on the payload type itself
         skip = self._payload_fields(o, n)
         if o.doc != n.doc and not (skip and self._docs_from_payload(o, n)):
             self.add("description-changed", at, "description changed", owners)

@@ -618,6 +618,33 @@ def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
     raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
 
 
+class _MultiSelectItemsBase(_rt.Model):
+    """What every class of `MultiSelectItems` shares (`MultiSelectItems` itself is their `Union`)."""
+
+    __slots__ = ()
+    TAG_FIELD: _ClassVar[str] = "type"
+
+
+def _d_MultiSelectItems(data: _Any) -> MultiSelectItems:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_MultiSelectItems.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_MultiSelectItemsTitled(data)
+            except _DecodeError:
+                raise exc from None
+    if type(tag) is str:
+        return _d_MultiSelectItemsOther(data)
+    return _d_MultiSelectItemsTitled(data)
+
+
 class _AuthMethodBase(_rt.Model):
     """What every class of `AuthMethod` shares (`AuthMethod` itself is their `Union`)."""
 
@@ -6147,7 +6174,7 @@ class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
             "type": "array",
-            "items": _rt.enc(self.items),
+            "items": self.items.to_json(),
         }
         if self.title is not _UNSET:
             out["title"] = self.title
@@ -7173,6 +7200,254 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class MultiSelectItemsString(_MultiSelectItemsBase):
+    """Multi-select string items with plain string values.
+
+    Wire tag: `type: string`. Payload: `StringMultiSelectItems`.
+    """
+
+    TAG: _ClassVar[_Literal["string"]] = "string"
+    enum: list[str]
+    """Allowed enum values."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        enum: list[str],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.enum = enum
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> MultiSelectItemsString:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_MultiSelectItemsString, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "string",
+            "enum": self.enum,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
+
+
+def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectItemsString:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "string":
+            raise _rt.wrong_tag("type", "string", tag)
+    self = _new(MultiSelectItemsString)
+    n = 2
+    key: str | None = None
+    try:
+        key = "enum"
+        v = data.get("enum", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _rt.d_str)
+        self.enum = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_MultiSelectItemsString) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class MultiSelectItemsOther(_MultiSelectItemsBase):
+    """Custom or future typed multi-select items.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["string"])
+    type: str
+    """Custom or future multi-select item type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        type: str,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> MultiSelectItemsOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_MultiSelectItemsOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": self.type,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_MultiSelectItemsOther: frozenset[str] = frozenset(["type"])
+
+
+def _d_MultiSelectItemsOther(data: _Any) -> MultiSelectItemsOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(MultiSelectItemsOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in MultiSelectItemsOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.type = v
+        key = None
+        self.extra = _rt.extras(data, _K_MultiSelectItemsOther) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class MultiSelectItemsTitled(_MultiSelectItemsBase):
+    """Titled multi-select items with human-readable labels.
+
+    As in MCP, titled items omit `type` and are identified by `anyOf`.
+
+    Payload: `TitledMultiSelectItems`.
+    """
+
+    any_of: list[EnumOption]
+    """Titled enum options."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        any_of: list[EnumOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> MultiSelectItemsTitled:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_MultiSelectItemsTitled, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "anyOf": [i.to_json() for i in self.any_of],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_MultiSelectItemsTitled: frozenset[str] = frozenset(["anyOf", "_meta"])
+
+
+def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(MultiSelectItemsTitled)
+    n = 1
+    key: str | None = None
+    try:
+        key = "anyOf"
+        v = data.get("anyOf", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_EnumOption)
+        self.any_of = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_MultiSelectItemsTitled) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StringMultiSelectItems(_rt.Model):
     """String item schema for multi-select enum properties."""
 
@@ -7408,7 +7683,7 @@ class MultiSelectPropertySchema(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
-            "items": _rt.enc(self.items),
+            "items": self.items.to_json(),
         }
         if self.title is not _UNSET:
             out["title"] = self.title
@@ -20516,6 +20791,30 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     """,
     )
 
+MultiSelectItems: _TypeAlias = (
+    MultiSelectItemsString | MultiSelectItemsOther | MultiSelectItemsTitled
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    MultiSelectItems = _rt.documented(
+        MultiSelectItems,
+        "MultiSelectItems",
+        """Items for a multi-select (array) property schema.
+
+    Tagged union on `type` (string): one table lookup picks the variant. Any other tag
+    decodes to `MultiSelectItemsOther`, which keeps the whole payload; a known or reserved
+    tag with a broken payload is a DecodeError. Without the tag, with a non-string one, or
+    when the tag's variant rejects the payload, it decodes as `MultiSelectItemsTitled`
+    (which ignores the tag). Each tag's class is `MultiSelectItems` followed by the tag in
+    PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `string`: `MultiSelectItemsString`
+    - any other tag: `MultiSelectItemsOther` (open)
+    - no tag: `MultiSelectItemsTitled` (fallback)
+    """,
+    )
+
 AuthMethod: _TypeAlias = AuthMethodTerminal | AuthMethodAgent
 if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
     AuthMethod = _rt.documented(
@@ -20804,31 +21103,6 @@ def _d_PermissionOptionId(v: _Any) -> _Any:
     return v
 
 
-MultiSelectItems: _TypeAlias = _Annotated[
-    StringMultiSelectItems | dict[str, _Any] | TitledMultiSelectItems, _rt.Alias("MultiSelectItems")
-]
-"""Items for a multi-select (array) property schema.
-
-Untagged union: every alternative is an object. Among objects, the first alternative in
-schema order whose required keys are all present.
-"""
-
-
-def _d_MultiSelectItems(v: _Any) -> _Any:
-    if type(v) is dict:
-        if "enum" in v:
-            return _d_StringMultiSelectItems(v)
-        if "type" in v:
-            return v
-        if "anyOf" in v:
-            return _d_TitledMultiSelectItems(v)
-        raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {enum} or {type} or {anyOf}"
-        )
-    raise _rt.expected("an object", v)
-
-
 ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
 """Unique identifier for an elicitation."""
 
@@ -21108,6 +21382,9 @@ _T_ElicitationPropertySchema: dict[str, _Any] = {
     "boolean": _d_ElicitationPropertySchemaBoolean,
     "array": _d_ElicitationPropertySchemaArray,
 }
+_T_MultiSelectItems: dict[str, _Any] = {
+    "string": _d_MultiSelectItemsString,
+}
 _T_AuthMethod: dict[str, _Any] = {
     "terminal": _d_AuthMethodTerminal,
 }
@@ -21153,7 +21430,6 @@ _rt.register(ToolCallId, _d_ToolCallId)
 _rt.register(EmbeddedResourceResource, _d_EmbeddedResourceResource)
 _rt.register(TerminalId, _d_TerminalId)
 _rt.register(PermissionOptionId, _d_PermissionOptionId)
-_rt.register(MultiSelectItems, _d_MultiSelectItems)
 _rt.register(ElicitationId, _d_ElicitationId)
 _rt.register(ExtRequest, _d_ExtRequest)
 _rt.register(AgentResponse, _d_AgentResponse)
@@ -21190,6 +21466,7 @@ _rt.DECODERS.update(
         ContentBlock: _d_ContentBlock,
         CreateElicitationRequest: _d_CreateElicitationRequest,
         ElicitationPropertySchema: _d_ElicitationPropertySchema,
+        MultiSelectItems: _d_MultiSelectItems,
         AuthMethod: _d_AuthMethod,
         SessionConfigOption: _d_SessionConfigOption,
         SessionUpdate: _d_SessionUpdate,
@@ -21246,6 +21523,9 @@ _rt.DECODERS.update(
         NumberPropertySchema: _d_NumberPropertySchema,
         IntegerPropertySchema: _d_IntegerPropertySchema,
         BooleanPropertySchema: _d_BooleanPropertySchema,
+        MultiSelectItemsString: _d_MultiSelectItemsString,
+        MultiSelectItemsOther: _d_MultiSelectItemsOther,
+        MultiSelectItemsTitled: _d_MultiSelectItemsTitled,
         StringMultiSelectItems: _d_StringMultiSelectItems,
         TitledMultiSelectItems: _d_TitledMultiSelectItems,
         MultiSelectPropertySchema: _d_MultiSelectPropertySchema,
@@ -21443,6 +21723,9 @@ __all__ = [
     "IntegerPropertySchema",
     "BooleanPropertySchema",
     "MultiSelectItems",
+    "MultiSelectItemsString",
+    "MultiSelectItemsOther",
+    "MultiSelectItemsTitled",
     "StringMultiSelectItems",
     "TitledMultiSelectItems",
     "MultiSelectPropertySchema",

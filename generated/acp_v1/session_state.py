@@ -43,8 +43,9 @@ from . import models as _m
 _Json = dict[str, _Any]
 _TAG = "sessionUpdate"
 
-# Every kind of update the schema knows, and its class.
-KNOWN_KINDS: dict[str, type[_m.SessionUpdate]] = {
+# Every kind of update the schema knows, and its class (for a kind whose payload is itself a
+# tagged union, as `state_update`'s is, the union of its classes: `isinstance` takes both).
+KNOWN_KINDS: dict[str, _Any] = {
     "user_message_chunk": _m.SessionUpdateUserMessageChunk,
     "agent_message_chunk": _m.SessionUpdateAgentMessageChunk,
     "agent_thought_chunk": _m.SessionUpdateAgentThoughtChunk,

@@ -50,9 +50,14 @@ def state_of(update: _m.SessionUpdate) -> _State | None:
     that reads one."""
     if not isinstance(update, _m.SessionUpdateStateUpdate):
         return None
-    reason = update.stop_reason if isinstance(update.stop_reason, str) else None
-    error = update.error if isinstance(update.error, _m.Error) else None
-    return update.state, reason, error
+    if isinstance(update, _m.SessionUpdateStateUpdateOther):
+        return update.other_state, None, None
+    state = update.TAGS["state"]
+    if isinstance(update, _m.SessionUpdateStateUpdateIdleOther):
+        return state, update.other_stop_reason, None
+    if isinstance(update, _m.SessionUpdateStateUpdateIdleError):
+        return state, "error", update.error if isinstance(update.error, _m.Error) else None
+    return state, update.TAGS.get("stopReason"), None
 
 
 def _first(options: Sequence[_m.PermissionOption], *kinds: str) -> _m.PermissionOption | None:

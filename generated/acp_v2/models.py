@@ -796,6 +796,33 @@ def _d_ElicitationPropertySchema(data: _Any) -> ElicitationPropertySchema:
     raise _rt.bad_tag("type", tag, ["string", "number", "integer", "boolean", "array"])
 
 
+class _MultiSelectItemsBase(_rt.Model):
+    """What every class of `MultiSelectItems` shares (`MultiSelectItems` itself is their `Union`)."""
+
+    __slots__ = ()
+    TAG_FIELD: _ClassVar[str] = "type"
+
+
+def _d_MultiSelectItems(data: _Any) -> MultiSelectItems:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("type")
+    decoder = _T_MultiSelectItems.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        try:
+            return decoder(data, True)  # type: ignore[no-any-return]
+        except _DecodeError as exc:
+            # The tag-less branch does not look at the tag: it may take what the variant
+            # rejects (the variant's error is the one reported).
+            try:
+                return _d_MultiSelectItemsTitled(data)
+            except _DecodeError:
+                raise exc from None
+    if type(tag) is str:
+        return _d_MultiSelectItemsOther(data)
+    return _d_MultiSelectItemsTitled(data)
+
+
 class _AuthMethodBase(_rt.Model):
     """What every class of `AuthMethod` shares (`AuthMethod` itself is their `Union`)."""
 
@@ -872,6 +899,46 @@ def _d_AvailableCommandInput(data: _Any) -> AvailableCommandInput:
     raise _rt.bad_tag("type", tag, ["text"])
 
 
+def _d_SessionUpdateStateUpdateIdle(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdle:
+    # `tagged`: called by the dispatch of the union above, which has checked its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+    tag = data.get("stopReason")
+    decoder = _T_SessionUpdateStateUpdateIdle.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_SessionUpdateStateUpdateIdleOther(data, True)
+    # The tag is optional and lenient: absent, null or malformed, it is not reported.
+    return _d_SessionUpdateStateUpdateIdleNone(data, True)
+
+
+def _d_SessionUpdateStateUpdate(data: _Any, tagged: bool = False) -> SessionUpdateStateUpdate:
+    # `tagged`: called by the dispatch of the union above, which has checked its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+    tag = data.get("state")
+    decoder = _T_SessionUpdateStateUpdate.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_SessionUpdateStateUpdateOther(data, True)
+    raise _rt.bad_tag("state", tag, ["running", "idle", "requires_action"])
+
+
 class _SessionUpdateBase(_rt.Model):
     """What every class of `SessionUpdate` shares (`SessionUpdate` itself is their `Union`)."""
 
@@ -932,6 +999,44 @@ def _d_BackgroundWork(data: _Any) -> BackgroundWork:
     if type(tag) is str:
         return _d_BackgroundWorkOther(data)
     raise _rt.bad_tag("type", tag, ["terminal", "tool_call"])
+
+
+class _IdleStateUpdateBase(_rt.Model):
+    """What every class of `IdleStateUpdate` shares (`IdleStateUpdate` itself is their `Union`)."""
+
+    __slots__ = ()
+    TAG_FIELD: _ClassVar[str] = "stopReason"
+
+
+def _d_IdleStateUpdate(data: _Any) -> IdleStateUpdate:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    tag = data.get("stopReason")
+    decoder = _T_IdleStateUpdate.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_IdleStateUpdateOther(data)
+    # The tag is optional and lenient: absent, null or malformed, it is not reported.
+    return _d_IdleStateUpdateNone(data)
+
+
+def _d_StateUpdateIdle(data: _Any, tagged: bool = False) -> StateUpdateIdle:
+    # `tagged`: called by the dispatch of the union above, which has checked its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+    tag = data.get("stopReason")
+    decoder = _T_StateUpdateIdle.get(tag) if type(tag) is str else None
+    if decoder is not None:
+        return decoder(data, True)  # type: ignore[no-any-return]
+    if type(tag) is str:
+        return _d_StateUpdateIdleOther(data, True)
+    # The tag is optional and lenient: absent, null or malformed, it is not reported.
+    return _d_StateUpdateIdleNone(data, True)
 
 
 class _StateUpdateBase(_rt.Model):
@@ -7901,7 +8006,7 @@ class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
             "type": "array",
-            "items": _rt.enc(self.items),
+            "items": self.items.to_json(),
         }
         if self.title is not _UNSET:
             out["title"] = self.title
@@ -8929,6 +9034,254 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class MultiSelectItemsString(_MultiSelectItemsBase):
+    """Multi-select string items with plain string values.
+
+    Wire tag: `type: string`. Payload: `StringMultiSelectItems`.
+    """
+
+    TAG: _ClassVar[_Literal["string"]] = "string"
+    enum: list[str]
+    """Allowed enum values. Must contain at least one value."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        enum: list[str],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.enum = enum
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> MultiSelectItemsString:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_MultiSelectItemsString, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": "string",
+            "enum": self.enum,
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
+
+
+def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectItemsString:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("type", _UNSET)
+        if tag != "string":
+            raise _rt.wrong_tag("type", "string", tag)
+    self = _new(MultiSelectItemsString)
+    n = 2
+    key: str | None = None
+    try:
+        key = "enum"
+        v = data.get("enum", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _rt.d_str)
+        if len(v) < 1:
+            raise _rt.too_short(1)
+        self.enum = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_MultiSelectItemsString) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class MultiSelectItemsOther(_MultiSelectItemsBase):
+    """Custom or future typed multi-select items.
+
+    The open variant: any `type` outside the known and reserved tags, with its whole payload
+    kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["string"])
+    type: str
+    """Custom or future multi-select item type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        type: str,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> MultiSelectItemsOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_MultiSelectItemsOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "type": self.type,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_MultiSelectItemsOther: frozenset[str] = frozenset(["type"])
+
+
+def _d_MultiSelectItemsOther(data: _Any) -> MultiSelectItemsOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(MultiSelectItemsOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "type"
+        v = data.get("type", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in MultiSelectItemsOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.type = v
+        key = None
+        self.extra = _rt.extras(data, _K_MultiSelectItemsOther) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class MultiSelectItemsTitled(_MultiSelectItemsBase):
+    """Titled multi-select items with human-readable labels.
+
+    As in MCP, titled items omit `type` and are identified by `anyOf`.
+
+    Payload: `TitledMultiSelectItems`.
+    """
+
+    any_of: list[EnumOption]
+    """Titled enum options. Must contain at least one option."""
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        any_of: list[EnumOption],
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> MultiSelectItemsTitled:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_MultiSelectItemsTitled, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "anyOf": [i.to_json() for i in self.any_of],
+        }
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_MultiSelectItemsTitled: frozenset[str] = frozenset(["anyOf", "_meta"])
+
+
+def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(MultiSelectItemsTitled)
+    n = 1
+    key: str | None = None
+    try:
+        key = "anyOf"
+        v = data.get("anyOf", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not list:
+            raise _rt.expected("a list", v)
+        v = _rt.list_of(v, _d_EnumOption)
+        if len(v) < 1:
+            raise _rt.too_short(1)
+        self.any_of = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_MultiSelectItemsTitled) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StringMultiSelectItems(_rt.Model):
     """String item schema for multi-select enum properties."""
 
@@ -9162,7 +9515,7 @@ class MultiSelectPropertySchema(_rt.Model):
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
         out: dict[str, _Any] = {
-            "items": _rt.enc(self.items),
+            "items": self.items.to_json(),
         }
         if self.title is not _UNSET:
             out["title"] = self.title
@@ -15318,168 +15671,6 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class SessionUpdateStateUpdate(_SessionUpdateBase):
-    """A snapshot of the session's aggregate foreground activity.
-
-    Wire tag: `sessionUpdate: state_update`. Payload: `StateUpdate`.
-    """
-
-    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
-    state: str
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    stop_reason: str | None | _UnsetType = _UNSET
-    """Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    error: Error | None | _UnsetType = _UNSET
-    """The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        state: str,
-        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        stop_reason: str | None | _UnsetType = _UNSET,
-        error: Error | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.state = state
-        self.background = background
-        self.meta = meta
-        self.stop_reason = stop_reason
-        self.error = error
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> SessionUpdateStateUpdate:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_SessionUpdateStateUpdate, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "sessionUpdate": "state_update",
-            "state": self.state,
-        }
-        if self.background is not _UNSET:
-            out["background"] = (
-                [i.to_json() for i in self.background] if self.background is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.stop_reason is not _UNSET:
-            out["stopReason"] = self.stop_reason
-        if self.error is not _UNSET:
-            out["error"] = self.error.to_json() if self.error is not None else None
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-_K_SessionUpdateStateUpdate: frozenset[str] = frozenset(
-    ["sessionUpdate", "state", "background", "_meta", "stopReason", "error"]
-)
-
-
-def _d_SessionUpdateStateUpdate(data: _Any, tagged: bool = False) -> SessionUpdateStateUpdate:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("sessionUpdate", _UNSET)
-        if tag != "state_update":
-            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
-    self = _new(SessionUpdateStateUpdate)
-    n = 2
-    key: str | None = None
-    try:
-        key = "state"
-        v = data.get("state", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
-        if type(v) is not str:
-            raise _rt.expected("a string", v)
-        self.state = v
-        key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_of(v, _d_BackgroundWork)
-            except _DecodeError:
-                v = _UNSET
-        self.background = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.stop_reason = v
-        key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Error(v)
-            except _DecodeError:
-                v = _UNSET
-        self.error = v
-        key = None
-        self.extra = (
-            _rt.extras(data, _K_SessionUpdateStateUpdate) if len(data) > n else _rt.NO_EXTRA
-        )
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateToolCallContentChunk(_SessionUpdateBase):
     """A chunk of tool-call content being streamed.
 
@@ -17258,6 +17449,1416 @@ def _d_SessionUpdateOther(data: _Any) -> SessionUpdateOther:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateRunning(_SessionUpdateBase):
+    """Foreground work is in progress.
+
+    Wire tags: `sessionUpdate: state_update`, `state: running`. Payload:
+    `RunningStateUpdate`.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update", "state": "running"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateRunning:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateRunning, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "running",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateRunning: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "background", "_meta"]
+)
+
+
+def _d_SessionUpdateStateUpdateRunning(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateRunning:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "running":
+            raise _rt.wrong_tag("state", "running", tag)
+    self = _new(SessionUpdateStateUpdateRunning)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateRunning) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateRequiresAction(_SessionUpdateBase):
+    """Foreground work is blocked on user action.
+
+    Wire tags: `sessionUpdate: state_update`, `state: requires_action`. Payload:
+    `RequiresActionStateUpdate`.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update", "state": "requires_action"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateRequiresAction:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateRequiresAction, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "requires_action",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateRequiresAction: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "background", "_meta"]
+)
+
+
+def _d_SessionUpdateStateUpdateRequiresAction(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateRequiresAction:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "requires_action":
+            raise _rt.wrong_tag("state", "requires_action", tag)
+    self = _new(SessionUpdateStateUpdateRequiresAction)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateRequiresAction)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateOther(_SessionUpdateBase):
+    """Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Unless the Client advertised support for this state, Agents MUST still
+    report the standard states.
+    Clients MUST NOT treat an unrecognized state as `idle` or present the
+    previous state as confirmed, and show a generic busy state until a known
+    state arrives.
+
+    The open variant of `sessionUpdate: state_update`: any `state` outside the known and
+    reserved tags, with its whole payload kept.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["idle", "requires_action", "running"])
+    other_state: str
+    """Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        other_state: str,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.other_state = other_state
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": self.other_state,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateOther: frozenset[str] = frozenset(["sessionUpdate", "state"])
+
+
+def _d_SessionUpdateStateUpdateOther(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateOther:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+    self = _new(SessionUpdateStateUpdateOther)
+    n = 2
+    key: str | None = None
+    try:
+        key = "state"
+        v = data.get("state", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in SessionUpdateStateUpdateOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.other_state = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateOther) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateIdleEndTurn(_SessionUpdateBase):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call.
+
+    Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: end_turn`.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+    }
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateIdleEndTurn:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateIdleEndTurn, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "end_turn",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateIdleEndTurn: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_SessionUpdateStateUpdateIdleEndTurn(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdleEndTurn:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "end_turn":
+            raise _rt.wrong_tag("stopReason", "end_turn", tag)
+    self = _new(SessionUpdateStateUpdateIdleEndTurn)
+    n = 3
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateIdleEndTurn)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateIdleMaxTokens(_SessionUpdateBase):
+    """The active work ended because the agent reached the maximum number of tokens.
+
+    Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: max_tokens`.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "max_tokens",
+    }
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateIdleMaxTokens:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateIdleMaxTokens, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "max_tokens",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateIdleMaxTokens: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_SessionUpdateStateUpdateIdleMaxTokens(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdleMaxTokens:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "max_tokens":
+            raise _rt.wrong_tag("stopReason", "max_tokens", tag)
+    self = _new(SessionUpdateStateUpdateIdleMaxTokens)
+    n = 3
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateIdleMaxTokens)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateIdleMaxTurnRequests(_SessionUpdateBase):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+
+    Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason:
+    max_turn_requests`.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "max_turn_requests",
+    }
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateIdleMaxTurnRequests:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateIdleMaxTurnRequests, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "max_turn_requests",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateIdleMaxTurnRequests: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_SessionUpdateStateUpdateIdleMaxTurnRequests(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdleMaxTurnRequests:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "max_turn_requests":
+            raise _rt.wrong_tag("stopReason", "max_turn_requests", tag)
+    self = _new(SessionUpdateStateUpdateIdleMaxTurnRequests)
+    n = 3
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateIdleMaxTurnRequests)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateIdleRefusal(_SessionUpdateBase):
+    """The active work ended because the agent refused to continue.
+
+    Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: refusal`.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "refusal",
+    }
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateIdleRefusal:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateIdleRefusal, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "refusal",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateIdleRefusal: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_SessionUpdateStateUpdateIdleRefusal(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdleRefusal:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "refusal":
+            raise _rt.wrong_tag("stopReason", "refusal", tag)
+    self = _new(SessionUpdateStateUpdateIdleRefusal)
+    n = 3
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateIdleRefusal)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateIdleCancelled(_SessionUpdateBase):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+
+    Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: cancelled`.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "cancelled",
+    }
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateIdleCancelled:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateIdleCancelled, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "cancelled",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateIdleCancelled: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_SessionUpdateStateUpdateIdleCancelled(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdleCancelled:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "cancelled":
+            raise _rt.wrong_tag("stopReason", "cancelled", tag)
+    self = _new(SessionUpdateStateUpdateIdleCancelled)
+    n = 3
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateIdleCancelled)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateIdleError(_SessionUpdateBase):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+
+    Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: error`. Payload:
+    `ErrorStopReason`.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "error",
+    }
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    error: Error | None | _UnsetType = _UNSET
+    """The failure, as a JSON-RPC error object.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
+    Agents SHOULD include it.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        error: Error | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.error = error
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateIdleError:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateIdleError, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "error",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.error is not _UNSET:
+            out["error"] = self.error.to_json() if self.error is not None else None
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateIdleError: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "stopReason", "background", "_meta", "error"]
+)
+
+
+def _d_SessionUpdateStateUpdateIdleError(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdleError:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "error":
+            raise _rt.wrong_tag("stopReason", "error", tag)
+    self = _new(SessionUpdateStateUpdateIdleError)
+    n = 3
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "error"
+        v = data.get("error", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Error(v)
+            except _DecodeError:
+                v = _UNSET
+        self.error = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateIdleError)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateIdleOther(_SessionUpdateBase):
+    """Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    The open variant of `sessionUpdate: state_update`, `state: idle`: any `stopReason`
+    outside the known and reserved tags, with its whole payload kept.
+    """
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update", "state": "idle"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
+        ["cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"]
+    )
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    other_stop_reason: str
+    """Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        other_stop_reason: str,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.other_stop_reason = other_stop_reason
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateIdleOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateIdleOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": self.other_stop_reason,
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateIdleOther: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "background", "_meta", "stopReason"]
+)
+
+
+def _d_SessionUpdateStateUpdateIdleOther(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdleOther:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+    self = _new(SessionUpdateStateUpdateIdleOther)
+    n = 3
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "stopReason"
+        v = data.get("stopReason", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in SessionUpdateStateUpdateIdleOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.other_stop_reason = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateIdleOther)
+            if len(data) > n
+            else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class SessionUpdateStateUpdateIdleNone(_SessionUpdateBase):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    TAG: _ClassVar[_Literal["state_update"]] = "state_update"
+    TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update", "state": "idle"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: None | _UnsetType = _UNSET
+    """Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
+
+    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        stop_reason: None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.stop_reason = stop_reason
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> SessionUpdateStateUpdateIdleNone:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_SessionUpdateStateUpdateIdleNone, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.stop_reason is not _UNSET:
+            out["stopReason"] = self.stop_reason
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_SessionUpdateStateUpdateIdleNone: frozenset[str] = frozenset(
+    ["sessionUpdate", "state", "background", "_meta", "stopReason"]
+)
+
+
+def _d_SessionUpdateStateUpdateIdleNone(
+    data: _Any, tagged: bool = False
+) -> SessionUpdateStateUpdateIdleNone:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("sessionUpdate", _UNSET)
+        if tag != "state_update":
+            raise _rt.wrong_tag("sessionUpdate", "state_update", tag)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+    self = _new(SessionUpdateStateUpdateIdleNone)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "stopReason"
+        v = data.get("stopReason", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    raise _rt.expected("null", v)
+            except _DecodeError:
+                v = _UNSET
+        self.stop_reason = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_SessionUpdateStateUpdateIdleNone) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentChunk(_rt.Model):
     """A streamed item of message content."""
 
@@ -18271,16 +19872,806 @@ def _d_ErrorStopReason(data: _Any) -> ErrorStopReason:
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class IdleStateUpdate(_rt.Model):
-    """No foreground work is active. Background activity may continue.
+class IdleStateUpdateEndTurn(_IdleStateUpdateBase):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call.
 
-    Agents SHOULD include a `stopReason` when the idle transition ends foreground
-    work. An idle update that does not end foreground work need not include one.
-    Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-    reporting one.
-    Repeated or resume snapshots may carry the last stop reason for context.
-    They MUST NOT be counted as new completions, cancellations, or additional usage.
+    Wire tag: `stopReason: end_turn`.
     """
+
+    TAG: _ClassVar[_Literal["end_turn"]] = "end_turn"
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IdleStateUpdateEndTurn:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IdleStateUpdateEndTurn, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "stopReason": "end_turn",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IdleStateUpdateEndTurn: frozenset[str] = frozenset(["stopReason", "background", "_meta"])
+
+
+def _d_IdleStateUpdateEndTurn(data: _Any, tagged: bool = False) -> IdleStateUpdateEndTurn:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "end_turn":
+            raise _rt.wrong_tag("stopReason", "end_turn", tag)
+    self = _new(IdleStateUpdateEndTurn)
+    n = 1
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_IdleStateUpdateEndTurn) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IdleStateUpdateMaxTokens(_IdleStateUpdateBase):
+    """The active work ended because the agent reached the maximum number of tokens.
+
+    Wire tag: `stopReason: max_tokens`.
+    """
+
+    TAG: _ClassVar[_Literal["max_tokens"]] = "max_tokens"
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IdleStateUpdateMaxTokens:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IdleStateUpdateMaxTokens, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "stopReason": "max_tokens",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IdleStateUpdateMaxTokens: frozenset[str] = frozenset(["stopReason", "background", "_meta"])
+
+
+def _d_IdleStateUpdateMaxTokens(data: _Any, tagged: bool = False) -> IdleStateUpdateMaxTokens:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "max_tokens":
+            raise _rt.wrong_tag("stopReason", "max_tokens", tag)
+    self = _new(IdleStateUpdateMaxTokens)
+    n = 1
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_IdleStateUpdateMaxTokens) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IdleStateUpdateMaxTurnRequests(_IdleStateUpdateBase):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+
+    Wire tag: `stopReason: max_turn_requests`.
+    """
+
+    TAG: _ClassVar[_Literal["max_turn_requests"]] = "max_turn_requests"
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IdleStateUpdateMaxTurnRequests:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IdleStateUpdateMaxTurnRequests, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "stopReason": "max_turn_requests",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IdleStateUpdateMaxTurnRequests: frozenset[str] = frozenset(["stopReason", "background", "_meta"])
+
+
+def _d_IdleStateUpdateMaxTurnRequests(
+    data: _Any, tagged: bool = False
+) -> IdleStateUpdateMaxTurnRequests:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "max_turn_requests":
+            raise _rt.wrong_tag("stopReason", "max_turn_requests", tag)
+    self = _new(IdleStateUpdateMaxTurnRequests)
+    n = 1
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_IdleStateUpdateMaxTurnRequests) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IdleStateUpdateRefusal(_IdleStateUpdateBase):
+    """The active work ended because the agent refused to continue.
+
+    Wire tag: `stopReason: refusal`.
+    """
+
+    TAG: _ClassVar[_Literal["refusal"]] = "refusal"
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IdleStateUpdateRefusal:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IdleStateUpdateRefusal, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "stopReason": "refusal",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IdleStateUpdateRefusal: frozenset[str] = frozenset(["stopReason", "background", "_meta"])
+
+
+def _d_IdleStateUpdateRefusal(data: _Any, tagged: bool = False) -> IdleStateUpdateRefusal:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "refusal":
+            raise _rt.wrong_tag("stopReason", "refusal", tag)
+    self = _new(IdleStateUpdateRefusal)
+    n = 1
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_IdleStateUpdateRefusal) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IdleStateUpdateCancelled(_IdleStateUpdateBase):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+
+    Wire tag: `stopReason: cancelled`.
+    """
+
+    TAG: _ClassVar[_Literal["cancelled"]] = "cancelled"
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IdleStateUpdateCancelled:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IdleStateUpdateCancelled, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "stopReason": "cancelled",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IdleStateUpdateCancelled: frozenset[str] = frozenset(["stopReason", "background", "_meta"])
+
+
+def _d_IdleStateUpdateCancelled(data: _Any, tagged: bool = False) -> IdleStateUpdateCancelled:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "cancelled":
+            raise _rt.wrong_tag("stopReason", "cancelled", tag)
+    self = _new(IdleStateUpdateCancelled)
+    n = 1
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_IdleStateUpdateCancelled) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IdleStateUpdateError(_IdleStateUpdateBase):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+
+    Wire tag: `stopReason: error`. Payload: `ErrorStopReason`.
+    """
+
+    TAG: _ClassVar[_Literal["error"]] = "error"
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    error: Error | None | _UnsetType = _UNSET
+    """The failure, as a JSON-RPC error object.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
+    Agents SHOULD include it.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        error: Error | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.error = error
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IdleStateUpdateError:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IdleStateUpdateError, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "stopReason": "error",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.error is not _UNSET:
+            out["error"] = self.error.to_json() if self.error is not None else None
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IdleStateUpdateError: frozenset[str] = frozenset(["stopReason", "background", "_meta", "error"])
+
+
+def _d_IdleStateUpdateError(data: _Any, tagged: bool = False) -> IdleStateUpdateError:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "error":
+            raise _rt.wrong_tag("stopReason", "error", tag)
+    self = _new(IdleStateUpdateError)
+    n = 1
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "error"
+        v = data.get("error", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Error(v)
+            except _DecodeError:
+                v = _UNSET
+        self.error = v
+        key = None
+        self.extra = _rt.extras(data, _K_IdleStateUpdateError) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IdleStateUpdateOther(_IdleStateUpdateBase):
+    """Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    The open variant: any `stopReason` outside the known and reserved tags, with its whole
+    payload kept.
+    """
+
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
+        ["cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"]
+    )
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: str
+    """Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        stop_reason: str,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.stop_reason = stop_reason
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> IdleStateUpdateOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_IdleStateUpdateOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "stopReason": self.stop_reason,
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_IdleStateUpdateOther: frozenset[str] = frozenset(["background", "_meta", "stopReason"])
+
+
+def _d_IdleStateUpdateOther(data: _Any) -> IdleStateUpdateOther:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(IdleStateUpdateOther)
+    n = 1
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "stopReason"
+        v = data.get("stopReason", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in IdleStateUpdateOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.stop_reason = v
+        key = None
+        self.extra = _rt.extras(data, _K_IdleStateUpdateOther) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class IdleStateUpdateNone(_IdleStateUpdateBase):
+    """No stop reason: `stopReason` is omitted or `null`."""
 
     background: list[BackgroundWork] | None | _UnsetType = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
@@ -18299,18 +20690,12 @@ class IdleStateUpdate(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: str | None | _UnsetType = _UNSET
+    stop_reason: None | _UnsetType = _UNSET
     """Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
 
     See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    error: Error | None | _UnsetType = _UNSET
-    """The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -18320,20 +20705,18 @@ class IdleStateUpdate(_rt.Model):
         *,
         background: list[BackgroundWork] | None | _UnsetType = _UNSET,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        stop_reason: str | None | _UnsetType = _UNSET,
-        error: Error | None | _UnsetType = _UNSET,
+        stop_reason: None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.background = background
         self.meta = meta
         self.stop_reason = stop_reason
-        self.error = error
         self.extra = {} if extra is None else extra
 
     @classmethod
-    def from_json(cls, data: _Any) -> IdleStateUpdate:
+    def from_json(cls, data: _Any) -> IdleStateUpdateNone:
         """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_IdleStateUpdate, data)  # type: ignore[no-any-return]
+        return _rt.guard(_d_IdleStateUpdateNone, data)  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, _Any]:
         """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
@@ -18346,20 +20729,18 @@ class IdleStateUpdate(_rt.Model):
             out["_meta"] = self.meta
         if self.stop_reason is not _UNSET:
             out["stopReason"] = self.stop_reason
-        if self.error is not _UNSET:
-            out["error"] = self.error.to_json() if self.error is not None else None
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_K_IdleStateUpdate: frozenset[str] = frozenset(["background", "_meta", "stopReason", "error"])
+_K_IdleStateUpdateNone: frozenset[str] = frozenset(["background", "_meta", "stopReason"])
 
 
-def _d_IdleStateUpdate(data: _Any) -> IdleStateUpdate:
+def _d_IdleStateUpdateNone(data: _Any) -> IdleStateUpdateNone:
     if type(data) is not dict:
         raise _rt.not_object(data)
-    self = _new(IdleStateUpdate)
+    self = _new(IdleStateUpdateNone)
     n = 0
     key: str | None = None
     try:
@@ -18392,23 +20773,12 @@ def _d_IdleStateUpdate(data: _Any) -> IdleStateUpdate:
             n += 1
             try:
                 if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
+                    raise _rt.expected("null", v)
             except _DecodeError:
                 v = _UNSET
         self.stop_reason = v
-        key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Error(v)
-            except _DecodeError:
-                v = _UNSET
-        self.error = v
         key = None
-        self.extra = _rt.extras(data, _K_IdleStateUpdate) if len(data) > n else _rt.NO_EXTRA
+        self.extra = _rt.extras(data, _K_IdleStateUpdateNone) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -18624,155 +20994,6 @@ def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunnin
 
 
 @_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
-class StateUpdateIdle(_StateUpdateBase):
-    """No foreground work is active. Background activity may continue.
-
-    Wire tag: `state: idle`. Payload: `IdleStateUpdate`.
-    """
-
-    TAG: _ClassVar[_Literal["idle"]] = "idle"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    stop_reason: str | None | _UnsetType = _UNSET
-    """Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    error: Error | None | _UnsetType = _UNSET
-    """The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
-    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
-
-    def __init__(
-        self,
-        *,
-        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
-        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        stop_reason: str | None | _UnsetType = _UNSET,
-        error: Error | None | _UnsetType = _UNSET,
-        extra: dict[str, _Any] | None = None,
-    ) -> None:
-        self.background = background
-        self.meta = meta
-        self.stop_reason = stop_reason
-        self.error = error
-        self.extra = {} if extra is None else extra
-
-    @classmethod
-    def from_json(cls, data: _Any) -> StateUpdateIdle:
-        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
-        return _rt.guard(_d_StateUpdateIdle, data)  # type: ignore[no-any-return]
-
-    def to_json(self) -> dict[str, _Any]:
-        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
-        out: dict[str, _Any] = {
-            "state": "idle",
-        }
-        if self.background is not _UNSET:
-            out["background"] = (
-                [i.to_json() for i in self.background] if self.background is not None else None
-            )
-        if self.meta is not _UNSET:
-            out["_meta"] = self.meta
-        if self.stop_reason is not _UNSET:
-            out["stopReason"] = self.stop_reason
-        if self.error is not _UNSET:
-            out["error"] = self.error.to_json() if self.error is not None else None
-        if self.extra:
-            out.update(self.extra)
-        return out
-
-
-_K_StateUpdateIdle: frozenset[str] = frozenset(
-    ["state", "background", "_meta", "stopReason", "error"]
-)
-
-
-def _d_StateUpdateIdle(data: _Any, tagged: bool = False) -> StateUpdateIdle:
-    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
-    if not tagged:
-        if type(data) is not dict:
-            raise _rt.not_object(data)
-        tag = data.get("state", _UNSET)
-        if tag != "idle":
-            raise _rt.wrong_tag("state", "idle", tag)
-    self = _new(StateUpdateIdle)
-    n = 1
-    key: str | None = None
-    try:
-        key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not list:
-                        raise _rt.expected("a list", v)
-                    v = _rt.list_of(v, _d_BackgroundWork)
-            except _DecodeError:
-                v = _UNSET
-        self.background = v
-        key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not dict:
-                        raise _rt.expected("an object", v)
-            except _DecodeError:
-                v = _UNSET
-        self.meta = v
-        key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.stop_reason = v
-        key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    v = _d_Error(v)
-            except _DecodeError:
-                v = _UNSET
-        self.error = v
-        key = None
-        self.extra = _rt.extras(data, _K_StateUpdateIdle) if len(data) > n else _rt.NO_EXTRA
-    except _DecodeError as exc:
-        raise exc.at(key) from None
-    return self
-
-
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateRequiresAction(_StateUpdateBase):
     """Foreground work is blocked on user action.
 
@@ -18953,6 +21174,986 @@ def _d_StateUpdateOther(data: _Any) -> StateUpdateOther:
         self.state = v
         key = None
         self.extra = _rt.extras(data, _K_StateUpdateOther) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdleEndTurn(_StateUpdateBase):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call.
+
+    Wire tags: `state: idle`, `stopReason: end_turn`.
+    """
+
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
+    TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "end_turn"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdleEndTurn:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdleEndTurn, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+            "stopReason": "end_turn",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdleEndTurn: frozenset[str] = frozenset(
+    ["state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_StateUpdateIdleEndTurn(data: _Any, tagged: bool = False) -> StateUpdateIdleEndTurn:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "end_turn":
+            raise _rt.wrong_tag("stopReason", "end_turn", tag)
+    self = _new(StateUpdateIdleEndTurn)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_StateUpdateIdleEndTurn) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdleMaxTokens(_StateUpdateBase):
+    """The active work ended because the agent reached the maximum number of tokens.
+
+    Wire tags: `state: idle`, `stopReason: max_tokens`.
+    """
+
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
+    TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "max_tokens"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdleMaxTokens:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdleMaxTokens, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+            "stopReason": "max_tokens",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdleMaxTokens: frozenset[str] = frozenset(
+    ["state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_StateUpdateIdleMaxTokens(data: _Any, tagged: bool = False) -> StateUpdateIdleMaxTokens:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "max_tokens":
+            raise _rt.wrong_tag("stopReason", "max_tokens", tag)
+    self = _new(StateUpdateIdleMaxTokens)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_StateUpdateIdleMaxTokens) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdleMaxTurnRequests(_StateUpdateBase):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+
+    Wire tags: `state: idle`, `stopReason: max_turn_requests`.
+    """
+
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
+    TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "max_turn_requests"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdleMaxTurnRequests:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdleMaxTurnRequests, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+            "stopReason": "max_turn_requests",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdleMaxTurnRequests: frozenset[str] = frozenset(
+    ["state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_StateUpdateIdleMaxTurnRequests(
+    data: _Any, tagged: bool = False
+) -> StateUpdateIdleMaxTurnRequests:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "max_turn_requests":
+            raise _rt.wrong_tag("stopReason", "max_turn_requests", tag)
+    self = _new(StateUpdateIdleMaxTurnRequests)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_StateUpdateIdleMaxTurnRequests) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdleRefusal(_StateUpdateBase):
+    """The active work ended because the agent refused to continue.
+
+    Wire tags: `state: idle`, `stopReason: refusal`.
+    """
+
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
+    TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "refusal"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdleRefusal:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdleRefusal, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+            "stopReason": "refusal",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdleRefusal: frozenset[str] = frozenset(
+    ["state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_StateUpdateIdleRefusal(data: _Any, tagged: bool = False) -> StateUpdateIdleRefusal:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "refusal":
+            raise _rt.wrong_tag("stopReason", "refusal", tag)
+    self = _new(StateUpdateIdleRefusal)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = _rt.extras(data, _K_StateUpdateIdleRefusal) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdleCancelled(_StateUpdateBase):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+
+    Wire tags: `state: idle`, `stopReason: cancelled`.
+    """
+
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
+    TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "cancelled"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdleCancelled:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdleCancelled, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+            "stopReason": "cancelled",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdleCancelled: frozenset[str] = frozenset(
+    ["state", "stopReason", "background", "_meta"]
+)
+
+
+def _d_StateUpdateIdleCancelled(data: _Any, tagged: bool = False) -> StateUpdateIdleCancelled:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "cancelled":
+            raise _rt.wrong_tag("stopReason", "cancelled", tag)
+    self = _new(StateUpdateIdleCancelled)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = None
+        self.extra = (
+            _rt.extras(data, _K_StateUpdateIdleCancelled) if len(data) > n else _rt.NO_EXTRA
+        )
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdleError(_StateUpdateBase):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+
+    Wire tags: `state: idle`, `stopReason: error`. Payload: `ErrorStopReason`.
+    """
+
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
+    TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "error"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    error: Error | None | _UnsetType = _UNSET
+    """The failure, as a JSON-RPC error object.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
+    Agents SHOULD include it.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        error: Error | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.error = error
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdleError:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdleError, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+            "stopReason": "error",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.error is not _UNSET:
+            out["error"] = self.error.to_json() if self.error is not None else None
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdleError: frozenset[str] = frozenset(
+    ["state", "stopReason", "background", "_meta", "error"]
+)
+
+
+def _d_StateUpdateIdleError(data: _Any, tagged: bool = False) -> StateUpdateIdleError:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tags.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+        tag = data.get("stopReason", _UNSET)
+        if tag != "error":
+            raise _rt.wrong_tag("stopReason", "error", tag)
+    self = _new(StateUpdateIdleError)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "error"
+        v = data.get("error", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    v = _d_Error(v)
+            except _DecodeError:
+                v = _UNSET
+        self.error = v
+        key = None
+        self.extra = _rt.extras(data, _K_StateUpdateIdleError) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdleOther(_StateUpdateBase):
+    """Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    The open variant of `state: idle`: any `stopReason` outside the known and reserved tags,
+    with its whole payload kept.
+    """
+
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
+    TAGS: _ClassVar[dict[str, str]] = {"state": "idle"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
+        ["cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"]
+    )
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    other_stop_reason: str
+    """Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        other_stop_reason: str,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.other_stop_reason = other_stop_reason
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdleOther:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdleOther, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+            "stopReason": self.other_stop_reason,
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdleOther: frozenset[str] = frozenset(["state", "background", "_meta", "stopReason"])
+
+
+def _d_StateUpdateIdleOther(data: _Any, tagged: bool = False) -> StateUpdateIdleOther:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+    self = _new(StateUpdateIdleOther)
+    n = 2
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "stopReason"
+        v = data.get("stopReason", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if type(v) is not str:
+            raise _rt.expected("a string", v)
+        if v in StateUpdateIdleOther.RESERVED_TAGS:
+            raise _rt.reserved_tag(v)
+        self.other_stop_reason = v
+        key = None
+        self.extra = _rt.extras(data, _K_StateUpdateIdleOther) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
+class StateUpdateIdleNone(_StateUpdateBase):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    TAG: _ClassVar[_Literal["idle"]] = "idle"
+    TAGS: _ClassVar[dict[str, str]] = {"state": "idle"}
+    """Every fixed tag of this class, wire name to value, outermost first."""
+    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: None | _UnsetType = _UNSET
+    """Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
+
+    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
+    """
+    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | None | _UnsetType = _UNSET,
+        meta: dict[str, _Any] | None | _UnsetType = _UNSET,
+        stop_reason: None | _UnsetType = _UNSET,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+        self.stop_reason = stop_reason
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> StateUpdateIdleNone:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_StateUpdateIdleNone, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "state": "idle",
+        }
+        if self.background is not _UNSET:
+            out["background"] = (
+                [i.to_json() for i in self.background] if self.background is not None else None
+            )
+        if self.meta is not _UNSET:
+            out["_meta"] = self.meta
+        if self.stop_reason is not _UNSET:
+            out["stopReason"] = self.stop_reason
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_StateUpdateIdleNone: frozenset[str] = frozenset(["state", "background", "_meta", "stopReason"])
+
+
+def _d_StateUpdateIdleNone(data: _Any, tagged: bool = False) -> StateUpdateIdleNone:
+    # `tagged`: called by the union's dispatch, which has checked the object and its tag.
+    if not tagged:
+        if type(data) is not dict:
+            raise _rt.not_object(data)
+        tag = data.get("state", _UNSET)
+        if tag != "idle":
+            raise _rt.wrong_tag("state", "idle", tag)
+    self = _new(StateUpdateIdleNone)
+    n = 1
+    key: str | None = None
+    try:
+        key = "background"
+        v = data.get("background", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not list:
+                        raise _rt.expected("a list", v)
+                    v = _rt.list_of(v, _d_BackgroundWork)
+            except _DecodeError:
+                v = _UNSET
+        self.background = v
+        key = "_meta"
+        v = data.get("_meta", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    if type(v) is not dict:
+                        raise _rt.expected("an object", v)
+            except _DecodeError:
+                v = _UNSET
+        self.meta = v
+        key = "stopReason"
+        v = data.get("stopReason", _UNSET)
+        if v is not _UNSET:
+            n += 1
+            try:
+                if v is not None:
+                    raise _rt.expected("null", v)
+            except _DecodeError:
+                v = _UNSET
+        self.stop_reason = v
+        key = None
+        self.extra = _rt.extras(data, _K_StateUpdateIdleNone) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -25609,6 +28810,30 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     """,
     )
 
+MultiSelectItems: _TypeAlias = (
+    MultiSelectItemsString | MultiSelectItemsOther | MultiSelectItemsTitled
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    MultiSelectItems = _rt.documented(
+        MultiSelectItems,
+        "MultiSelectItems",
+        """Items for a multi-select (array) property schema.
+
+    Tagged union on `type` (string): one table lookup picks the variant. Any other tag
+    decodes to `MultiSelectItemsOther`, which keeps the whole payload; a known or reserved
+    tag with a broken payload is a DecodeError. Without the tag, with a non-string one, or
+    when the tag's variant rejects the payload, it decodes as `MultiSelectItemsTitled`
+    (which ignores the tag). Each tag's class is `MultiSelectItems` followed by the tag in
+    PascalCase, unless a names file pins another name.
+
+    Tag `type` to class:
+
+    - `string`: `MultiSelectItemsString`
+    - any other tag: `MultiSelectItemsOther` (open)
+    - no tag: `MultiSelectItemsTitled` (fallback)
+    """,
+    )
+
 AuthMethod: _TypeAlias = AuthMethodTerminal | AuthMethodAgent | AuthMethodOther
 if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
     AuthMethod = _rt.documented(
@@ -25694,6 +28919,71 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     """,
     )
 
+SessionUpdateStateUpdateIdle: _TypeAlias = (
+    SessionUpdateStateUpdateIdleEndTurn
+    | SessionUpdateStateUpdateIdleMaxTokens
+    | SessionUpdateStateUpdateIdleMaxTurnRequests
+    | SessionUpdateStateUpdateIdleRefusal
+    | SessionUpdateStateUpdateIdleCancelled
+    | SessionUpdateStateUpdateIdleError
+    | SessionUpdateStateUpdateIdleOther
+    | SessionUpdateStateUpdateIdleNone
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    SessionUpdateStateUpdateIdle = _rt.documented(
+        SessionUpdateStateUpdateIdle,
+        "SessionUpdateStateUpdateIdle",
+        """No foreground work is active. Background activity may continue.
+
+    The classes of `sessionUpdate: state_update`, `state: idle`: a tagged union on
+    `stopReason` (end_turn, max_tokens, max_turn_requests, refusal, cancelled, error). Any
+    other tag decodes to `SessionUpdateStateUpdateIdleOther`, which keeps the whole payload;
+    a known or reserved tag with a broken payload is a DecodeError. With the tag absent or
+    null (a malformed one is dropped first), it decodes as
+    `SessionUpdateStateUpdateIdleNone`. Each tag's class is `SessionUpdateStateUpdateIdle`
+    followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `stopReason` to class:
+
+    - `end_turn`: `SessionUpdateStateUpdateIdleEndTurn`
+    - `max_tokens`: `SessionUpdateStateUpdateIdleMaxTokens`
+    - `max_turn_requests`: `SessionUpdateStateUpdateIdleMaxTurnRequests`
+    - `refusal`: `SessionUpdateStateUpdateIdleRefusal`
+    - `cancelled`: `SessionUpdateStateUpdateIdleCancelled`
+    - `error`: `SessionUpdateStateUpdateIdleError`
+    - any other tag: `SessionUpdateStateUpdateIdleOther` (open)
+    - no tag: `SessionUpdateStateUpdateIdleNone` (fallback)
+    """,
+    )
+
+SessionUpdateStateUpdate: _TypeAlias = (
+    SessionUpdateStateUpdateRunning
+    | SessionUpdateStateUpdateIdle
+    | SessionUpdateStateUpdateRequiresAction
+    | SessionUpdateStateUpdateOther
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    SessionUpdateStateUpdate = _rt.documented(
+        SessionUpdateStateUpdate,
+        "SessionUpdateStateUpdate",
+        """A snapshot of the session's aggregate foreground activity.
+
+    The classes of `sessionUpdate: state_update`: a tagged union on `state` (running, idle,
+    requires_action). Any other tag decodes to `SessionUpdateStateUpdateOther`, which keeps
+    the whole payload; a known or reserved tag with a broken payload is a DecodeError. Each
+    tag's class is `SessionUpdateStateUpdate` followed by the tag in PascalCase, unless a
+    names file pins another name. A tag whose payload is itself a tagged union names that
+    union, whose classes add their own tag the same way.
+
+    Tag `state` to class:
+
+    - `running`: `SessionUpdateStateUpdateRunning`
+    - `idle`: `SessionUpdateStateUpdateIdle` (a union on `stopReason`)
+    - `requires_action`: `SessionUpdateStateUpdateRequiresAction`
+    - any other tag: `SessionUpdateStateUpdateOther` (open)
+    """,
+    )
+
 SessionUpdate: _TypeAlias = (
     SessionUpdateUserMessageChunk
     | SessionUpdateUserMessage
@@ -25734,7 +29024,8 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     picks the variant. Any other tag decodes to `SessionUpdateOther`, which keeps the whole
     payload; a known or reserved tag with a broken payload is a DecodeError. Each tag's
     class is `SessionUpdate` followed by the tag in PascalCase, unless a names file pins
-    another name.
+    another name. A tag whose payload is itself a tagged union names that union, whose
+    classes add their own tag the same way.
 
     Tag `sessionUpdate` to class:
 
@@ -25744,7 +29035,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     - `agent_message`: `SessionUpdateAgentMessage`
     - `agent_thought_chunk`: `SessionUpdateAgentThoughtChunk`
     - `agent_thought`: `SessionUpdateAgentThought`
-    - `state_update`: `SessionUpdateStateUpdate`
+    - `state_update`: `SessionUpdateStateUpdate` (a union on `state`)
     - `tool_call_content_chunk`: `SessionUpdateToolCallContentChunk`
     - `tool_call_update`: `SessionUpdateToolCallUpdate`
     - `terminal_update`: `SessionUpdateTerminalUpdate`
@@ -25786,6 +29077,85 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     - `terminal`: `BackgroundWorkTerminal`
     - `tool_call`: `BackgroundWorkToolCall`
     - any other tag: `BackgroundWorkOther` (open)
+    """,
+    )
+
+IdleStateUpdate: _TypeAlias = (
+    IdleStateUpdateEndTurn
+    | IdleStateUpdateMaxTokens
+    | IdleStateUpdateMaxTurnRequests
+    | IdleStateUpdateRefusal
+    | IdleStateUpdateCancelled
+    | IdleStateUpdateError
+    | IdleStateUpdateOther
+    | IdleStateUpdateNone
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    IdleStateUpdate = _rt.documented(
+        IdleStateUpdate,
+        "IdleStateUpdate",
+        """No foreground work is active. Background activity may continue.
+
+    Agents SHOULD include a `stopReason` when the idle transition ends foreground
+    work. An idle update that does not end foreground work need not include one.
+    Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+    reporting one.
+    Repeated or resume snapshots may carry the last stop reason for context.
+    They MUST NOT be counted as new completions, cancellations, or additional usage.
+
+    Tagged union on `stopReason` (end_turn, max_tokens, max_turn_requests, refusal,
+    cancelled, error): one table lookup picks the variant. Any other tag decodes to
+    `IdleStateUpdateOther`, which keeps the whole payload; a known or reserved tag with a
+    broken payload is a DecodeError. With the tag absent or null (a malformed one is dropped
+    first), it decodes as `IdleStateUpdateNone`. Each tag's class is `IdleStateUpdate`
+    followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `stopReason` to class:
+
+    - `end_turn`: `IdleStateUpdateEndTurn`
+    - `max_tokens`: `IdleStateUpdateMaxTokens`
+    - `max_turn_requests`: `IdleStateUpdateMaxTurnRequests`
+    - `refusal`: `IdleStateUpdateRefusal`
+    - `cancelled`: `IdleStateUpdateCancelled`
+    - `error`: `IdleStateUpdateError`
+    - any other tag: `IdleStateUpdateOther` (open)
+    - no tag: `IdleStateUpdateNone` (fallback)
+    """,
+    )
+
+StateUpdateIdle: _TypeAlias = (
+    StateUpdateIdleEndTurn
+    | StateUpdateIdleMaxTokens
+    | StateUpdateIdleMaxTurnRequests
+    | StateUpdateIdleRefusal
+    | StateUpdateIdleCancelled
+    | StateUpdateIdleError
+    | StateUpdateIdleOther
+    | StateUpdateIdleNone
+)
+if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose docstring help() shows
+    StateUpdateIdle = _rt.documented(
+        StateUpdateIdle,
+        "StateUpdateIdle",
+        """No foreground work is active. Background activity may continue.
+
+    The classes of `state: idle`: a tagged union on `stopReason` (end_turn, max_tokens,
+    max_turn_requests, refusal, cancelled, error). Any other tag decodes to
+    `StateUpdateIdleOther`, which keeps the whole payload; a known or reserved tag with a
+    broken payload is a DecodeError. With the tag absent or null (a malformed one is dropped
+    first), it decodes as `StateUpdateIdleNone`. Each tag's class is `StateUpdateIdle`
+    followed by the tag in PascalCase, unless a names file pins another name.
+
+    Tag `stopReason` to class:
+
+    - `end_turn`: `StateUpdateIdleEndTurn`
+    - `max_tokens`: `StateUpdateIdleMaxTokens`
+    - `max_turn_requests`: `StateUpdateIdleMaxTurnRequests`
+    - `refusal`: `StateUpdateIdleRefusal`
+    - `cancelled`: `StateUpdateIdleCancelled`
+    - `error`: `StateUpdateIdleError`
+    - any other tag: `StateUpdateIdleOther` (open)
+    - no tag: `StateUpdateIdleNone` (fallback)
     """,
     )
 
@@ -25841,11 +29211,13 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     variant. Any other tag decodes to `StateUpdateOther`, which keeps the whole payload; a
     known or reserved tag with a broken payload is a DecodeError. Each tag's class is
     `StateUpdate` followed by the tag in PascalCase, unless a names file pins another name.
+    A tag whose payload is itself a tagged union names that union, whose classes add their
+    own tag the same way.
 
     Tag `state` to class:
 
     - `running`: `StateUpdateRunning`
-    - `idle`: `StateUpdateIdle`
+    - `idle`: `StateUpdateIdle` (a union on `stopReason`)
     - `requires_action`: `StateUpdateRequiresAction`
     - any other tag: `StateUpdateOther` (open)
     """,
@@ -26119,31 +29491,6 @@ def _d_PermissionOptionId(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
-
-
-MultiSelectItems: _TypeAlias = _Annotated[
-    StringMultiSelectItems | dict[str, _Any] | TitledMultiSelectItems, _rt.Alias("MultiSelectItems")
-]
-"""Items for a multi-select (array) property schema.
-
-Untagged union: every alternative is an object. Among objects, the first alternative in
-schema order whose required keys are all present.
-"""
-
-
-def _d_MultiSelectItems(v: _Any) -> _Any:
-    if type(v) is dict:
-        if "enum" in v:
-            return _d_StringMultiSelectItems(v)
-        if "type" in v:
-            return v
-        if "anyOf" in v:
-            return _d_TitledMultiSelectItems(v)
-        raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {enum} or {type} or {anyOf}"
-        )
-    raise _rt.expected("an object", v)
 
 
 ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
@@ -26475,6 +29822,9 @@ _T_ElicitationPropertySchema: dict[str, _Any] = {
     "boolean": _d_ElicitationPropertySchemaBoolean,
     "array": _d_ElicitationPropertySchemaArray,
 }
+_T_MultiSelectItems: dict[str, _Any] = {
+    "string": _d_MultiSelectItemsString,
+}
 _T_AuthMethod: dict[str, _Any] = {
     "terminal": _d_AuthMethodTerminal,
     "agent": _d_AuthMethodAgent,
@@ -26488,6 +29838,19 @@ _T_AvailableCommand: dict[str, _Any] = {
 }
 _T_AvailableCommandInput: dict[str, _Any] = {
     "text": _d_AvailableCommandInputText,
+}
+_T_SessionUpdateStateUpdateIdle: dict[str, _Any] = {
+    "end_turn": _d_SessionUpdateStateUpdateIdleEndTurn,
+    "max_tokens": _d_SessionUpdateStateUpdateIdleMaxTokens,
+    "max_turn_requests": _d_SessionUpdateStateUpdateIdleMaxTurnRequests,
+    "refusal": _d_SessionUpdateStateUpdateIdleRefusal,
+    "cancelled": _d_SessionUpdateStateUpdateIdleCancelled,
+    "error": _d_SessionUpdateStateUpdateIdleError,
+}
+_T_SessionUpdateStateUpdate: dict[str, _Any] = {
+    "running": _d_SessionUpdateStateUpdateRunning,
+    "idle": _d_SessionUpdateStateUpdateIdle,
+    "requires_action": _d_SessionUpdateStateUpdateRequiresAction,
 }
 _T_SessionUpdate: dict[str, _Any] = {
     "user_message_chunk": _d_SessionUpdateUserMessageChunk,
@@ -26513,6 +29876,22 @@ _T_SessionUpdate: dict[str, _Any] = {
 _T_BackgroundWork: dict[str, _Any] = {
     "terminal": _d_BackgroundWorkTerminal,
     "tool_call": _d_BackgroundWorkToolCall,
+}
+_T_IdleStateUpdate: dict[str, _Any] = {
+    "end_turn": _d_IdleStateUpdateEndTurn,
+    "max_tokens": _d_IdleStateUpdateMaxTokens,
+    "max_turn_requests": _d_IdleStateUpdateMaxTurnRequests,
+    "refusal": _d_IdleStateUpdateRefusal,
+    "cancelled": _d_IdleStateUpdateCancelled,
+    "error": _d_IdleStateUpdateError,
+}
+_T_StateUpdateIdle: dict[str, _Any] = {
+    "end_turn": _d_StateUpdateIdleEndTurn,
+    "max_tokens": _d_StateUpdateIdleMaxTokens,
+    "max_turn_requests": _d_StateUpdateIdleMaxTurnRequests,
+    "refusal": _d_StateUpdateIdleRefusal,
+    "cancelled": _d_StateUpdateIdleCancelled,
+    "error": _d_StateUpdateIdleError,
 }
 _T_StateUpdate: dict[str, _Any] = {
     "running": _d_StateUpdateRunning,
@@ -26550,7 +29929,6 @@ _rt.register(EmbeddedResourceResource, _d_EmbeddedResourceResource)
 _rt.register(AbsolutePath, _d_AbsolutePath)
 _rt.register(TerminalId, _d_TerminalId)
 _rt.register(PermissionOptionId, _d_PermissionOptionId)
-_rt.register(MultiSelectItems, _d_MultiSelectItems)
 _rt.register(ElicitationId, _d_ElicitationId)
 _rt.register(ExtRequest, _d_ExtRequest)
 _rt.register(AgentResponse, _d_AgentResponse)
@@ -26592,12 +29970,17 @@ _rt.DECODERS.update(
         DiffChange: _d_DiffChange,
         CreateElicitationRequest: _d_CreateElicitationRequest,
         ElicitationPropertySchema: _d_ElicitationPropertySchema,
+        MultiSelectItems: _d_MultiSelectItems,
         AuthMethod: _d_AuthMethod,
         SessionConfigOption: _d_SessionConfigOption,
         AvailableCommand: _d_AvailableCommand,
         AvailableCommandInput: _d_AvailableCommandInput,
+        SessionUpdateStateUpdateIdle: _d_SessionUpdateStateUpdateIdle,
+        SessionUpdateStateUpdate: _d_SessionUpdateStateUpdate,
         SessionUpdate: _d_SessionUpdate,
         BackgroundWork: _d_BackgroundWork,
+        IdleStateUpdate: _d_IdleStateUpdate,
+        StateUpdateIdle: _d_StateUpdateIdle,
         StateUpdate: _d_StateUpdate,
         PlanUpdateContent: _d_PlanUpdateContent,
         McpServer: _d_McpServer,
@@ -26665,6 +30048,9 @@ _rt.DECODERS.update(
         NumberPropertySchema: _d_NumberPropertySchema,
         IntegerPropertySchema: _d_IntegerPropertySchema,
         BooleanPropertySchema: _d_BooleanPropertySchema,
+        MultiSelectItemsString: _d_MultiSelectItemsString,
+        MultiSelectItemsOther: _d_MultiSelectItemsOther,
+        MultiSelectItemsTitled: _d_MultiSelectItemsTitled,
         StringMultiSelectItems: _d_StringMultiSelectItems,
         TitledMultiSelectItems: _d_TitledMultiSelectItems,
         MultiSelectPropertySchema: _d_MultiSelectPropertySchema,
@@ -26726,7 +30112,6 @@ _rt.DECODERS.update(
         SessionUpdateAgentMessage: _d_SessionUpdateAgentMessage,
         SessionUpdateAgentThoughtChunk: _d_SessionUpdateAgentThoughtChunk,
         SessionUpdateAgentThought: _d_SessionUpdateAgentThought,
-        SessionUpdateStateUpdate: _d_SessionUpdateStateUpdate,
         SessionUpdateToolCallContentChunk: _d_SessionUpdateToolCallContentChunk,
         SessionUpdateToolCallUpdate: _d_SessionUpdateToolCallUpdate,
         SessionUpdateTerminalUpdate: _d_SessionUpdateTerminalUpdate,
@@ -26740,6 +30125,17 @@ _rt.DECODERS.update(
         SessionUpdateCompactionUpdate: _d_SessionUpdateCompactionUpdate,
         SessionUpdateCompactionSummaryChunk: _d_SessionUpdateCompactionSummaryChunk,
         SessionUpdateOther: _d_SessionUpdateOther,
+        SessionUpdateStateUpdateRunning: _d_SessionUpdateStateUpdateRunning,
+        SessionUpdateStateUpdateRequiresAction: _d_SessionUpdateStateUpdateRequiresAction,
+        SessionUpdateStateUpdateOther: _d_SessionUpdateStateUpdateOther,
+        SessionUpdateStateUpdateIdleEndTurn: _d_SessionUpdateStateUpdateIdleEndTurn,
+        SessionUpdateStateUpdateIdleMaxTokens: _d_SessionUpdateStateUpdateIdleMaxTokens,
+        SessionUpdateStateUpdateIdleMaxTurnRequests: _d_SessionUpdateStateUpdateIdleMaxTurnRequests,
+        SessionUpdateStateUpdateIdleRefusal: _d_SessionUpdateStateUpdateIdleRefusal,
+        SessionUpdateStateUpdateIdleCancelled: _d_SessionUpdateStateUpdateIdleCancelled,
+        SessionUpdateStateUpdateIdleError: _d_SessionUpdateStateUpdateIdleError,
+        SessionUpdateStateUpdateIdleOther: _d_SessionUpdateStateUpdateIdleOther,
+        SessionUpdateStateUpdateIdleNone: _d_SessionUpdateStateUpdateIdleNone,
         ContentChunk: _d_ContentChunk,
         UserMessage: _d_UserMessage,
         AgentMessage: _d_AgentMessage,
@@ -26751,12 +30147,26 @@ _rt.DECODERS.update(
         BackgroundToolCall: _d_BackgroundToolCall,
         RunningStateUpdate: _d_RunningStateUpdate,
         ErrorStopReason: _d_ErrorStopReason,
-        IdleStateUpdate: _d_IdleStateUpdate,
+        IdleStateUpdateEndTurn: _d_IdleStateUpdateEndTurn,
+        IdleStateUpdateMaxTokens: _d_IdleStateUpdateMaxTokens,
+        IdleStateUpdateMaxTurnRequests: _d_IdleStateUpdateMaxTurnRequests,
+        IdleStateUpdateRefusal: _d_IdleStateUpdateRefusal,
+        IdleStateUpdateCancelled: _d_IdleStateUpdateCancelled,
+        IdleStateUpdateError: _d_IdleStateUpdateError,
+        IdleStateUpdateOther: _d_IdleStateUpdateOther,
+        IdleStateUpdateNone: _d_IdleStateUpdateNone,
         RequiresActionStateUpdate: _d_RequiresActionStateUpdate,
         StateUpdateRunning: _d_StateUpdateRunning,
-        StateUpdateIdle: _d_StateUpdateIdle,
         StateUpdateRequiresAction: _d_StateUpdateRequiresAction,
         StateUpdateOther: _d_StateUpdateOther,
+        StateUpdateIdleEndTurn: _d_StateUpdateIdleEndTurn,
+        StateUpdateIdleMaxTokens: _d_StateUpdateIdleMaxTokens,
+        StateUpdateIdleMaxTurnRequests: _d_StateUpdateIdleMaxTurnRequests,
+        StateUpdateIdleRefusal: _d_StateUpdateIdleRefusal,
+        StateUpdateIdleCancelled: _d_StateUpdateIdleCancelled,
+        StateUpdateIdleError: _d_StateUpdateIdleError,
+        StateUpdateIdleOther: _d_StateUpdateIdleOther,
+        StateUpdateIdleNone: _d_StateUpdateIdleNone,
         ToolCallContentChunk: _d_ToolCallContentChunk,
         TerminalOutput: _d_TerminalOutput,
         TerminalExitStatus: _d_TerminalExitStatus,
@@ -26911,6 +30321,9 @@ __all__ = [
     "IntegerPropertySchema",
     "BooleanPropertySchema",
     "MultiSelectItems",
+    "MultiSelectItemsString",
+    "MultiSelectItemsOther",
+    "MultiSelectItemsTitled",
     "StringMultiSelectItems",
     "TitledMultiSelectItems",
     "MultiSelectPropertySchema",
@@ -26992,7 +30405,6 @@ __all__ = [
     "SessionUpdateAgentMessage",
     "SessionUpdateAgentThoughtChunk",
     "SessionUpdateAgentThought",
-    "SessionUpdateStateUpdate",
     "SessionUpdateToolCallContentChunk",
     "SessionUpdateToolCallUpdate",
     "SessionUpdateTerminalUpdate",
@@ -27006,6 +30418,19 @@ __all__ = [
     "SessionUpdateCompactionUpdate",
     "SessionUpdateCompactionSummaryChunk",
     "SessionUpdateOther",
+    "SessionUpdateStateUpdateRunning",
+    "SessionUpdateStateUpdateRequiresAction",
+    "SessionUpdateStateUpdateOther",
+    "SessionUpdateStateUpdateIdleEndTurn",
+    "SessionUpdateStateUpdateIdleMaxTokens",
+    "SessionUpdateStateUpdateIdleMaxTurnRequests",
+    "SessionUpdateStateUpdateIdleRefusal",
+    "SessionUpdateStateUpdateIdleCancelled",
+    "SessionUpdateStateUpdateIdleError",
+    "SessionUpdateStateUpdateIdleOther",
+    "SessionUpdateStateUpdateIdleNone",
+    "SessionUpdateStateUpdateIdle",
+    "SessionUpdateStateUpdate",
     "ContentChunk",
     "UserMessage",
     "AgentMessage",
@@ -27019,12 +30444,28 @@ __all__ = [
     "RunningStateUpdate",
     "ErrorStopReason",
     "IdleStateUpdate",
+    "IdleStateUpdateEndTurn",
+    "IdleStateUpdateMaxTokens",
+    "IdleStateUpdateMaxTurnRequests",
+    "IdleStateUpdateRefusal",
+    "IdleStateUpdateCancelled",
+    "IdleStateUpdateError",
+    "IdleStateUpdateOther",
+    "IdleStateUpdateNone",
     "RequiresActionStateUpdate",
     "StateUpdate",
     "StateUpdateRunning",
-    "StateUpdateIdle",
     "StateUpdateRequiresAction",
     "StateUpdateOther",
+    "StateUpdateIdleEndTurn",
+    "StateUpdateIdleMaxTokens",
+    "StateUpdateIdleMaxTurnRequests",
+    "StateUpdateIdleRefusal",
+    "StateUpdateIdleCancelled",
+    "StateUpdateIdleError",
+    "StateUpdateIdleOther",
+    "StateUpdateIdleNone",
+    "StateUpdateIdle",
     "ToolCallContentChunk",
     "TerminalOutput",
     "TerminalExitStatus",

@@ -41,8 +41,9 @@ from . import models as _m
 _Json = dict[str, _Any]
 _TAG = "sessionUpdate"
 
-# Every kind of update the schema knows, and its class.
-KNOWN_KINDS: dict[str, type[_m.SessionUpdate]] = {
+# Every kind of update the schema knows, and its class (for a kind whose payload is itself a
+# tagged union, as `state_update`'s is, the union of its classes: `isinstance` takes both).
+KNOWN_KINDS: dict[str, _Any] = {
     "user_message_chunk": _m.SessionUpdateUserMessageChunk,
     "user_message": _m.SessionUpdateUserMessage,
     "agent_message_chunk": _m.SessionUpdateAgentMessageChunk,
@@ -371,7 +372,17 @@ _RULES: dict[type[_m.SessionUpdate], _Callable[[SessionState, _Json], None]] = {
     _m.SessionUpdateAgentMessage: SessionState._message_upsert,
     _m.SessionUpdateAgentThoughtChunk: SessionState._message_chunk,
     _m.SessionUpdateAgentThought: SessionState._message_upsert,
-    _m.SessionUpdateStateUpdate: SessionState._state_update,
+    _m.SessionUpdateStateUpdateRunning: SessionState._state_update,
+    _m.SessionUpdateStateUpdateRequiresAction: SessionState._state_update,
+    _m.SessionUpdateStateUpdateOther: SessionState._state_update,
+    _m.SessionUpdateStateUpdateIdleEndTurn: SessionState._state_update,
+    _m.SessionUpdateStateUpdateIdleMaxTokens: SessionState._state_update,
+    _m.SessionUpdateStateUpdateIdleMaxTurnRequests: SessionState._state_update,
+    _m.SessionUpdateStateUpdateIdleRefusal: SessionState._state_update,
+    _m.SessionUpdateStateUpdateIdleCancelled: SessionState._state_update,
+    _m.SessionUpdateStateUpdateIdleError: SessionState._state_update,
+    _m.SessionUpdateStateUpdateIdleOther: SessionState._state_update,
+    _m.SessionUpdateStateUpdateIdleNone: SessionState._state_update,
     _m.SessionUpdateToolCallContentChunk: SessionState._tool_call_chunk,
     _m.SessionUpdateToolCallUpdate: SessionState._tool_call_update,
     _m.SessionUpdateTerminalUpdate: SessionState._terminal_update,

@@ -53,15 +53,34 @@ _STOP_REASONS: Final = frozenset(get_args(TurnStopReason))
 _log: Final = logging.getLogger(__name__.rpartition(".")[0] + ".agent")
 
 
+# The classes of an idle state by stop reason (the others: `IdleNone`, `IdleError`, `IdleOther`).
+_IDLE: Final[dict[str, Callable[[], _m.SessionUpdate]]] = {
+    "end_turn": _m.SessionUpdateStateUpdateIdleEndTurn,
+    "max_tokens": _m.SessionUpdateStateUpdateIdleMaxTokens,
+    "max_turn_requests": _m.SessionUpdateStateUpdateIdleMaxTurnRequests,
+    "refusal": _m.SessionUpdateStateUpdateIdleRefusal,
+    "cancelled": _m.SessionUpdateStateUpdateIdleCancelled,
+}
+
+
 def state_update(
     state: str, stop_reason: str | None = None, error: _m.Error | None = None
 ) -> _m.SessionUpdate:
-    """A `state_update` (the one place that builds one)."""
-    if error is not None:
-        return _m.SessionUpdateStateUpdate(state=state, stop_reason=stop_reason, error=error)
-    if stop_reason is not None:
-        return _m.SessionUpdateStateUpdate(state=state, stop_reason=stop_reason)
-    return _m.SessionUpdateStateUpdate(state=state)
+    """A `state_update` (the one place that builds one): the class of that state and reason."""
+    if state == "running":
+        return _m.SessionUpdateStateUpdateRunning()
+    if state == "requires_action":
+        return _m.SessionUpdateStateUpdateRequiresAction()
+    if state != "idle":
+        return _m.SessionUpdateStateUpdateOther(other_state=state)
+    if stop_reason is None:
+        return _m.SessionUpdateStateUpdateIdleNone()
+    if stop_reason == "error":
+        return _m.SessionUpdateStateUpdateIdleError(error=UNSET if error is None else error)
+    known = _IDLE.get(stop_reason)
+    if known is not None:
+        return known()
+    return _m.SessionUpdateStateUpdateIdleOther(other_stop_reason=stop_reason)
 
 
 def text_block(content: str | _m.ContentBlock) -> _m.ContentBlock:

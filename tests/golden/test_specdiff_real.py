@@ -286,10 +286,10 @@ def test_v2_alpha7_to_alpha8(mirror: Path) -> None:
         ("variant-added-open", "SessionUpdate[compaction_update]", "info"),
         ("variant-added-open", "SessionUpdate[compaction_summary_chunk]", "info"),
         ("type-removed", "StopReason", "info"),
-        ("enum-inlined", "IdleStateUpdate.stopReason", "info"),
-        ("enum-inlined", "SessionUpdate[state_update].stopReason", "info"),
-        ("field-added-optional", "IdleStateUpdate.error", "info"),
-        ("field-added-optional", "SessionUpdate[state_update].error", "info"),
+        # the idle update becomes a union on its own `stopReason` (SessionUpdate's
+        # `state_update` is StateUpdate's classes, so it has no finding of its own)
+        ("object-now-tagged-on-field", "IdleStateUpdate", "info"),
+        ("variant-now-union", "StateUpdate[idle]", "info"),
     }
     assert {f.path for f in found if f.kind == "type-added"} == {
         "CompactionId",
@@ -360,6 +360,12 @@ def test_alpha3_to_npm_is_exactly_the_adjacent_steps(
     steps: set[tuple[str, str]] = set()
     for old, new in ADJACENT[1:]:
         steps |= {(f.kind, f.path) for f in v2(mirror, old, new) if f.kind != "description-changed"}
+    # IdleStateUpdate became a union in alpha.8: the changes to its variants after that are
+    # part of the one change of kind the direct diff reports.
+    reshaped = {path for kind, path in steps if kind in ("object-now-tagged-on-field",)}
+    steps = {
+        (kind, path) for kind, path in steps if not any(path.startswith(r + "[") for r in reshaped)
+    }
     direct = {(f.kind, f.path) for f in alpha3_to_npm if f.kind != "description-changed"}
     assert direct == steps
     assert {f.path for f in alpha3_to_npm if f.severity == "breaking"} == NPM_BREAKING | {
@@ -397,20 +403,20 @@ def test_alpha3_to_npm_batches_removed(alpha3_to_npm: list[Finding]) -> None:
 def test_alpha3_to_npm_stop_reason_moved_into_the_idle_update(
     alpha3_to_npm: list[Finding],
 ) -> None:
-    # The IR models IdleStateUpdate as one class (its `stopReason` union is not modelled yet):
-    # the enum goes, the field becomes a plain string, the error variant's `error` appears.
+    # IdleStateUpdate becomes a union on its `stopReason` (an `error` variant with `error`, a
+    # catch-all, `none`): every old value still decodes, so the wire is unharmed; the Python
+    # class becomes a union, and StateUpdate's `idle` variant the union of its classes.
     stop = by_path(alpha3_to_npm, "type-removed")["StopReason"]
     assert (stop.python, stop.python_severity) == ("StopReason is no longer exported", "breaking")
-    inlined = by_path(alpha3_to_npm, "enum-inlined")
-    assert set(inlined) == {"IdleStateUpdate.stopReason", "SessionUpdate[state_update].stopReason"}
-    assert inlined["IdleStateUpdate.stopReason"].message.startswith(
-        "field `StopReason | null` (string | null) → `string | null`: "
-        "the open enum `StopReason` is now a plain string"
+    idle = by_path(alpha3_to_npm, "object-now-tagged-on-field")["IdleStateUpdate"]
+    assert (idle.severity, idle.python_severity) == ("info", "breaking")
+    assert idle.message.startswith(
+        "now an open tagged union on its field `stopReason`, was an object"
     )
-    added = by_path(alpha3_to_npm, "field-added-optional")
-    assert added["IdleStateUpdate.error"].message.startswith(
-        "optional field `error` (Error | null) added"
-    )
+    assert idle.python == "IdleStateUpdate is now an open tagged union"
+    variant = by_path(alpha3_to_npm, "variant-now-union")["StateUpdate[idle]"]
+    assert variant.python == "StateUpdateIdle is now a union of classes"
+    assert not by_path(alpha3_to_npm, "enum-inlined")
     assert "ErrorStopReason" in by_path(alpha3_to_npm, "type-added")
 
 
