@@ -112,8 +112,11 @@ class UnionContext:
     # checks first, and which its classes carry.
     outer_tags: tuple[tuple[str, str], ...] = ()
     fallback_tagless: bool = False  # the fallback branch does not declare the tag at all
+    fallback_when: str = ""  # the tags the fallback class takes, in words (for REFERENCE.md)
     lenient_tag: bool = False  # a tag that is neither a string nor null is dropped
-    nested: tuple[str, ...] = ()  # the tags whose class is a nested union (`variants` too)
+    # The tags whose class is a nested union, each with that union's tag (`state_update`,
+    # `state`): the name in `variants` is then that union's.
+    nested: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True, eq=False, repr=False)

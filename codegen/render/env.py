@@ -51,12 +51,12 @@ _SCALARS = frozenset({str, int, bool, type(None)})
 
 def pylit(value: Any) -> str:
     """A Python literal for JSON-ish data: `repr` of str/int/finite float/bool/None, and
-    lists and dicts of them."""
+    lists and string-keyed dicts of them."""
     if type(value) in _SCALARS:  # the common case first: the filter runs for every key
         return repr(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join([pylit(v) for v in value]) + "]"
-    if isinstance(value, dict):
+    if isinstance(value, dict) and all(type(k) is str for k in value):
         return "{" + ", ".join(f"{pylit(k)}: {pylit(v)}" for k, v in value.items()) + "}"
     if isinstance(value, float) and math.isfinite(value):
         return repr(value)

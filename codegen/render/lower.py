@@ -122,7 +122,9 @@ def lower(
         "methods": MethodsContext(banner, methods),
         "rpc": _rpc(banner, model.methods, methods, bool(model.batches)),
         "__init__": _init(banner, model, models.exports, modules, ref, sha256),
-        "REFERENCE": ReferenceContext(banner, model.title, models.unions, methods, models.enums),
+        "REFERENCE": ReferenceContext(
+            banner, model.title, _outer_first(models.unions), methods, models.enums
+        ),
     }
     wanted = {m.module for m in modules if m.template is not None}
     if "session_state" in wanted:
@@ -219,7 +221,10 @@ class Lowering:
         t, key = level.union, level.key
         py = top if level.parent is None else self.names.variants[(level.parent, level.via)]
         variants = tuple((v.tag, self.names.variants[(key, v.tag)]) for v in t.variants)
-        nested = tuple(v.tag for v in t.variants if is_nested(self.model, v))
+        nested = tuple(
+            (v.tag, self._inner_tag(t, v.tag)) for v in t.variants if is_nested(self.model, v)
+        )
+        inner_tags = dict(nested)
         open_cls = self.names.open_variants[key] if t.open is not None else ""
         fallback_cls = self.names.fallback_variants[key] if t.fallback is not None else ""
         tagless = t.fallback is not None and all(f.wire != t.tag for f in t.fallback.fields)
@@ -258,14 +263,17 @@ class Lowering:
         )
         table = [
             f"- `{tag}`: `{cls}`"
-            + (f" (a union on `{self._inner_tag(t, tag)}`)" if tag in nested else "")
+            + (f" (a union on `{inner_tags[tag]}`)" if tag in inner_tags else "")
             for tag, cls in variants
         ]
         if open_cls:
             table.append(f"- any other tag: `{open_cls}` (open)")
+        when = ""
         if fallback_cls:
-            which = "no tag, or any other" if tagless and not open_cls else "no tag"
-            table.append(f"- {which}: `{fallback_cls}` (fallback)")
+            when = "none, or any other" if not open_cls else "none, or not a string"
+            if not tagless:
+                when = "absent, null or malformed" if t.lenient_tag else "absent or null"
+            table.append(f"- {when}: `{fallback_cls}` (fallback)")
         note = _wrap(note) + f"\n\nTag `{t.tag}` to class:\n\n" + "\n".join(table)
         return UnionContext(
             py,
@@ -280,6 +288,7 @@ class Lowering:
             members=members,
             outer_tags=level.tags,
             fallback_tagless=tagless,
+            fallback_when=when,
             lenient_tag=t.lenient_tag,
             nested=nested,
         )
@@ -795,6 +804,19 @@ def _init(
         lazy_imports=lazy_imports,
         all_names=all_names,
     )
+
+
+def _outer_first(unions: tuple[UnionContext, ...]) -> tuple[UnionContext, ...]:
+    """The unions as a reader wants them: each `$defs` union, then those nested in it (models.py
+    has them the other way round: an alias after the aliases it names)."""
+    out: list[UnionContext] = []
+    group: list[UnionContext] = []
+    for u in unions:
+        group.append(u)
+        if not u.outer_tags:  # a `$defs` union ends the group of those nested in it
+            out.extend(reversed(group))
+            group = []
+    return tuple(out + group)
 
 
 def isort_key(name: str) -> tuple[int, str, str]:

@@ -20811,7 +20811,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
 
     - `string`: `MultiSelectItemsString`
     - any other tag: `MultiSelectItemsOther` (open)
-    - no tag: `MultiSelectItemsTitled` (fallback)
+    - none, or not a string: `MultiSelectItemsTitled` (fallback)
     """,
     )
 
@@ -20833,7 +20833,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     Tag `type` to class:
 
     - `terminal`: `AuthMethodTerminal`
-    - no tag, or any other: `AuthMethodAgent` (fallback)
+    - none, or any other: `AuthMethodAgent` (fallback)
     """,
     )
 
@@ -20928,7 +20928,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
 
     - `http`: `McpServerHttp`
     - `sse`: `McpServerSse`
-    - no tag, or any other: `McpServerStdio` (fallback)
+    - none, or any other: `McpServerStdio` (fallback)
     """,
     )
 
@@ -20950,7 +20950,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     Tag `type` to class:
 
     - `boolean`: `SetSessionConfigOptionRequestBoolean`
-    - no tag, or any other: `SetSessionConfigOptionRequestValueId` (fallback)
+    - none, or any other: `SetSessionConfigOptionRequestValueId` (fallback)
     """,
     )
 

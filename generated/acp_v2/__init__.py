@@ -435,14 +435,15 @@ _LAZY = {
     "TurnStopReason": "turn",
 }
 
+if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelled name is an error
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module("." + module, __name__), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(_importlib.import_module("." + module, __name__), name)
+        globals()[name] = value
+        return value
 
 
 __all__ = [

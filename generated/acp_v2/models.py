@@ -28830,7 +28830,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
 
     - `string`: `MultiSelectItemsString`
     - any other tag: `MultiSelectItemsOther` (open)
-    - no tag: `MultiSelectItemsTitled` (fallback)
+    - none, or not a string: `MultiSelectItemsTitled` (fallback)
     """,
     )
 
@@ -28952,7 +28952,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     - `cancelled`: `SessionUpdateStateUpdateIdleCancelled`
     - `error`: `SessionUpdateStateUpdateIdleError`
     - any other tag: `SessionUpdateStateUpdateIdleOther` (open)
-    - no tag: `SessionUpdateStateUpdateIdleNone` (fallback)
+    - absent, null or malformed: `SessionUpdateStateUpdateIdleNone` (fallback)
     """,
     )
 
@@ -29119,7 +29119,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     - `cancelled`: `IdleStateUpdateCancelled`
     - `error`: `IdleStateUpdateError`
     - any other tag: `IdleStateUpdateOther` (open)
-    - no tag: `IdleStateUpdateNone` (fallback)
+    - absent, null or malformed: `IdleStateUpdateNone` (fallback)
     """,
     )
 
@@ -29155,7 +29155,7 @@ if not _typing.TYPE_CHECKING:  # at run time the equal `typing.Union`, whose doc
     - `cancelled`: `StateUpdateIdleCancelled`
     - `error`: `StateUpdateIdleError`
     - any other tag: `StateUpdateIdleOther` (open)
-    - no tag: `StateUpdateIdleNone` (fallback)
+    - absent, null or malformed: `StateUpdateIdleNone` (fallback)
     """,
     )
 

@@ -82,6 +82,12 @@ def test_v2_variant_names_follow_the_rule() -> None:
     assert (
         acp_v2.SessionUpdateToolCallUpdate.TAG == "tool_call_update"
     )  # `ToolCallUpdate` is a $def
-    assert acp_v2.SessionUpdateStateUpdate.TAG == "state_update"  # `StateUpdate` is a $def
+    # `state_update` is StateUpdate's classes, each after the path of its tags
+    assert acp_v2.SessionUpdateStateUpdateRunning.TAG == "state_update"
+    assert acp_v2.SessionUpdateStateUpdateIdleEndTurn.TAGS == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+    }
     assert issubclass(acp_v2.SessionUpdateOther, acp_v2.SessionUpdate)
     assert acp_v2.ContentBlockText.TAG == "text"  # `text` is a tag of other unions too

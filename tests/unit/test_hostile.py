@@ -435,10 +435,11 @@ def test_pylit_is_always_an_inert_literal_of_the_value(value: Any) -> None:
 
 
 def test_pylit_refuses_what_has_no_literal() -> None:
-    for value in (float("inf"), float("nan"), {"a": 1}, b"x"):
+    for value in (float("inf"), float("nan"), {"a": b"x"}, b"x", {1.5: 1}):
         with pytest.raises(TypeError, match="cannot render .* as a literal"):
             pylit(value)
     assert pylit([1.5, -0.0, 1e300]) == "[1.5, -0.0, 1e+300]"
+    assert pylit({"state": "idle", "n": [1]}) == "{'state': 'idle', 'n': [1]}"
 
 
 def test_bounds_of_infinity_or_nan_bound_nothing(make_package: Any) -> None:

@@ -22,18 +22,36 @@ def test_every_union_and_variant_class_is_in_its_table(pkg: ModuleType) -> None:
     text = reference(pkg).splitlines()
     unions = [n for n in pkg.models.__all__ if typing.get_origin(getattr(pkg, n)) is typing.Union]
     assert len(unions) > 5
+    sections: dict[str, str] = {}
     for name in unions:
         start = text.index(f"### `{name}`")
         end = next((i for i in range(start + 1, len(text)) if text[i].startswith("#")), len(text))
-        rows = "\n".join(text[start:end])
+        sections[name] = "\n".join(text[start:end])
+
+    def rows(name: str) -> str:
+        """A union's table and those of the unions nested in it (`a union on ...` rows)."""
+        inner = [n for n in unions if f"| `{n}`: a union on " in sections[name]]
+        return "\n".join([sections[name], *(rows(n) for n in inner)])
+
+    for name in unions:
         for variant in typing.get_args(getattr(pkg, name)):
-            assert f"| `{variant.__name__}` |" in rows, (name, variant)
+            assert f"| `{variant.__name__}` |" in rows(name), (name, variant)
 
 
 def test_v2_rows_are_exact() -> None:
     text = reference(acp_v2).splitlines()
     assert "| `agent_message_chunk` | `SessionUpdateAgentMessageChunk` |" in text
     assert "| any other | `SessionUpdateOther` |" in text
+    assert (
+        "| `state_update` | `SessionUpdateStateUpdate`: a union on `state`, its own table below |"
+        in text
+    )
+    idle = text.index("### `SessionUpdateStateUpdateIdle`")
+    assert text.index("### `SessionUpdateStateUpdate`") < idle  # the outer union first
+    assert text[idle + 2] == (
+        "The classes of `sessionUpdate: state_update`, `state: idle`, each carrying those tags too."
+    )
+    assert "| absent, null or malformed | `SessionUpdateStateUpdateIdleNone` |" in text
     assert (
         "| `session/update` | `session_update` | client | notification"
         " | `UpdateSessionNotification` | none |"

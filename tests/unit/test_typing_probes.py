@@ -16,7 +16,8 @@ PROBES = ROOT / "tests" / "fixtures" / "typing_probes"
 # Every error mypy must report, by probe file; a probe not listed must be clean.
 EXPECTED = {
     "misspelled_tag.py": [
-        '5: error: "object" not callable  [operator]',  # the package's lazy __getattr__
+        '5: error: Module has no attribute "ContentBlockTxt"; maybe "ContentBlockText"?'
+        "  [attr-defined]",
         "9: error: Non-overlapping equality check (left operand type: \"Literal['text']\","
         " right operand type: \"Literal['txt']\")  [comparison-overlap]",
     ],
@@ -30,6 +31,16 @@ EXPECTED = {
         '5: error: Argument "kind" to "PermissionOption" has incompatible type'
         " \"Literal['alow_once']\"; expected \"Literal['allow_once', 'allow_always',"
         " 'reject_once', 'reject_always'] | PermissionOptionKind | OpenStr\"  [arg-type]",
+    ],
+    "session_update_state_keyword.py": [
+        '6: error: Unexpected keyword argument "state" for "SessionUpdateStateUpdateRunning"'
+        "  [call-arg]",
+        "7: error: Incompatible types in assignment (expression has type"
+        ' "SessionUpdateStateUpdateRunning", variable has type'
+        ' "SessionUpdateStateUpdateIdleEndTurn | SessionUpdateStateUpdateIdleMaxTokens |'
+        " SessionUpdateStateUpdateIdleMaxTurnRequests | SessionUpdateStateUpdateIdleRefusal |"
+        " SessionUpdateStateUpdateIdleCancelled | SessionUpdateStateUpdateIdleError |"
+        ' SessionUpdateStateUpdateIdleOther | SessionUpdateStateUpdateIdleNone")  [assignment]',
     ],
     "union_match_missing_arm.py": [
         '21: error: Argument 1 to "assert_never" has incompatible type "ContentBlockOther";'
