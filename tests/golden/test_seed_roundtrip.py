@@ -88,8 +88,9 @@ def check_user_message(v: Any) -> None:
 
 
 def check_running(v: Any) -> None:
-    u = update(v, acp.SessionUpdateStateUpdate, "state_update")
-    assert (u.state, u.stop_reason) == ("running", UNSET)
+    u = update(v, acp.SessionUpdateStateUpdateRunning, "state_update")
+    assert u.TAGS == {"sessionUpdate": "state_update", "state": "running"}
+    assert (u.meta, u.extra) == (UNSET, {})
 
 
 def check_plan(v: Any) -> None:
@@ -139,8 +140,9 @@ def check_usage(v: Any) -> None:
 
 
 def check_idle(v: Any) -> None:
-    u = update(v, acp.SessionUpdateStateUpdate, "state_update")
-    assert (u.state, u.stop_reason) == ("idle", acp.StopReason.END_TURN)
+    u = update(v, acp.SessionUpdateStateUpdateIdle, "state_update")
+    assert u.TAGS == {"sessionUpdate": "state_update", "state": "idle"}
+    assert u.stop_reason is acp.StopReason.END_TURN  # alpha.3: the idle state's own field
 
 
 def check_tool_in_progress(v: Any) -> None:
@@ -232,7 +234,7 @@ def test_the_default_lane_refuses_only_the_seeds_empty_prompt_response(
     examples: list[dict[str, Any]],
 ) -> None:
     """npm-sdk-2.4.0 requires `PromptResponse.messageId`; every other example of the page is
-    valid there too and round-trips, the idle stop reason now a plain string."""
+    valid there too and round-trips, the idle stop reason now a class of its own."""
     assert acp_v2.SCHEMA_REF == "npm-sdk-2.4.0"
     for message in examples:
         if "method" not in message:
@@ -244,5 +246,5 @@ def test_the_default_lane_refuses_only_the_seeds_empty_prompt_response(
         value = acp_v2.decode(acp_v2.METHODS[message["method"]].params, payload)
         assert sorted_json(acp_v2.encode(value)) == sorted_json(payload)
     idle = acp_v2.decode(acp_v2.UpdateSessionNotification, examples[10]["params"]).update
-    assert type(idle) is acp_v2.SessionUpdateStateUpdate
-    assert (idle.state, idle.stop_reason, type(idle.stop_reason)) == ("idle", "end_turn", str)
+    assert type(idle) is acp_v2.SessionUpdateStateUpdateIdleEndTurn  # the reason is a class now
+    assert idle.TAGS == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}

@@ -39,6 +39,7 @@ from codegen.ir import (
     Shape,
     TaggedUnion,
     UntaggedUnion,
+    merge_fields,
 )
 from tests.support.strategies import UNKNOWN_KEY, WireStrategies
 
@@ -223,7 +224,7 @@ def drawn(
 def edges(model: Model, name: str, base: Any) -> list[Any]:
     """Variants of `base` (a valid value of `name`) that probe one boundary each."""
     t = model.get(name)
-    fields = _fields_of(t, base)
+    fields = _fields_of(model, t, base)
     if not fields:  # not an object, or one without declared fields: the value as a whole
         shape = t.shape if isinstance(t, Alias) else Shape("ref", ref=name)
         return _unique(_edge_values(shape, model))
@@ -235,16 +236,20 @@ def edges(model: Model, name: str, base: Any) -> list[Any]:
     return _unique(out)
 
 
-def _fields_of(t: Any, base: Any) -> tuple[Field, ...] | None:
+def _fields_of(model: Model, t: Any, base: Any) -> tuple[Field, ...] | None:
     """The fields that `base` was drawn with: the object's, or its variant's (tag kept)."""
     if not isinstance(base, dict):
         return None
     if isinstance(t, ObjectType):
         return t.fields
-    if isinstance(t, TaggedUnion):
+    fields: tuple[Field, ...] = ()
+    while isinstance(t, TaggedUnion):  # down the unions nested in the variant, by their tags
         variant = next((v for v in t.variants if v.tag == base.get(t.tag)), None)
-        return variant.fields if variant is not None else None
-    return None
+        if variant is None:
+            return None
+        fields = merge_fields(fields, variant.fields)
+        t = model.index.get(variant.nested or "")
+    return fields or None
 
 
 def _edge_values(shape: Shape, model: Model, depth: int = 0) -> list[Any]:

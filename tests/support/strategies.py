@@ -22,6 +22,9 @@ from codegen.ir import (
     Shape,
     TaggedUnion,
     UntaggedUnion,
+    is_nested,
+    merge_fields,
+    union_levels,
 )
 
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=8)
@@ -88,14 +91,29 @@ class WireStrategies:
         return st.tuples(base, extra).map(lambda pair: {**pair[1], **pair[0]})
 
     def _tagged(self, t: TaggedUnion) -> st.SearchStrategy[Any]:
-        options = [self._object(v.fields, {t.tag: v.tag}) for v in t.variants]
-        if t.open is not None:
-            reserved = set(t.open.reserved)
-            tags = st.text(min_size=1, max_size=10).filter(lambda tag: tag not in reserved)
-            payload = [f for f in t.open.fields if f.wire != t.tag]
-            options.append(tags.flatmap(lambda tag: self._object(tuple(payload), {t.tag: tag})))
-        if t.fallback is not None:
-            options.append(self._object(t.fallback.fields))
+        """Every class of the union, those of the unions nested in its variants included: each
+        with the tags of the levels above it and their fields."""
+        options = []
+        for level in union_levels(self.model, t):
+            u, outer = level.union, dict(level.tags)
+            for v in u.variants:
+                if not is_nested(self.model, v):
+                    fields = merge_fields(level.fields, v.fields)
+                    options.append(self._object(fields, {**outer, u.tag: v.tag}))
+            if u.open is not None:
+                reserved = set(u.open.reserved)
+                tags = st.text(min_size=1, max_size=10).filter(lambda tag, r=reserved: tag not in r)
+                payload = merge_fields(
+                    level.fields, tuple(f for f in u.open.fields if f.wire != u.tag)
+                )
+                options.append(
+                    tags.flatmap(
+                        lambda tag, p=payload, o=outer, w=u.tag: self._object(p, {**o, w: tag})
+                    )
+                )
+            if u.fallback is not None:
+                fields = merge_fields(level.fields, u.fallback.fields)
+                options.append(self._object(fields, outer))
         return st.one_of(options)
 
     def shape(self, shape: Shape) -> st.SearchStrategy[Any]:
