@@ -208,3 +208,140 @@ def test_paused_tool_call_status(check: Any, lanes: dict[str, Lane]) -> None:
     mine, sdk = check("ToolCallStatus", 3)
     assert mine.error == "$: expected a string, got an integer"
     assert isinstance(sdk, Rejected)
+
+
+# -- nested tagged unions: SessionUpdate → StateUpdate (`state`) → IdleStateUpdate (`stopReason`)
+def cls_of(lanes: dict[str, Lane], type_name: str, value: Any) -> str:
+    pkg = lanes["v2"].package
+    return type(pkg.decode(lanes["v2"].py_type(type_name), value)).__name__
+
+
+NESTED_AGREED = [
+    # (type, input, what both sides give, our class)
+    (
+        "SessionUpdate",
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "refusal"},
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "refusal"},
+        "SessionUpdateStateUpdateIdleRefusal",
+    ),
+    (  # another state's fields are not this state's: dropped on both sides
+        "SessionUpdate",
+        {"sessionUpdate": "state_update", "state": "running", "stopReason": "x"},
+        {"sessionUpdate": "state_update", "state": "running"},
+        "SessionUpdateStateUpdateRunning",
+    ),
+    (  # a custom state keeps its whole payload, unvalidated
+        "SessionUpdate",
+        {"sessionUpdate": "state_update", "state": "_x", "error": {"code": 1, "k": 1}},
+        {"sessionUpdate": "state_update", "state": "_x", "error": {"code": 1, "k": 1}},
+        "SessionUpdateStateUpdateOther",
+    ),
+    (  # `error` belongs to the error reason only
+        "IdleStateUpdate",
+        {"stopReason": "end_turn", "error": None},
+        {"stopReason": "end_turn"},
+        "IdleStateUpdateEndTurn",
+    ),
+    (  # a custom reason keeps its payload
+        "IdleStateUpdate",
+        {"stopReason": "_paused", "note": 1},
+        {"stopReason": "_paused", "note": 1},
+        "IdleStateUpdateOther",
+    ),
+    (  # a malformed reason is dropped before the variant is chosen: `none`
+        "IdleStateUpdate",
+        {"stopReason": 5, "background": []},
+        {"background": []},
+        "IdleStateUpdateNone",
+    ),
+    ("IdleStateUpdate", {"stopReason": None}, {"stopReason": None}, "IdleStateUpdateNone"),
+    ("IdleStateUpdate", {}, {}, "IdleStateUpdateNone"),
+    (  # the error variant's own field is lenient
+        "IdleStateUpdate",
+        {"stopReason": "error", "error": 42},
+        {"stopReason": "error"},
+        "IdleStateUpdateError",
+    ),
+    (  # standalone StateUpdate: the same three levels, without `sessionUpdate`
+        "StateUpdate",
+        {"state": "idle", "stopReason": "_z", "k": [1]},
+        {"state": "idle", "stopReason": "_z", "k": [1]},
+        "StateUpdateIdleOther",
+    ),
+    # MultiSelectItems: a catch-all and a tag-less branch in one union on `type`
+    (
+        "MultiSelectItems",
+        {"type": "string", "enum": ["a"]},
+        {"type": "string", "enum": ["a"]},
+        "MultiSelectItemsString",
+    ),
+    ("MultiSelectItems", {"type": "_x", "q": 1}, {"type": "_x", "q": 1}, "MultiSelectItemsOther"),
+    (  # the string branch rejects it (no `enum`), the tag-less one takes it
+        "MultiSelectItems",
+        {"type": "string", "anyOf": [{"const": "a", "title": "A"}]},
+        {"anyOf": [{"const": "a", "title": "A"}]},
+        "MultiSelectItemsTitled",
+    ),
+    (
+        "MultiSelectItems",
+        {"type": 5, "anyOf": [{"const": "a", "title": "A"}]},
+        {"anyOf": [{"const": "a", "title": "A"}]},
+        "MultiSelectItemsTitled",
+    ),
+]
+
+
+@pytest.mark.parametrize(("type_name", "value", "agreed", "cls"), NESTED_AGREED)
+def test_nested_and_mixed_unions_agree_with_the_sdk(
+    check: Any, lanes: dict[str, Lane], type_name: str, value: Any, agreed: Any, cls: str
+) -> None:
+    mine, sdk = check(type_name, value)
+    assert mine.data == agreed
+    assert sdk == Accepted(agreed)
+    assert cls_of(lanes, type_name, value) == cls
+    # back exactly as it came (unknown keys kept), or as both sides read it where leniency drops
+    back = round_trip(lanes, type_name, value)
+    assert back in (value, agreed)
+
+
+@pytest.mark.parametrize(
+    ("type_name", "value", "error"),
+    [
+        ("SessionUpdate", {"sessionUpdate": "state_update"}, "$.state: missing tag"),
+        (
+            "SessionUpdate",
+            {"sessionUpdate": "state_update", "state": 3},
+            "$.state: expected a string tag, got an integer",
+        ),
+        ("MultiSelectItems", {"enum": ["a"]}, "$.anyOf: missing required field"),
+        ("MultiSelectItems", {"type": "string"}, "$.enum: missing required field"),
+    ],
+)
+def test_nested_and_mixed_unions_reject_with_the_sdk(
+    check: Any, type_name: str, value: Any, error: str
+) -> None:
+    mine, sdk = check(type_name, value)
+    assert mine.error == error
+    assert isinstance(sdk, Rejected)
+
+
+def test_a_nested_class_checks_every_tag_it_carries(lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    cls = pkg.SessionUpdateStateUpdateIdleCancelled
+    assert cls().to_json() == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "cancelled",
+    }
+    with pytest.raises(pkg.DecodeError) as caught:
+        pkg.decode(cls, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "x"})
+    assert str(caught.value) == '$.stopReason: expected tag "cancelled", got "x"'
+    with pytest.raises(pkg.DecodeError) as caught:
+        pkg.decode(pkg.SessionUpdateStateUpdateIdle, {"sessionUpdate": "state_update"})
+    assert str(caught.value).startswith("$.state: ")
+    value = pkg.decode(
+        pkg.SessionUpdateStateUpdate, {"sessionUpdate": "state_update", "state": "idle"}
+    )
+    assert isinstance(value, pkg.SessionUpdateStateUpdateIdleNone)
+    assert isinstance(value, pkg.SessionUpdateStateUpdateIdle)
+    assert isinstance(value, pkg.SessionUpdate)

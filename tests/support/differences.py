@@ -3,7 +3,7 @@
 Every rule has an id, which is also a heading anchor in interop/DIFFERENCES.md, and a kind:
 `deliberate` (we follow the reference implementation or keep the three states on purpose),
 `gap` (our decoder is laxer or stricter than the schema: a generator bug, written up) or
-`pending` (a construct issue 12 item 3 makes exact). A rule explains a disagreement in one of
+`pending` (a construct the generator does not model yet; none today). A rule explains a disagreement in one of
 three ways:
 
 - `repair`: rewrite the input so that this one cause is gone (`https://example.com/r` where a
@@ -176,93 +176,6 @@ def _elicitation_scope(_: Lane, __: str, value: Any) -> Any:
     return rewrite(value, fix)
 
 
-def _multi_select_items(_: Lane, __: str, value: Any) -> Any:
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        if isinstance(obj.get("items"), dict):  # a MultiSelectPropertySchema's
-            return {**obj, "items": {"anyOf": [{"const": "a", "title": "A"}]}}
-        return obj
-
-    return rewrite(value, fix)
-
-
-# -- pending (issue 12 item 3) -------------------------------------------------------------------
-STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
-STATES = ("running", "idle", "requires_action")
-
-
-def _nested_unions(_: Lane, type_name: str, value: Any) -> Any:
-    """Keep to what the flat classes model: a known state and stop reason, and only the
-    fields of the variant those tags select."""
-
-    def fix_state(obj: dict[str, Any]) -> dict[str, Any]:
-        out = dict(obj)
-        if out.get("state") not in STATES:
-            out["state"] = "running"
-        if out["state"] != "idle":
-            out.pop("stopReason", None)
-            out.pop("error", None)
-            return out
-        return fix_idle(out)
-
-    def fix_idle(obj: dict[str, Any]) -> dict[str, Any]:
-        out = dict(obj)
-        reason = out.get("stopReason")
-        if isinstance(reason, str) and reason not in STOP_REASONS:
-            out["stopReason"] = "end_turn"
-        if out.get("stopReason") != "error":
-            out.pop("error", None)
-        return out
-
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        return fix_state(obj) if obj.get("sessionUpdate") == "state_update" else obj
-
-    fixed = rewrite(value, fix)
-    if isinstance(fixed, dict) and type_name == "StateUpdate":
-        return fix_state(fixed)
-    if isinstance(fixed, dict) and type_name == "IdleStateUpdate":
-        return fix_idle(fixed)
-    return fixed
-
-
-# -- pending (issue 12 item 3) -------------------------------------------------------------------
-STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
-STATES = ("running", "idle", "requires_action")
-
-
-def _nested_unions(_: Lane, type_name: str, value: Any) -> Any:
-    """Keep to what the flat classes model: a known state and stop reason, and only the
-    fields of the variant those tags select."""
-
-    def fix_state(obj: dict[str, Any]) -> dict[str, Any]:
-        out = dict(obj)
-        if out.get("state") not in STATES:
-            out["state"] = "running"
-        if out["state"] != "idle":
-            out.pop("stopReason", None)
-            out.pop("error", None)
-            return out
-        return fix_idle(out)
-
-    def fix_idle(obj: dict[str, Any]) -> dict[str, Any]:
-        out = dict(obj)
-        reason = out.get("stopReason")
-        if isinstance(reason, str) and reason not in STOP_REASONS:
-            out["stopReason"] = "end_turn"
-        if out.get("stopReason") != "error":
-            out.pop("error", None)
-        return out
-
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        return fix_state(obj) if obj.get("sessionUpdate") == "state_update" else obj
-
-    fixed = rewrite(value, fix)
-    if isinstance(fixed, dict) and type_name == "StateUpdate":
-        return fix_state(fixed)
-    if isinstance(fixed, dict) and type_name == "IdleStateUpdate":
-        return fix_idle(fixed)
-    return fixed
-
-
 def _tag_fallback(lane: Lane, _: str, value: Any) -> Any:
     """Drop the tag of a member of a union with a tag-less branch when its variant rejects it
     but that branch takes it (what the SDK and serde's untagged variant do)."""
@@ -343,27 +256,11 @@ DIFFERENCES: tuple[Difference, ...] = (
         types=frozenset({"ElicitationFormMode", "ElicitationUrlMode"}),
     ),
     Difference(
-        "multi-select-items",
-        "gap",
-        "MultiSelectItems is a union on `type` with a catch-all and a tagless branch; we"
-        " classify it as untagged by required keys and choose the wrong branch",
-        repair=_multi_select_items,
-        types=frozenset({"MultiSelectItems"}),
-    ),
-    Difference(
         "envelope-unions",
         "gap",
         "the JSON-RPC envelope unions (AgentRequest...) decode their inline object branches as"
         " raw JSON: params and results are not checked, unknown keys are kept",
         types=ENVELOPES,
-    ),
-    Difference(
-        "nested-unions",
-        "pending",
-        "SessionUpdate → StateUpdate (by `state`) → IdleStateUpdate (by `stopReason`): we model"
-        " the levels below the first as flat classes: every variant's fields on each, and a"
-        " custom variant's unknown keys not kept as its payload",
-        repair=_nested_unions,
     ),
 )
 BY_ID = {d.id: d for d in DIFFERENCES}
