@@ -351,7 +351,7 @@ def test_when_no_update_could_be_applied_it_is_refused(
     code, out, err = run(capsys, str(path))
     assert (code, out) == (2, "")
     assert err.splitlines() == [
-        f"acp-codegen: {path}:1: bad update: $.params.update.state: expected a string,"
+        f"acp-codegen: {path}:1: bad update: $.params.update.state: expected a string tag,"
         " got an integer; skipped",
         f"acp-codegen: {path}:2: bad update: $.params.update.sessionUpdate: missing tag; skipped",
         f"acp-codegen: error: {path}: none of its 2 session/update notification(s)"

@@ -583,12 +583,15 @@ def test_apply_takes_decoded_updates_only_and_apply_json_decodes() -> None:
 
 
 def test_known_kinds_are_the_union_variants_and_each_has_a_rule() -> None:
-    variants = {
-        cls.TAG: cls for cls in typing.get_args(seed_v2.SessionUpdate) if hasattr(cls, "TAG")
-    }
-    assert session_state.KNOWN_KINDS == variants
-    assert len(variants) == 16
-    assert set(session_state._RULES) == set(variants.values())
+    classes = [cls for cls in typing.get_args(seed_v2.SessionUpdate) if hasattr(cls, "TAG")]
+    kinds = session_state.KNOWN_KINDS
+    assert sorted(kinds) == sorted({cls.TAG for cls in classes}) and len(kinds) == 16
+    for cls in classes:  # a kind's class, or one of its classes (state_update's, by `state`)
+        assert kinds[cls.TAG] is cls or cls in typing.get_args(kinds[cls.TAG]), cls
+    assert typing.get_args(kinds["state_update"]) == typing.get_args(
+        seed_v2.SessionUpdateStateUpdate
+    )
+    assert set(session_state._RULES) == set(classes)
     for v1 in (acp_v1, seed_lane("v1")):  # v1 has its own model
         assert v1.session_state.__doc__.startswith("The client's view of a v1 session")
 

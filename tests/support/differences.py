@@ -3,8 +3,8 @@
 Every rule has an id, which is also a heading anchor in interop/DIFFERENCES.md, and a kind:
 `deliberate` (we follow the reference implementation or keep the three states on purpose),
 `gap` (our decoder is laxer or stricter than the schema: a generator bug, written up) or
-`pending` (a construct the generator does not model yet; none today). A rule explains a disagreement in one of
-three ways:
+`pending` (a construct the generator does not model yet; none today). A rule explains a
+disagreement in one of three ways:
 
 - `repair`: rewrite the input so that this one cause is gone (`https://example.com/r` where a
   `format: uri` string was, an int where an integral float was...). When both sides agree on
