@@ -84,6 +84,11 @@ class ClassContext:
     nested: bool = False  # a class of a nested union (it carries `TAGS`)
 
     @property
+    def slots(self) -> str:
+        """`__slots__`: every field, then `extra`, as a tuple literal."""
+        return "(" + "".join(f"{f.py!r}, " for f in self.fields) + "'extra')"
+
+    @property
     def all_tags(self) -> dict[str, str]:
         """`TAGS` of a class of a nested union: its fixed tags, wire name to value."""
         return dict(self.tags) if self.nested else {}

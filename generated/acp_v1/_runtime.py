@@ -85,27 +85,44 @@ class DecodeError(ValueError):
         return f"{self.path}: {self.reason}"
 
 
+class _DataclassFields:
+    """`__dataclass_fields__` of a generated class, made the first time it is asked for: the
+    class then is a real dataclass (`dataclasses.fields`, `replace`, `asdict` work), and an
+    import does not pay for running `@dataclass` on hundreds of classes."""
+
+    def __get__(self, instance: object, owner: type) -> dict[str, Any]:
+        if owner is Model or "__slots__" not in owner.__dict__:
+            raise AttributeError("__dataclass_fields__")
+        dataclasses.dataclass(kw_only=True, init=False, repr=False, eq=False)(owner)
+        fields: dict[str, Any] = owner.__dict__["__dataclass_fields__"]
+        return fields
+
+
 class Model:
-    """Base of every generated class."""
+    """Base of every generated class: its `__slots__` are its fields, in order, then `extra`."""
 
     __slots__ = ()
-    __dataclass_fields__: ClassVar[dict[str, Any]]  # set by @dataclass on every subclass
+    __dataclass_fields__: ClassVar[dict[str, Any]] = _DataclassFields()  # type: ignore[assignment]
 
     def to_json(self) -> Any:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        body = ", ".join(f"{name}={getattr(self, name)!r}" for name in field_names(self))
         return f"{type(self).__qualname__}({body})"
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return all(
-            getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(self)
-        )
+        return all(getattr(self, name) == getattr(other, name) for name in field_names(self))
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like a dataclass with eq=True
+
+
+def field_names(value: Model) -> tuple[str, ...]:
+    """The attributes of a generated value, in order: its class's `__slots__`."""
+    names: tuple[str, ...] = type(value).__slots__
+    return names
 
 
 class Alias:
@@ -213,7 +230,7 @@ def _find(value: Any, bad: object, path: str, depth: int) -> tuple[str, Any] | N
     if depth > 100:
         return None
     if isinstance(value, Model):
-        pairs: Any = ((f".{f.name}", getattr(value, f.name)) for f in dataclasses.fields(value))
+        pairs: Any = ((f".{name}", getattr(value, name)) for name in field_names(value))
     elif isinstance(value, list | tuple):
         pairs = ((f"[{i}]", v) for i, v in enumerate(value))
     elif isinstance(value, dict):

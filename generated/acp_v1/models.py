@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses as _dc
 import enum as _enum
 import typing as _typing
 from typing import Annotated as _Annotated
@@ -812,17 +811,17 @@ def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
 # -- classes -------------------------------------------------------------------------------------
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentRequest(_rt.Model):
     """A JSON-RPC request object."""
 
+    __slots__ = ("id", "method", "params", "extra")
     id: RequestId
     """The request id used to correlate the matching response."""
     method: str
     """The method name to invoke."""
-    params: _Any | _UnsetType = _UNSET
+    params: _Any | _UnsetType
     """Method-specific request parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -891,27 +890,27 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class WriteTextFileRequest(_rt.Model):
     """Request to write content to a text file.
 
     Only available if the client supports the `fs.writeTextFile` capability.
     """
 
+    __slots__ = ("session_id", "path", "content", "meta", "extra")
     session_id: SessionId
     """The session ID for this request."""
     path: str
     """Absolute path to the file to write."""
     content: str
     """The text content to write to the file."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -997,29 +996,29 @@ def _d_WriteTextFileRequest(data: _Any) -> WriteTextFileRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReadTextFileRequest(_rt.Model):
     """Request to read content from a text file.
 
     Only available if the client supports the `fs.readTextFile` capability.
     """
 
+    __slots__ = ("session_id", "path", "line", "limit", "meta", "extra")
     session_id: SessionId
     """The session ID for this request."""
     path: str
     """Absolute path to the file to read."""
-    line: int | None | _UnsetType = _UNSET
+    line: int | None | _UnsetType
     """Line number to start reading from (1-based)."""
-    limit: int | None | _UnsetType = _UNSET
+    limit: int | None | _UnsetType
     """Maximum number of lines to read."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1119,7 +1118,6 @@ def _d_ReadTextFileRequest(data: _Any) -> ReadTextFileRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionRequest(_rt.Model):
     """Request for user permission to execute a tool call.
 
@@ -1128,20 +1126,21 @@ class RequestPermissionRequest(_rt.Model):
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
     """
 
+    __slots__ = ("session_id", "tool_call", "options", "meta", "extra")
     session_id: SessionId
     """The session ID for this request."""
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission."""
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1231,7 +1230,6 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallUpdate(_rt.Model):
     """An update to an existing tool call.
 
@@ -1241,6 +1239,19 @@ class ToolCallUpdate(_rt.Model):
     See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
     """
 
+    __slots__ = (
+        "tool_call_id",
+        "kind",
+        "status",
+        "title",
+        "name",
+        "content",
+        "locations",
+        "raw_input",
+        "raw_output",
+        "meta",
+        "extra",
+    )
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
     kind: (
@@ -1259,39 +1270,39 @@ class ToolCallUpdate(_rt.Model):
         ]
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Update the tool kind."""
     status: (
         ToolCallStatus
         | _Literal["pending", "in_progress", "completed", "failed"]
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Update the execution status."""
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Update the human-readable title."""
-    name: str | None | _UnsetType = _UNSET
+    name: str | None | _UnsetType
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
-    content: list[ToolCallContent] | None | _UnsetType = _UNSET
+    content: list[ToolCallContent] | None | _UnsetType
     """Replace the content collection."""
-    locations: list[ToolCallLocation] | None | _UnsetType = _UNSET
+    locations: list[ToolCallLocation] | None | _UnsetType
     """Replace the locations collection."""
-    raw_input: _Any | _UnsetType = _UNSET
+    raw_input: _Any | _UnsetType
     """Update the raw input."""
-    raw_output: _Any | _UnsetType = _UNSET
+    raw_output: _Any | _UnsetType
     """Update the raw output."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1508,24 +1519,24 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentContent(_ToolCallContentBase):
     """Standard content block (text, images, resources).
 
     Wire tag: `type: content`. Payload: `Content`.
     """
 
+    __slots__ = ("content", "meta", "extra")
     TAG: _ClassVar[_Literal["content"]] = "content"
     content: ContentBlock
     """The actual content block."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1596,28 +1607,28 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentDiff(_ToolCallContentBase):
     """File modification shown as a diff.
 
     Wire tag: `type: diff`. Payload: `Diff`.
     """
 
+    __slots__ = ("path", "old_text", "new_text", "meta", "extra")
     TAG: _ClassVar[_Literal["diff"]] = "diff"
     path: str
     """The absolute file path being modified."""
-    old_text: str | None | _UnsetType = _UNSET
+    old_text: str | None | _UnsetType
     """The original content (omitted or `null` for new files)."""
     new_text: str
     """The new content after modification."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1714,7 +1725,6 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentTerminal(_ToolCallContentBase):
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -1725,17 +1735,18 @@ class ToolCallContentTerminal(_ToolCallContentBase):
     Wire tag: `type: terminal`. Payload: `Terminal`.
     """
 
+    __slots__ = ("terminal_id", "meta", "extra")
     TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1807,7 +1818,6 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockText(_ContentBlockBase):
     """Text content. May be plain text or formatted with Markdown.
 
@@ -1817,19 +1827,20 @@ class ContentBlockText(_ContentBlockBase):
     Wire tag: `type: text`. Payload: `TextContent`.
     """
 
+    __slots__ = ("annotations", "text", "meta", "extra")
     TAG: _ClassVar[_Literal["text"]] = "text"
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
     text: str
     """Text payload carried by this content block."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1917,7 +1928,6 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockImage(_ContentBlockBase):
     """Images for visual context or analysis.
 
@@ -1926,23 +1936,24 @@ class ContentBlockImage(_ContentBlockBase):
     Wire tag: `type: image`. Payload: `ImageContent`.
     """
 
+    __slots__ = ("annotations", "data", "mime_type", "uri", "meta", "extra")
     TAG: _ClassVar[_Literal["image"]] = "image"
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
     data: str
     """Base64-encoded media payload."""
     mime_type: str
     """MIME type describing the encoded media payload."""
-    uri: str | None | _UnsetType = _UNSET
+    uri: str | None | _UnsetType
     """URI associated with this resource or media payload."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2057,7 +2068,6 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockAudio(_ContentBlockBase):
     """Audio data for transcription or analysis.
 
@@ -2066,21 +2076,22 @@ class ContentBlockAudio(_ContentBlockBase):
     Wire tag: `type: audio`. Payload: `AudioContent`.
     """
 
+    __slots__ = ("annotations", "data", "mime_type", "meta", "extra")
     TAG: _ClassVar[_Literal["audio"]] = "audio"
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
     data: str
     """Base64-encoded media payload."""
     mime_type: str
     """MIME type describing the encoded media payload."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2180,7 +2191,6 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockResourceLink(_ContentBlockBase):
     """References to resources that the agent can access.
 
@@ -2189,29 +2199,40 @@ class ContentBlockResourceLink(_ContentBlockBase):
     Wire tag: `type: resource_link`. Payload: `ResourceLink`.
     """
 
+    __slots__ = (
+        "annotations",
+        "description",
+        "mime_type",
+        "name",
+        "size",
+        "title",
+        "uri",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["resource_link"]] = "resource_link"
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable details shown with this protocol object."""
-    mime_type: str | None | _UnsetType = _UNSET
+    mime_type: str | None | _UnsetType
     """MIME type describing the encoded media payload."""
     name: str
     """Human-readable name shown for this protocol object."""
-    size: int | None | _UnsetType = _UNSET
+    size: int | None | _UnsetType
     """Optional size of the linked resource in bytes, if known."""
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional display title for end-user UI."""
     uri: str
     """URI associated with this resource or media payload."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2375,7 +2396,6 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockResource(_ContentBlockBase):
     """Complete resource contents embedded directly in the message.
 
@@ -2386,19 +2406,20 @@ class ContentBlockResource(_ContentBlockBase):
     Wire tag: `type: resource`. Payload: `EmbeddedResource`.
     """
 
+    __slots__ = ("annotations", "resource", "meta", "extra")
     TAG: _ClassVar[_Literal["resource"]] = "resource"
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2485,24 +2506,24 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Annotations(_rt.Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role | _Literal["assistant", "user"]] | None | _UnsetType = _UNSET
+    __slots__ = ("audience", "last_modified", "priority", "meta", "extra")
+    audience: list[Role | _Literal["assistant", "user"]] | None | _UnsetType
     """Intended recipients for this content, such as the user or assistant."""
-    last_modified: str | None | _UnsetType = _UNSET
+    last_modified: str | None | _UnsetType
     """Timestamp indicating when the underlying resource was last modified."""
-    priority: float | None | _UnsetType = _UNSET
+    priority: float | None | _UnsetType
     """Relative importance of this content when clients choose what to surface."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2603,22 +2624,22 @@ def _d_Annotations(data: _Any) -> Annotations:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextContent(_rt.Model):
     """Text provided to or from an LLM."""
 
-    annotations: Annotations | None | _UnsetType = _UNSET
+    __slots__ = ("annotations", "text", "meta", "extra")
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
     text: str
     """Text payload carried by this content block."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2700,26 +2721,26 @@ def _d_TextContent(data: _Any) -> TextContent:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ImageContent(_rt.Model):
     """An image provided to or from an LLM."""
 
-    annotations: Annotations | None | _UnsetType = _UNSET
+    __slots__ = ("annotations", "data", "mime_type", "uri", "meta", "extra")
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
     data: str
     """Base64-encoded media payload."""
     mime_type: str
     """MIME type describing the encoded media payload."""
-    uri: str | None | _UnsetType = _UNSET
+    uri: str | None | _UnsetType
     """URI associated with this resource or media payload."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2826,24 +2847,24 @@ def _d_ImageContent(data: _Any) -> ImageContent:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AudioContent(_rt.Model):
     """Audio provided to or from an LLM."""
 
-    annotations: Annotations | None | _UnsetType = _UNSET
+    __slots__ = ("annotations", "data", "mime_type", "meta", "extra")
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
     data: str
     """Base64-encoded media payload."""
     mime_type: str
     """MIME type describing the encoded media payload."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2935,32 +2956,42 @@ def _d_AudioContent(data: _Any) -> AudioContent:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ResourceLink(_rt.Model):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    annotations: Annotations | None | _UnsetType = _UNSET
+    __slots__ = (
+        "annotations",
+        "description",
+        "mime_type",
+        "name",
+        "size",
+        "title",
+        "uri",
+        "meta",
+        "extra",
+    )
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable details shown with this protocol object."""
-    mime_type: str | None | _UnsetType = _UNSET
+    mime_type: str | None | _UnsetType
     """MIME type describing the encoded media payload."""
     name: str
     """Human-readable name shown for this protocol object."""
-    size: int | None | _UnsetType = _UNSET
+    size: int | None | _UnsetType
     """Optional size of the linked resource in bytes, if known."""
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional display title for end-user UI."""
     uri: str
     """URI associated with this resource or media payload."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3116,24 +3147,24 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextResourceContents(_rt.Model):
     """Text-based resource contents."""
 
-    mime_type: str | None | _UnsetType = _UNSET
+    __slots__ = ("mime_type", "text", "uri", "meta", "extra")
+    mime_type: str | None | _UnsetType
     """MIME type describing the encoded media payload."""
     text: str
     """Text payload carried by this content block."""
     uri: str
     """URI associated with this resource or media payload."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3224,24 +3255,24 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BlobResourceContents(_rt.Model):
     """Binary resource contents."""
 
+    __slots__ = ("blob", "mime_type", "uri", "meta", "extra")
     blob: str
     """Base64-encoded bytes for a binary resource payload."""
-    mime_type: str | None | _UnsetType = _UNSET
+    mime_type: str | None | _UnsetType
     """MIME type describing the encoded media payload."""
     uri: str
     """URI associated with this resource or media payload."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3332,22 +3363,22 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EmbeddedResource(_rt.Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    annotations: Annotations | None | _UnsetType = _UNSET
+    __slots__ = ("annotations", "resource", "meta", "extra")
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content."""
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3428,20 +3459,20 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Content(_rt.Model):
     """Standard content block (text, images, resources)."""
 
+    __slots__ = ("content", "meta", "extra")
     content: ContentBlock
     """The actual content block."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3506,7 +3537,6 @@ def _d_Content(data: _Any) -> Content:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Diff(_rt.Model):
     """A diff representing file modifications.
 
@@ -3515,20 +3545,21 @@ class Diff(_rt.Model):
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
     """
 
+    __slots__ = ("path", "old_text", "new_text", "meta", "extra")
     path: str
     """The absolute file path being modified."""
-    old_text: str | None | _UnsetType = _UNSET
+    old_text: str | None | _UnsetType
     """The original content (omitted or `null` for new files)."""
     new_text: str
     """The new content after modification."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3619,7 +3650,6 @@ def _d_Diff(data: _Any) -> Diff:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Terminal(_rt.Model):
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -3628,16 +3658,17 @@ class Terminal(_rt.Model):
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
     """
 
+    __slots__ = ("terminal_id", "meta", "extra")
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3703,7 +3734,6 @@ def _d_Terminal(data: _Any) -> Terminal:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallLocation(_rt.Model):
     """A file location being accessed or modified by a tool.
 
@@ -3713,18 +3743,19 @@ class ToolCallLocation(_rt.Model):
     See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
     """
 
+    __slots__ = ("path", "line", "meta", "extra")
     path: str
     """The absolute file path being accessed or modified."""
-    line: int | None | _UnsetType = _UNSET
+    line: int | None | _UnsetType
     """Optional 1-based line number within the file."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3805,10 +3836,10 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PermissionOption(_rt.Model):
     """An option presented to the user when requesting permission."""
 
+    __slots__ = ("option_id", "name", "kind", "meta", "extra")
     option_id: PermissionOptionId
     """Unique identifier for this permission option."""
     name: str
@@ -3818,14 +3849,14 @@ class PermissionOption(_rt.Model):
         | _Literal["allow_once", "allow_always", "reject_once", "reject_always"]
     )
     """Hint about the nature of this permission option."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3915,21 +3946,30 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateTerminalRequest(_rt.Model):
     """Request to create a new terminal and execute a command."""
 
+    __slots__ = (
+        "session_id",
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "output_byte_limit",
+        "meta",
+        "extra",
+    )
     session_id: SessionId
     """The session ID for this request."""
     command: str
     """The command to execute."""
-    args: list[str] | _UnsetType = _UNSET
+    args: list[str] | _UnsetType
     """Array of command arguments."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
+    env: list[EnvVariable] | _UnsetType
     """Environment variables for the command."""
-    cwd: str | None | _UnsetType = _UNSET
+    cwd: str | None | _UnsetType
     """Working directory for the command. Must be an absolute path."""
-    output_byte_limit: int | None | _UnsetType = _UNSET
+    output_byte_limit: int | None | _UnsetType
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -3939,14 +3979,14 @@ class CreateTerminalRequest(_rt.Model):
     string output, even if this means the retained output is slightly less than the
     specified limit.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4078,22 +4118,22 @@ def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EnvVariable(_rt.Model):
     """An environment variable to set when launching an MCP server."""
 
+    __slots__ = ("name", "value", "meta", "extra")
     name: str
     """The name of the environment variable."""
     value: str
     """The value to set for the environment variable."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4169,22 +4209,22 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalOutputRequest(_rt.Model):
     """Request to get the current output and status of a terminal."""
 
+    __slots__ = ("session_id", "terminal_id", "meta", "extra")
     session_id: SessionId
     """The session ID for this request."""
     terminal_id: TerminalId
     """The ID of the terminal to get output from."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4260,22 +4300,22 @@ def _d_TerminalOutputRequest(data: _Any) -> TerminalOutputRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReleaseTerminalRequest(_rt.Model):
     """Request to release a terminal and free its resources."""
 
+    __slots__ = ("session_id", "terminal_id", "meta", "extra")
     session_id: SessionId
     """The session ID for this request."""
     terminal_id: TerminalId
     """The ID of the terminal to release."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4351,22 +4391,22 @@ def _d_ReleaseTerminalRequest(data: _Any) -> ReleaseTerminalRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class WaitForTerminalExitRequest(_rt.Model):
     """Request to wait for a terminal command to exit."""
 
+    __slots__ = ("session_id", "terminal_id", "meta", "extra")
     session_id: SessionId
     """The session ID for this request."""
     terminal_id: TerminalId
     """The ID of the terminal to wait for."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4444,22 +4484,22 @@ def _d_WaitForTerminalExitRequest(data: _Any) -> WaitForTerminalExitRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class KillTerminalRequest(_rt.Model):
     """Request to kill a terminal without releasing it."""
 
+    __slots__ = ("session_id", "terminal_id", "meta", "extra")
     session_id: SessionId
     """The session ID for this request."""
     terminal_id: TerminalId
     """The ID of the terminal to kill."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4535,17 +4575,25 @@ def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
     """
 
+    __slots__ = (
+        "message",
+        "meta",
+        "requested_schema",
+        "session_id",
+        "tool_call_id",
+        "request_id",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["form"]] = "form"
     message: str
     """A human-readable message describing what input is needed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4556,17 +4604,17 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4689,17 +4737,26 @@ def _d_CreateElicitationRequestForm(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """URL-based elicitation where the client directs the user to a URL.
 
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
     """
 
+    __slots__ = (
+        "message",
+        "meta",
+        "elicitation_id",
+        "url",
+        "session_id",
+        "tool_call_id",
+        "request_id",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["url"]] = "url"
     message: str
     """A human-readable message describing what input is needed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4712,17 +4769,17 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """The unique identifier for this elicitation."""
     url: str
     """The URL to direct the user to."""
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4854,7 +4911,6 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     """Custom or future elicitation mode.
 
@@ -4870,10 +4926,11 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     kept.
     """
 
+    __slots__ = ("message", "meta", "mode", "session_id", "tool_call_id", "request_id", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["form", "url"])
     message: str
     """A human-readable message describing what input is needed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4889,17 +4946,17 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5017,7 +5074,6 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationSessionScope(_rt.Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -5026,15 +5082,16 @@ class ElicitationSessionScope(_rt.Model):
     during a tool call and needs to redirect it to the user.
     """
 
+    __slots__ = ("session_id", "tool_call_id", "extra")
     session_id: SessionId
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5100,15 +5157,15 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationRequestScope(_rt.Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
 
+    __slots__ = ("request_id", "extra")
     request_id: RequestId
     """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5158,7 +5215,6 @@ def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationSchema(_rt.Model):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -5166,26 +5222,27 @@ class ElicitationSchema(_rt.Model):
     as required by the elicitation specification.
     """
 
-    type: ElicitationSchemaType | _Literal["object"] | _UnsetType = _UNSET
+    __slots__ = ("type", "title", "properties", "required", "description", "meta", "extra")
+    type: ElicitationSchemaType | _Literal["object"] | _UnsetType
     """Type discriminator. Always `"object"`."""
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    properties: dict[str, ElicitationPropertySchema] | _UnsetType = _UNSET
+    properties: dict[str, ElicitationPropertySchema] | _UnsetType
     """Property definitions (must be primitive types)."""
-    required: list[str] | None | _UnsetType = _UNSET
+    required: list[str] | None | _UnsetType
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5194,7 +5251,7 @@ class ElicitationSchema(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5321,62 +5378,72 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     Wire tag: `type: string`. Payload: `StringPropertySchema`.
     """
 
+    __slots__ = (
+        "title",
+        "description",
+        "min_length",
+        "max_length",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "one_of",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["string"]] = "string"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: int | None | _UnsetType = _UNSET
+    min_length: int | None | _UnsetType
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: int | None | _UnsetType = _UNSET
+    max_length: int | None | _UnsetType
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
-    pattern: str | None | _UnsetType = _UNSET
+    pattern: str | None | _UnsetType
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
-    format: StringFormat | _Literal["email", "uri", "date", "date-time"] | None | _UnsetType = (
-        _UNSET
-    )
+    format: StringFormat | _Literal["email", "uri", "date", "date-time"] | None | _UnsetType
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None | _UnsetType = _UNSET
+    default: str | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    enum: list[str] | None | _UnsetType = _UNSET
+    enum: list[str] | None | _UnsetType
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
-    one_of: list[EnumOption] | None | _UnsetType = _UNSET
+    one_of: list[EnumOption] | None | _UnsetType
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5385,7 +5452,7 @@ class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5588,40 +5655,40 @@ def _d_ElicitationPropertySchemaString(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaNumber(_ElicitationPropertySchemaBase):
     """Number (floating-point) property.
 
     Wire tag: `type: number`. Payload: `NumberPropertySchema`.
     """
 
+    __slots__ = ("title", "description", "minimum", "maximum", "default", "meta", "extra")
     TAG: _ClassVar[_Literal["number"]] = "number"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: float | None | _UnsetType = _UNSET
+    minimum: float | None | _UnsetType
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: float | None | _UnsetType = _UNSET
+    maximum: float | None | _UnsetType
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: float | None | _UnsetType = _UNSET
+    default: float | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5630,7 +5697,7 @@ class ElicitationPropertySchemaNumber(_ElicitationPropertySchemaBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5767,40 +5834,40 @@ def _d_ElicitationPropertySchemaNumber(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaInteger(_ElicitationPropertySchemaBase):
     """Integer property.
 
     Wire tag: `type: integer`. Payload: `IntegerPropertySchema`.
     """
 
+    __slots__ = ("title", "description", "minimum", "maximum", "default", "meta", "extra")
     TAG: _ClassVar[_Literal["integer"]] = "integer"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: int | None | _UnsetType = _UNSET
+    minimum: int | None | _UnsetType
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: int | None | _UnsetType = _UNSET
+    maximum: int | None | _UnsetType
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None | _UnsetType = _UNSET
+    default: int | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5809,7 +5876,7 @@ class ElicitationPropertySchemaInteger(_ElicitationPropertySchemaBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5952,30 +6019,30 @@ def _d_ElicitationPropertySchemaInteger(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaBoolean(_ElicitationPropertySchemaBase):
     """Boolean property.
 
     Wire tag: `type: boolean`. Payload: `BooleanPropertySchema`.
     """
 
+    __slots__ = ("title", "description", "default", "meta", "extra")
     TAG: _ClassVar[_Literal["boolean"]] = "boolean"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None | _UnsetType = _UNSET
+    default: bool | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5984,7 +6051,7 @@ class ElicitationPropertySchemaBoolean(_ElicitationPropertySchemaBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6097,42 +6164,51 @@ def _d_ElicitationPropertySchemaBoolean(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
     """Multi-select array property.
 
     Wire tag: `type: array`. Payload: `MultiSelectPropertySchema`.
     """
 
+    __slots__ = (
+        "title",
+        "description",
+        "min_items",
+        "max_items",
+        "items",
+        "default",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["array"]] = "array"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: int | None | _UnsetType = _UNSET
+    min_items: int | None | _UnsetType
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: int | None | _UnsetType = _UNSET
+    max_items: int | None | _UnsetType
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
     """
     items: MultiSelectItems
     """The items definition describing allowed values."""
-    default: list[str] | None | _UnsetType = _UNSET
+    default: list[str] | None | _UnsetType
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6141,7 +6217,7 @@ class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6288,7 +6364,6 @@ def _d_ElicitationPropertySchemaArray(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaOther(_ElicitationPropertySchemaBase):
     """Custom or future elicitation property schema.
 
@@ -6304,6 +6379,7 @@ class ElicitationPropertySchemaOther(_ElicitationPropertySchemaBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         ["array", "boolean", "integer", "number", "string"]
     )
@@ -6314,7 +6390,7 @@ class ElicitationPropertySchemaOther(_ElicitationPropertySchemaBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6369,20 +6445,20 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EnumOption(_rt.Model):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
+    __slots__ = ("const", "title", "description", "meta", "extra")
     const: str
     """The constant value for this option."""
     title: str
     """Human-readable title for this option."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6391,7 +6467,7 @@ class EnumOption(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6482,7 +6558,6 @@ def _d_EnumOption(data: _Any) -> EnumOption:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StringPropertySchema(_rt.Model):
     """Schema for string properties in an elicitation form.
 
@@ -6490,54 +6565,65 @@ class StringPropertySchema(_rt.Model):
     with `"type": "string"`.
     """
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = (
+        "title",
+        "description",
+        "min_length",
+        "max_length",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "one_of",
+        "meta",
+        "extra",
+    )
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: int | None | _UnsetType = _UNSET
+    min_length: int | None | _UnsetType
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: int | None | _UnsetType = _UNSET
+    max_length: int | None | _UnsetType
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
-    pattern: str | None | _UnsetType = _UNSET
+    pattern: str | None | _UnsetType
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
-    format: StringFormat | _Literal["email", "uri", "date", "date-time"] | None | _UnsetType = (
-        _UNSET
-    )
+    format: StringFormat | _Literal["email", "uri", "date", "date-time"] | None | _UnsetType
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None | _UnsetType = _UNSET
+    default: str | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    enum: list[str] | None | _UnsetType = _UNSET
+    enum: list[str] | None | _UnsetType
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
-    one_of: list[EnumOption] | None | _UnsetType = _UNSET
+    one_of: list[EnumOption] | None | _UnsetType
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6546,7 +6632,7 @@ class StringPropertySchema(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6737,36 +6823,36 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class NumberPropertySchema(_rt.Model):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = ("title", "description", "minimum", "maximum", "default", "meta", "extra")
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: float | None | _UnsetType = _UNSET
+    minimum: float | None | _UnsetType
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: float | None | _UnsetType = _UNSET
+    maximum: float | None | _UnsetType
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: float | None | _UnsetType = _UNSET
+    default: float | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6775,7 +6861,7 @@ class NumberPropertySchema(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6901,36 +6987,36 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IntegerPropertySchema(_rt.Model):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = ("title", "description", "minimum", "maximum", "default", "meta", "extra")
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: int | None | _UnsetType = _UNSET
+    minimum: int | None | _UnsetType
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: int | None | _UnsetType = _UNSET
+    maximum: int | None | _UnsetType
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None | _UnsetType = _UNSET
+    default: int | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6939,7 +7025,7 @@ class IntegerPropertySchema(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7071,26 +7157,26 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BooleanPropertySchema(_rt.Model):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = ("title", "description", "default", "meta", "extra")
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None | _UnsetType = _UNSET
+    default: bool | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7099,7 +7185,7 @@ class BooleanPropertySchema(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7199,17 +7285,17 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MultiSelectItemsString(_MultiSelectItemsBase):
     """Multi-select string items with plain string values.
 
     Wire tag: `type: string`. Payload: `StringMultiSelectItems`.
     """
 
+    __slots__ = ("enum", "meta", "extra")
     TAG: _ClassVar[_Literal["string"]] = "string"
     enum: list[str]
     """Allowed enum values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7218,7 +7304,7 @@ class MultiSelectItemsString(_MultiSelectItemsBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7291,7 +7377,6 @@ def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectIt
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MultiSelectItemsOther(_MultiSelectItemsBase):
     """Custom or future typed multi-select items.
 
@@ -7299,6 +7384,7 @@ class MultiSelectItemsOther(_MultiSelectItemsBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["string"])
     type: str
     """Custom or future multi-select item type.
@@ -7307,7 +7393,7 @@ class MultiSelectItemsOther(_MultiSelectItemsBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7360,7 +7446,6 @@ def _d_MultiSelectItemsOther(data: _Any) -> MultiSelectItemsOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MultiSelectItemsTitled(_MultiSelectItemsBase):
     """Titled multi-select items with human-readable labels.
 
@@ -7369,9 +7454,10 @@ class MultiSelectItemsTitled(_MultiSelectItemsBase):
     Payload: `TitledMultiSelectItems`.
     """
 
+    __slots__ = ("any_of", "meta", "extra")
     any_of: list[EnumOption]
     """Titled enum options."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7380,7 +7466,7 @@ class MultiSelectItemsTitled(_MultiSelectItemsBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7447,13 +7533,13 @@ def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StringMultiSelectItems(_rt.Model):
     """String item schema for multi-select enum properties."""
 
+    __slots__ = ("enum", "meta", "extra")
     enum: list[str]
     """Allowed enum values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7462,7 +7548,7 @@ class StringMultiSelectItems(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7529,13 +7615,13 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TitledMultiSelectItems(_rt.Model):
     """Items definition for titled multi-select enum properties."""
 
+    __slots__ = ("any_of", "meta", "extra")
     any_of: list[EnumOption]
     """Titled enum options."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7544,7 +7630,7 @@ class TitledMultiSelectItems(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7611,38 +7697,47 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MultiSelectPropertySchema(_rt.Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = (
+        "title",
+        "description",
+        "min_items",
+        "max_items",
+        "items",
+        "default",
+        "meta",
+        "extra",
+    )
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: int | None | _UnsetType = _UNSET
+    min_items: int | None | _UnsetType
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: int | None | _UnsetType = _UNSET
+    max_items: int | None | _UnsetType
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
     """
     items: MultiSelectItems
     """The items definition describing allowed values."""
-    default: list[str] | None | _UnsetType = _UNSET
+    default: list[str] | None | _UnsetType
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7651,7 +7746,7 @@ class MultiSelectPropertySchema(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7790,23 +7885,23 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationFormMode(_rt.Model):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
+    __slots__ = ("requested_schema", "session_id", "tool_call_id", "request_id", "extra")
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7894,25 +7989,25 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationUrlMode(_rt.Model):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
+    __slots__ = ("elicitation_id", "url", "session_id", "tool_call_id", "request_id", "extra")
     elicitation_id: ElicitationId
     """The unique identifier for this elicitation."""
     url: str
     """The URL to direct the user to."""
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8011,7 +8106,6 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class InitializeResponse(_rt.Model):
     """Response to the `initialize` method.
 
@@ -8020,29 +8114,37 @@ class InitializeResponse(_rt.Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
     """
 
+    __slots__ = (
+        "protocol_version",
+        "agent_capabilities",
+        "auth_methods",
+        "agent_info",
+        "meta",
+        "extra",
+    )
     protocol_version: ProtocolVersion
     """The protocol version the client specified if supported by the agent,
     or the latest protocol version supported by the agent.
 
     The client should disconnect, if it doesn't support this version.
     """
-    agent_capabilities: AgentCapabilities | _UnsetType = _UNSET
+    agent_capabilities: AgentCapabilities | _UnsetType
     """Capabilities supported by the agent."""
-    auth_methods: list[AuthMethod] | _UnsetType = _UNSET
+    auth_methods: list[AuthMethod] | _UnsetType
     """Authentication methods supported by the agent."""
-    agent_info: Implementation | None | _UnsetType = _UNSET
+    agent_info: Implementation | None | _UnsetType
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8152,7 +8254,6 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentCapabilities(_rt.Model):
     """Capabilities supported by the agent.
 
@@ -8162,24 +8263,33 @@ class AgentCapabilities(_rt.Model):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
     """
 
-    load_session: bool | _UnsetType = _UNSET
+    __slots__ = (
+        "load_session",
+        "prompt_capabilities",
+        "mcp_capabilities",
+        "session_capabilities",
+        "auth",
+        "meta",
+        "extra",
+    )
+    load_session: bool | _UnsetType
     """Whether the agent supports `session/load`."""
-    prompt_capabilities: PromptCapabilities | _UnsetType = _UNSET
+    prompt_capabilities: PromptCapabilities | _UnsetType
     """Prompt capabilities supported by the agent."""
-    mcp_capabilities: McpCapabilities | _UnsetType = _UNSET
+    mcp_capabilities: McpCapabilities | _UnsetType
     """MCP capabilities supported by the agent."""
-    session_capabilities: SessionCapabilities | _UnsetType = _UNSET
+    session_capabilities: SessionCapabilities | _UnsetType
     """Session lifecycle and prompt capabilities advertised by the agent."""
-    auth: AgentAuthCapabilities | _UnsetType = _UNSET
+    auth: AgentAuthCapabilities | _UnsetType
     """Authentication-related capabilities supported by the agent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8302,7 +8412,6 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptCapabilities(_rt.Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -8318,24 +8427,25 @@ class PromptCapabilities(_rt.Model):
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
     """
 
-    image: bool | _UnsetType = _UNSET
+    __slots__ = ("image", "audio", "embedded_context", "meta", "extra")
+    image: bool | _UnsetType
     """Agent supports `image` content blocks."""
-    audio: bool | _UnsetType = _UNSET
+    audio: bool | _UnsetType
     """Agent supports `audio` content blocks."""
-    embedded_context: bool | _UnsetType = _UNSET
+    embedded_context: bool | _UnsetType
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
     in prompt requests for pieces of context that are referenced in the message.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8432,22 +8542,22 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpCapabilities(_rt.Model):
     """MCP capabilities supported by the agent"""
 
-    http: bool | _UnsetType = _UNSET
+    __slots__ = ("http", "sse", "meta", "extra")
+    http: bool | _UnsetType
     """Agent supports `http` MCP servers."""
-    sse: bool | _UnsetType = _UNSET
+    sse: bool | _UnsetType
     """Agent supports `sse` MCP servers."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8530,7 +8640,6 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionCapabilities(_rt.Model):
     """Session capabilities supported by the agent.
 
@@ -8543,19 +8652,20 @@ class SessionCapabilities(_rt.Model):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
     """
 
-    list_: SessionListCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("list_", "delete", "additional_directories", "resume", "close", "meta", "extra")
+    list_: SessionListCapabilities | None | _UnsetType
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
-    delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET
+    delete: SessionDeleteCapabilities | None | _UnsetType
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _UnsetType = _UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _UnsetType
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -8566,26 +8676,26 @@ class SessionCapabilities(_rt.Model):
     `SessionInfo.additionalDirectories` to report the complete ordered
     additional-root list associated with a listed session.
     """
-    resume: SessionResumeCapabilities | None | _UnsetType = _UNSET
+    resume: SessionResumeCapabilities | None | _UnsetType
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
-    close: SessionCloseCapabilities | None | _UnsetType = _UNSET
+    close: SessionCloseCapabilities | None | _UnsetType
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8718,21 +8828,21 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionListCapabilities(_rt.Model):
     """Capabilities for the `session/list` method.
 
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8787,21 +8897,21 @@ def _d_SessionListCapabilities(data: _Any) -> SessionListCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionDeleteCapabilities(_rt.Model):
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8858,7 +8968,6 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionAdditionalDirectoriesCapabilities(_rt.Model):
     """Capabilities for additional session directories support.
 
@@ -8868,14 +8977,15 @@ class SessionAdditionalDirectoriesCapabilities(_rt.Model):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8936,21 +9046,21 @@ def _d_SessionAdditionalDirectoriesCapabilities(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionResumeCapabilities(_rt.Model):
     """Capabilities for the `session/resume` method.
 
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9007,21 +9117,21 @@ def _d_SessionResumeCapabilities(data: _Any) -> SessionResumeCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionCloseCapabilities(_rt.Model):
     """Capabilities for the `session/close` method.
 
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9078,24 +9188,24 @@ def _d_SessionCloseCapabilities(data: _Any) -> SessionCloseCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentAuthCapabilities(_rt.Model):
     """Authentication-related capabilities supported by the agent."""
 
-    logout: LogoutCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("logout", "meta", "extra")
+    logout: LogoutCapabilities | None | _UnsetType
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9164,21 +9274,21 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LogoutCapabilities(_rt.Model):
     """Logout capabilities supported by the agent.
 
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9233,7 +9343,6 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodTerminal(_AuthMethodBase):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`.
@@ -9241,27 +9350,28 @@ class AuthMethodTerminal(_AuthMethodBase):
     Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
     """
 
+    __slots__ = ("id", "name", "description", "args", "env", "meta", "extra")
     TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable description of this authentication method."""
-    args: list[str] | _UnsetType = _UNSET
+    args: list[str] | _UnsetType
     """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: dict[str, str] | _UnsetType = _UNSET
+    env: dict[str, str] | _UnsetType
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9390,7 +9500,6 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodAgent(_AuthMethodBase):
     """Agent handles authentication itself through `authenticate`.
 
@@ -9399,20 +9508,21 @@ class AuthMethodAgent(_AuthMethodBase):
     Payload: `AuthMethodAgentPayload`.
     """
 
+    __slots__ = ("id", "name", "description", "meta", "extra")
     id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable description of this authentication method."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9503,7 +9613,6 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodTerminalPayload(_rt.Model):
     """Terminal-based authentication method.
 
@@ -9514,26 +9623,27 @@ class AuthMethodTerminalPayload(_rt.Model):
     The client MUST NOT pass this method to `authenticate`.
     """
 
+    __slots__ = ("id", "name", "description", "args", "env", "meta", "extra")
     id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable description of this authentication method."""
-    args: list[str] | _UnsetType = _UNSET
+    args: list[str] | _UnsetType
     """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: dict[str, str] | _UnsetType = _UNSET
+    env: dict[str, str] | _UnsetType
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9658,27 +9768,27 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodAgentPayload(_rt.Model):
     """Agent handles authentication itself through `authenticate`.
 
     This is the default authentication method type.
     """
 
+    __slots__ = ("id", "name", "description", "meta", "extra")
     id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable description of this authentication method."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9769,18 +9879,18 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Implementation(_rt.Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
     title for UI representation.
     """
 
+    __slots__ = ("name", "title", "version", "meta", "extra")
     name: str
     """Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
@@ -9790,14 +9900,14 @@ class Implementation(_rt.Model):
     """Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9888,18 +9998,18 @@ def _d_Implementation(data: _Any) -> Implementation:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthenticateResponse(_rt.Model):
     """Response to the `authenticate` method."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9954,18 +10064,18 @@ def _d_AuthenticateResponse(data: _Any) -> AuthenticateResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LogoutResponse(_rt.Model):
     """Response to the `logout` method."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10020,33 +10130,33 @@ def _d_LogoutResponse(data: _Any) -> LogoutResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class NewSessionResponse(_rt.Model):
     """Response from creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
     """
 
+    __slots__ = ("session_id", "modes", "config_options", "meta", "extra")
     session_id: SessionId
     """Unique identifier for the created session.
 
     Used in all subsequent requests for this conversation.
     """
-    modes: SessionModeState | None | _UnsetType = _UNSET
+    modes: SessionModeState | None | _UnsetType
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
+    config_options: list[SessionConfigOption] | None | _UnsetType
     """Initial session configuration options if supported by the Agent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10146,22 +10256,22 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionModeState(_rt.Model):
     """The set of modes and the one currently active."""
 
+    __slots__ = ("current_mode_id", "available_modes", "meta", "extra")
     current_mode_id: SessionModeId
     """The current mode the Agent is in."""
     available_modes: list[SessionMode]
     """The set of modes that the Agent can operate in"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10241,27 +10351,27 @@ def _d_SessionModeState(data: _Any) -> SessionModeState:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionMode(_rt.Model):
     """A mode the agent can operate in.
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
 
+    __slots__ = ("id", "name", "description", "meta", "extra")
     id: SessionModeId
     """Stable identifier used to refer to this protocol object in later messages."""
     name: str
     """Human-readable name shown for this protocol object."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable details shown with this protocol object."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10352,19 +10462,28 @@ def _d_SessionMode(data: _Any) -> SessionMode:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigOptionSelect(_SessionConfigOptionBase):
     """Single-value selector (dropdown).
 
     Wire tag: `type: select`. Payload: `SessionConfigSelect`.
     """
 
+    __slots__ = (
+        "id",
+        "name",
+        "description",
+        "category",
+        "meta",
+        "current_value",
+        "options",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["select"]] = "select"
     id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
     """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description for the Client to display to the user."""
     category: (
         SessionConfigOptionCategory
@@ -10372,9 +10491,9 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Optional semantic category for this option (UX only)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -10385,7 +10504,7 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
     """The currently selected value."""
     options: SessionConfigSelectOptions
     """The set of selectable options."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10526,19 +10645,19 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigOptionBoolean(_SessionConfigOptionBase):
     """Boolean on/off toggle.
 
     Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
     """
 
+    __slots__ = ("id", "name", "description", "category", "meta", "current_value", "extra")
     TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
     """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description for the Client to display to the user."""
     category: (
         SessionConfigOptionCategory
@@ -10546,9 +10665,9 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Optional semantic category for this option (UX only)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -10557,7 +10676,7 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
     """
     current_value: bool
     """The current value of the boolean option."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10689,24 +10808,24 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigSelectOption(_rt.Model):
     """A possible value for a session configuration option."""
 
+    __slots__ = ("value", "name", "description", "meta", "extra")
     value: SessionConfigValueId
     """Unique identifier for this option value."""
     name: str
     """Human-readable label for this option value."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description for this option value."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10799,24 +10918,24 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigSelectGroup(_rt.Model):
     """A group of possible values for a session configuration option."""
 
+    __slots__ = ("group", "name", "options", "meta", "extra")
     group: SessionConfigGroupId
     """Unique identifier for this group."""
     name: str
     """Human-readable label for this group."""
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10908,15 +11027,15 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigSelect(_rt.Model):
     """A single-value selector (dropdown) session configuration option payload."""
 
+    __slots__ = ("current_value", "options", "extra")
     current_value: SessionConfigValueId
     """The currently selected value."""
     options: SessionConfigSelectOptions
     """The set of selectable options."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10976,13 +11095,13 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigBoolean(_rt.Model):
     """A boolean on/off toggle session configuration option payload."""
 
+    __slots__ = ("current_value", "extra")
     current_value: bool
     """The current value of the boolean option."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11033,25 +11152,25 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LoadSessionResponse(_rt.Model):
     """Response from loading an existing session."""
 
-    modes: SessionModeState | None | _UnsetType = _UNSET
+    __slots__ = ("modes", "config_options", "meta", "extra")
+    modes: SessionModeState | None | _UnsetType
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
+    config_options: list[SessionConfigOption] | None | _UnsetType
     """Initial session configuration options if supported by the Agent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11140,24 +11259,24 @@ def _d_LoadSessionResponse(data: _Any) -> LoadSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListSessionsResponse(_rt.Model):
     """Response from listing sessions."""
 
+    __slots__ = ("sessions", "next_cursor", "meta", "extra")
     sessions: list[SessionInfo]
     """Array of session information objects"""
-    next_cursor: str | None | _UnsetType = _UNSET
+    next_cursor: str | None | _UnsetType
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11242,33 +11361,41 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionInfo(_rt.Model):
     """Information about a session returned by session/list"""
 
+    __slots__ = (
+        "session_id",
+        "cwd",
+        "additional_directories",
+        "title",
+        "updated_at",
+        "meta",
+        "extra",
+    )
     session_id: SessionId
     """Unique identifier for the session"""
     cwd: str
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[str] | _UnsetType = _UNSET
+    additional_directories: list[str] | _UnsetType
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Human-readable title for the session"""
-    updated_at: str | None | _UnsetType = _UNSET
+    updated_at: str | None | _UnsetType
     """ISO 8601 timestamp of last activity"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11391,18 +11518,18 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DeleteSessionResponse(_rt.Model):
     """Response from deleting a session."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11457,25 +11584,25 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ResumeSessionResponse(_rt.Model):
     """Response from resuming an existing session."""
 
-    modes: SessionModeState | None | _UnsetType = _UNSET
+    __slots__ = ("modes", "config_options", "meta", "extra")
+    modes: SessionModeState | None | _UnsetType
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: list[SessionConfigOption] | None | _UnsetType = _UNSET
+    config_options: list[SessionConfigOption] | None | _UnsetType
     """Initial session configuration options if supported by the Agent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11564,18 +11691,18 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CloseSessionResponse(_rt.Model):
     """Response from closing a session."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11630,18 +11757,18 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionModeResponse(_rt.Model):
     """Response to `session/set_mode` method."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11696,20 +11823,20 @@ def _d_SetSessionModeResponse(data: _Any) -> SetSessionModeResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionConfigOptionResponse(_rt.Model):
     """Response to `session/set_config_option` method."""
 
+    __slots__ = ("config_options", "meta", "extra")
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11781,25 +11908,25 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptResponse(_rt.Model):
     """Response from processing a user prompt.
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
     """
 
+    __slots__ = ("stop_reason", "meta", "extra")
     stop_reason: (
         StopReason | _Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
     )
     """Indicates why the agent stopped processing the turn."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11869,7 +11996,6 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Error(_rt.Model):
     """JSON-RPC error object.
 
@@ -11879,6 +12005,7 @@ class Error(_rt.Model):
     See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
     """
 
+    __slots__ = ("code", "message", "data", "extra")
     code: (
         ErrorCode
         | _Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002]
@@ -11891,11 +12018,11 @@ class Error(_rt.Model):
     """A string providing a short description of the error.
     The message should be limited to a concise single sentence.
     """
-    data: _Any | _UnsetType = _UNSET
+    data: _Any | _UnsetType
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11969,15 +12096,15 @@ def _d_Error(data: _Any) -> Error:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentNotification(_rt.Model):
     """A JSON-RPC notification object."""
 
+    __slots__ = ("method", "params", "extra")
     method: str
     """The notification method name."""
-    params: _Any | _UnsetType = _UNSET
+    params: _Any | _UnsetType
     """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12037,7 +12164,6 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionNotification(_rt.Model):
     """Notification containing a session update from the agent.
 
@@ -12046,18 +12172,19 @@ class SessionNotification(_rt.Model):
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
     """
 
+    __slots__ = ("session_id", "update", "meta", "extra")
     session_id: SessionId
     """The ID of the session this update pertains to."""
     update: SessionUpdate
     """The actual update content."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12132,30 +12259,30 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateUserMessageChunk(_SessionUpdateBase):
     """A chunk of the user's message being streamed.
 
     Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
     """
 
+    __slots__ = ("content", "message_id", "meta", "extra")
     TAG: _ClassVar[_Literal["user_message_chunk"]] = "user_message_chunk"
     content: ContentBlock
     """A single item of content"""
-    message_id: MessageId | None | _UnsetType = _UNSET
+    message_id: MessageId | None | _UnsetType
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12247,30 +12374,30 @@ def _d_SessionUpdateUserMessageChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateAgentMessageChunk(_SessionUpdateBase):
     """A chunk of the agent's response being streamed.
 
     Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
     """
 
+    __slots__ = ("content", "message_id", "meta", "extra")
     TAG: _ClassVar[_Literal["agent_message_chunk"]] = "agent_message_chunk"
     content: ContentBlock
     """A single item of content"""
-    message_id: MessageId | None | _UnsetType = _UNSET
+    message_id: MessageId | None | _UnsetType
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12362,30 +12489,30 @@ def _d_SessionUpdateAgentMessageChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateAgentThoughtChunk(_SessionUpdateBase):
     """A chunk of the agent's internal reasoning being streamed.
 
     Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
     """
 
+    __slots__ = ("content", "message_id", "meta", "extra")
     TAG: _ClassVar[_Literal["agent_thought_chunk"]] = "agent_thought_chunk"
     content: ContentBlock
     """A single item of content"""
-    message_id: MessageId | None | _UnsetType = _UNSET
+    message_id: MessageId | None | _UnsetType
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12477,19 +12604,31 @@ def _d_SessionUpdateAgentThoughtChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateToolCall(_SessionUpdateBase):
     """Notification that a new tool call has been initiated.
 
     Wire tag: `sessionUpdate: tool_call`. Payload: `ToolCall`.
     """
 
+    __slots__ = (
+        "tool_call_id",
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "raw_input",
+        "raw_output",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["tool_call"]] = "tool_call"
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
     title: str
     """Human-readable title describing what the tool is doing."""
-    name: str | None | _UnsetType = _UNSET
+    name: str | None | _UnsetType
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
@@ -12510,32 +12649,30 @@ class SessionUpdateToolCall(_SessionUpdateBase):
             "other",
         ]
         | _UnsetType
-    ) = _UNSET
+    )
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
-    status: (
-        ToolCallStatus | _Literal["pending", "in_progress", "completed", "failed"] | _UnsetType
-    ) = _UNSET
+    status: ToolCallStatus | _Literal["pending", "in_progress", "completed", "failed"] | _UnsetType
     """Current execution status of the tool call."""
-    content: list[ToolCallContent] | _UnsetType = _UNSET
+    content: list[ToolCallContent] | _UnsetType
     """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | _UnsetType = _UNSET
+    locations: list[ToolCallLocation] | _UnsetType
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: _Any | _UnsetType = _UNSET
+    raw_input: _Any | _UnsetType
     """Raw input parameters sent to the tool."""
-    raw_output: _Any | _UnsetType = _UNSET
+    raw_output: _Any | _UnsetType
     """Raw output returned by the tool."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12742,13 +12879,25 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateToolCallUpdate(_SessionUpdateBase):
     """Update on the status or results of a tool call.
 
     Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
     """
 
+    __slots__ = (
+        "tool_call_id",
+        "kind",
+        "status",
+        "title",
+        "name",
+        "content",
+        "locations",
+        "raw_input",
+        "raw_output",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["tool_call_update"]] = "tool_call_update"
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
@@ -12768,39 +12917,39 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
         ]
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Update the tool kind."""
     status: (
         ToolCallStatus
         | _Literal["pending", "in_progress", "completed", "failed"]
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Update the execution status."""
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Update the human-readable title."""
-    name: str | None | _UnsetType = _UNSET
+    name: str | None | _UnsetType
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
-    content: list[ToolCallContent] | None | _UnsetType = _UNSET
+    content: list[ToolCallContent] | None | _UnsetType
     """Replace the content collection."""
-    locations: list[ToolCallLocation] | None | _UnsetType = _UNSET
+    locations: list[ToolCallLocation] | None | _UnsetType
     """Replace the locations collection."""
-    raw_input: _Any | _UnsetType = _UNSET
+    raw_input: _Any | _UnsetType
     """Update the raw input."""
-    raw_output: _Any | _UnsetType = _UNSET
+    raw_output: _Any | _UnsetType
     """Update the raw output."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13026,7 +13175,6 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdatePlan(_SessionUpdateBase):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
@@ -13034,6 +13182,7 @@ class SessionUpdatePlan(_SessionUpdateBase):
     Wire tag: `sessionUpdate: plan`. Payload: `Plan`.
     """
 
+    __slots__ = ("entries", "meta", "extra")
     TAG: _ClassVar[_Literal["plan"]] = "plan"
     entries: list[PlanEntry]
     """The list of tasks to be accomplished.
@@ -13041,14 +13190,14 @@ class SessionUpdatePlan(_SessionUpdateBase):
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13124,7 +13273,6 @@ def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateAvailableCommandsUpdate(_SessionUpdateBase):
     """Available commands are ready or have changed
 
@@ -13132,17 +13280,18 @@ class SessionUpdateAvailableCommandsUpdate(_SessionUpdateBase):
     `AvailableCommandsUpdate`.
     """
 
+    __slots__ = ("available_commands", "meta", "extra")
     TAG: _ClassVar[_Literal["available_commands_update"]] = "available_commands_update"
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13226,7 +13375,6 @@ def _d_SessionUpdateAvailableCommandsUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateCurrentModeUpdate(_SessionUpdateBase):
     """The current mode of the session has changed
 
@@ -13235,17 +13383,18 @@ class SessionUpdateCurrentModeUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: current_mode_update`. Payload: `CurrentModeUpdate`.
     """
 
+    __slots__ = ("current_mode_id", "meta", "extra")
     TAG: _ClassVar[_Literal["current_mode_update"]] = "current_mode_update"
     current_mode_id: SessionModeId
     """The ID of the current mode"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13323,24 +13472,24 @@ def _d_SessionUpdateCurrentModeUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateConfigOptionUpdate(_SessionUpdateBase):
     """Session configuration options have been updated.
 
     Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
     """
 
+    __slots__ = ("config_options", "meta", "extra")
     TAG: _ClassVar[_Literal["config_option_update"]] = "config_option_update"
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13422,26 +13571,26 @@ def _d_SessionUpdateConfigOptionUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateSessionInfoUpdate(_SessionUpdateBase):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
     Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
     """
 
+    __slots__ = ("title", "updated_at", "meta", "extra")
     TAG: _ClassVar[_Literal["session_info_update"]] = "session_info_update"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | _UnsetType = _UNSET
+    updated_at: str | None | _UnsetType
     """ISO 8601 timestamp of last activity. Set to null to clear."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13539,28 +13688,28 @@ def _d_SessionUpdateSessionInfoUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateUsageUpdate(_SessionUpdateBase):
     """Context window and cost update for the session.
 
     Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
     """
 
+    __slots__ = ("used", "size", "cost", "meta", "extra")
     TAG: _ClassVar[_Literal["usage_update"]] = "usage_update"
     used: int
     """Tokens currently in context."""
     size: int
     """Total context window size in tokens."""
-    cost: Cost | None | _UnsetType = _UNSET
+    cost: Cost | None | _UnsetType
     """Cumulative session cost (optional)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13660,7 +13809,6 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateNotice(_SessionUpdateBase):
     """Information for the user that is not part of session history.
 
@@ -13670,22 +13818,23 @@ class SessionUpdateNotice(_SessionUpdateBase):
     Wire tag: `sessionUpdate: notice`. Payload: `Notice`.
     """
 
+    __slots__ = ("severity", "title", "description", "meta", "extra")
     TAG: _ClassVar[_Literal["notice"]] = "notice"
     severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr
     """Presentation severity hint."""
     title: str
     """Required non-empty plain-text title that can stand alone."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13788,7 +13937,6 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateCompactionUpdate(_SessionUpdateBase):
     """A context compaction has been created or updated.
 
@@ -13798,6 +13946,7 @@ class SessionUpdateCompactionUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: compaction_update`. Payload: `CompactionUpdate`.
     """
 
+    __slots__ = ("compaction_id", "status", "summary", "error", "meta", "extra")
     TAG: _ClassVar[_Literal["compaction_update"]] = "compaction_update"
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -13805,13 +13954,13 @@ class SessionUpdateCompactionUpdate(_SessionUpdateBase):
         CompactionStatus | _Literal["in_progress", "completed", "failed", "cancelled"] | _rt.OpenStr
     )
     """Current lifecycle status."""
-    summary: list[ContentBlock] | None | _UnsetType = _UNSET
+    summary: list[ContentBlock] | None | _UnsetType
     """Complete replacement user-displayable summary content for the compaction."""
-    error: str | None | _UnsetType = _UNSET
+    error: str | None | _UnsetType
     """Human-readable error details for the compaction."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """Extensible metadata patch for this compaction."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13936,7 +14085,6 @@ def _d_SessionUpdateCompactionUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateCompactionSummaryChunk(_SessionUpdateBase):
     """A content block appended to a context compaction's retained summary.
 
@@ -13946,14 +14094,15 @@ class SessionUpdateCompactionSummaryChunk(_SessionUpdateBase):
     Wire tag: `sessionUpdate: compaction_summary_chunk`. Payload: `CompactionSummaryChunk`.
     """
 
+    __slots__ = ("compaction_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["compaction_summary_chunk"]] = "compaction_summary_chunk"
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
     content: ContentBlock
     """One content block to append."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14042,26 +14191,26 @@ def _d_SessionUpdateCompactionSummaryChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentChunk(_rt.Model):
     """A streamed item of content"""
 
+    __slots__ = ("content", "message_id", "meta", "extra")
     content: ContentBlock
     """A single item of content"""
-    message_id: MessageId | None | _UnsetType = _UNSET
+    message_id: MessageId | None | _UnsetType
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14141,7 +14290,6 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCall(_rt.Model):
     """Represents a tool call that the language model has requested.
 
@@ -14151,11 +14299,24 @@ class ToolCall(_rt.Model):
     See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)
     """
 
+    __slots__ = (
+        "tool_call_id",
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "raw_input",
+        "raw_output",
+        "meta",
+        "extra",
+    )
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
     title: str
     """Human-readable title describing what the tool is doing."""
-    name: str | None | _UnsetType = _UNSET
+    name: str | None | _UnsetType
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
@@ -14176,32 +14337,30 @@ class ToolCall(_rt.Model):
             "other",
         ]
         | _UnsetType
-    ) = _UNSET
+    )
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
-    status: (
-        ToolCallStatus | _Literal["pending", "in_progress", "completed", "failed"] | _UnsetType
-    ) = _UNSET
+    status: ToolCallStatus | _Literal["pending", "in_progress", "completed", "failed"] | _UnsetType
     """Current execution status of the tool call."""
-    content: list[ToolCallContent] | _UnsetType = _UNSET
+    content: list[ToolCallContent] | _UnsetType
     """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | _UnsetType = _UNSET
+    locations: list[ToolCallLocation] | _UnsetType
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: _Any | _UnsetType = _UNSET
+    raw_input: _Any | _UnsetType
     """Raw input parameters sent to the tool."""
-    raw_output: _Any | _UnsetType = _UNSET
+    raw_output: _Any | _UnsetType
     """Raw output returned by the tool."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14401,7 +14560,6 @@ def _d_ToolCall(data: _Any) -> ToolCall:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PlanEntry(_rt.Model):
     """A single entry in the execution plan.
 
@@ -14410,6 +14568,7 @@ class PlanEntry(_rt.Model):
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
     """
 
+    __slots__ = ("content", "priority", "status", "meta", "extra")
     content: str
     """Human-readable description of what this task aims to accomplish."""
     priority: PlanEntryPriority | _Literal["high", "medium", "low"]
@@ -14418,14 +14577,14 @@ class PlanEntry(_rt.Model):
     """
     status: PlanEntryStatus | _Literal["pending", "in_progress", "completed"]
     """Current execution status of this task."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14513,7 +14672,6 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Plan(_rt.Model):
     """An execution plan for accomplishing complex tasks.
 
@@ -14524,20 +14682,21 @@ class Plan(_rt.Model):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
 
+    __slots__ = ("entries", "meta", "extra")
     entries: list[PlanEntry]
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14607,24 +14766,24 @@ def _d_Plan(data: _Any) -> Plan:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AvailableCommand(_rt.Model):
     """Information about a command."""
 
+    __slots__ = ("name", "description", "input", "meta", "extra")
     name: str
     """Command name (e.g., `create_plan`, `research_codebase`)."""
     description: str
     """Human-readable description of what the command does."""
-    input: AvailableCommandInput | None | _UnsetType = _UNSET
+    input: AvailableCommandInput | None | _UnsetType
     """Input for the command if required"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14714,20 +14873,20 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UnstructuredCommandInput(_rt.Model):
     """All text that was typed after the command name is provided as input."""
 
+    __slots__ = ("hint", "meta", "extra")
     hint: str
     """A hint to display when the input hasn't been provided yet"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14795,20 +14954,20 @@ def _d_UnstructuredCommandInput(data: _Any) -> UnstructuredCommandInput:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AvailableCommandsUpdate(_rt.Model):
     """Available commands are ready or have changed"""
 
+    __slots__ = ("available_commands", "meta", "extra")
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14878,23 +15037,23 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CurrentModeUpdate(_rt.Model):
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
 
+    __slots__ = ("current_mode_id", "meta", "extra")
     current_mode_id: SessionModeId
     """The ID of the current mode"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14960,20 +15119,20 @@ def _d_CurrentModeUpdate(data: _Any) -> CurrentModeUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConfigOptionUpdate(_rt.Model):
     """Session configuration options have been updated."""
 
+    __slots__ = ("config_options", "meta", "extra")
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15043,7 +15202,6 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionInfoUpdate(_rt.Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -15051,18 +15209,19 @@ class SessionInfoUpdate(_rt.Model):
     Clients can use it to keep session titles and state current.
     """
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = ("title", "updated_at", "meta", "extra")
+    title: str | None | _UnsetType
     """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | _UnsetType = _UNSET
+    updated_at: str | None | _UnsetType
     """ISO 8601 timestamp of last activity. Set to null to clear."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15147,24 +15306,24 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Cost(_rt.Model):
     """Cost information for a session."""
 
+    __slots__ = ("amount", "currency", "meta", "extra")
     amount: float
     """Total cumulative cost for session."""
     currency: str
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15240,24 +15399,24 @@ def _d_Cost(data: _Any) -> Cost:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UsageUpdate(_rt.Model):
     """Context window and cost update for a session."""
 
+    __slots__ = ("used", "size", "cost", "meta", "extra")
     used: int
     """Tokens currently in context."""
     size: int
     """Total context window size in tokens."""
-    cost: Cost | None | _UnsetType = _UNSET
+    cost: Cost | None | _UnsetType
     """Cumulative session cost (optional)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15347,7 +15506,6 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Notice(_rt.Model):
     """Fire-and-forget information for the user.
 
@@ -15360,21 +15518,22 @@ class Notice(_rt.Model):
     See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
     """
 
+    __slots__ = ("severity", "title", "description", "meta", "extra")
     severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr
     """Presentation severity hint."""
     title: str
     """Required non-empty plain-text title that can stand alone."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15469,7 +15628,6 @@ def _d_Notice(data: _Any) -> Notice:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CompactionUpdate(_rt.Model):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -15481,19 +15639,20 @@ class CompactionUpdate(_rt.Model):
     `summary: []` also clears the summary.
     """
 
+    __slots__ = ("compaction_id", "status", "summary", "error", "meta", "extra")
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
     status: (
         CompactionStatus | _Literal["in_progress", "completed", "failed", "cancelled"] | _rt.OpenStr
     )
     """Current lifecycle status."""
-    summary: list[ContentBlock] | None | _UnsetType = _UNSET
+    summary: list[ContentBlock] | None | _UnsetType
     """Complete replacement user-displayable summary content for the compaction."""
-    error: str | None | _UnsetType = _UNSET
+    error: str | None | _UnsetType
     """Human-readable error details for the compaction."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """Extensible metadata patch for this compaction."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15608,7 +15767,6 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CompactionSummaryChunk(_rt.Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
@@ -15616,13 +15774,14 @@ class CompactionSummaryChunk(_rt.Model):
     the `session.compaction` Client capability.
     """
 
+    __slots__ = ("compaction_id", "content", "meta", "extra")
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
     content: ContentBlock
     """One content block to append."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15697,13 +15856,13 @@ def _d_CompactionSummaryChunk(data: _Any) -> CompactionSummaryChunk:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CompleteElicitationNotification(_rt.Model):
     """Notification sent by the agent when a URL-based elicitation is complete."""
 
+    __slots__ = ("elicitation_id", "meta", "extra")
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -15712,7 +15871,7 @@ class CompleteElicitationNotification(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15780,17 +15939,17 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientRequest(_rt.Model):
     """A JSON-RPC request object."""
 
+    __slots__ = ("id", "method", "params", "extra")
     id: RequestId
     """The request id used to correlate the matching response."""
     method: str
     """The method name to invoke."""
-    params: _Any | _UnsetType = _UNSET
+    params: _Any | _UnsetType
     """Method-specific request parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15859,7 +16018,6 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class InitializeRequest(_rt.Model):
     """Request parameters for the initialize method.
 
@@ -15868,23 +16026,24 @@ class InitializeRequest(_rt.Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
     """
 
+    __slots__ = ("protocol_version", "client_capabilities", "client_info", "meta", "extra")
     protocol_version: ProtocolVersion
     """The latest protocol version supported by the client."""
-    client_capabilities: ClientCapabilities | _UnsetType = _UNSET
+    client_capabilities: ClientCapabilities | _UnsetType
     """Capabilities supported by the client."""
-    client_info: Implementation | None | _UnsetType = _UNSET
+    client_info: Implementation | None | _UnsetType
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15979,7 +16138,6 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientCapabilities(_rt.Model):
     """Capabilities supported by the client.
 
@@ -15989,38 +16147,39 @@ class ClientCapabilities(_rt.Model):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
 
-    fs: FileSystemCapabilities | _UnsetType = _UNSET
+    __slots__ = ("fs", "terminal", "session", "auth", "elicitation", "meta", "extra")
+    fs: FileSystemCapabilities | _UnsetType
     """File system capabilities supported by the client.
     Determines which file operations the agent can request.
     """
-    terminal: bool | _UnsetType = _UNSET
+    terminal: bool | _UnsetType
     """Whether the Client support all `terminal/*` methods."""
-    session: ClientSessionCapabilities | None | _UnsetType = _UNSET
+    session: ClientSessionCapabilities | None | _UnsetType
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions.
     """
-    auth: AuthCapabilities | _UnsetType = _UNSET
+    auth: AuthCapabilities | _UnsetType
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
     """
-    elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET
+    elicitation: ElicitationCapabilities | None | _UnsetType
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted or `null` both mean the client does not advertise
     elicitation support.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16147,25 +16306,25 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class FileSystemCapabilities(_rt.Model):
     """File system capabilities that a client may support.
 
     See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
     """
 
-    read_text_file: bool | _UnsetType = _UNSET
+    __slots__ = ("read_text_file", "write_text_file", "meta", "extra")
+    read_text_file: bool | _UnsetType
     """Whether the Client supports `fs/read_text_file` requests."""
-    write_text_file: bool | _UnsetType = _UNSET
+    write_text_file: bool | _UnsetType
     """Whether the Client supports `fs/write_text_file` requests."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16248,34 +16407,34 @@ def _d_FileSystemCapabilities(data: _Any) -> FileSystemCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientSessionCapabilities(_rt.Model):
     """Session-related capabilities supported by the client."""
 
-    compaction: CompactionCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("compaction", "config_options", "notices", "meta", "extra")
+    compaction: CompactionCapabilities | None | _UnsetType
     """Support for ID-addressed context compaction updates. Omitted or `null`
     means unsupported. `{}` advertises the complete compaction contract.
     """
-    config_options: SessionConfigOptionsCapabilities | None | _UnsetType = _UNSET
+    config_options: SessionConfigOptionsCapabilities | None | _UnsetType
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
-    notices: NoticeCapabilities | None | _UnsetType = _UNSET
+    notices: NoticeCapabilities | None | _UnsetType
     """Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can present notices to the user.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16378,11 +16537,11 @@ def _d_ClientSessionCapabilities(data: _Any) -> ClientSessionCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CompactionCapabilities(_rt.Model):
     """Client support for ID-addressed context compaction updates."""
 
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    __slots__ = "extra"
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16422,11 +16581,11 @@ def _d_CompactionCapabilities(data: _Any) -> CompactionCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigOptionsCapabilities(_rt.Model):
     """Session configuration option capabilities supported by the client."""
 
-    boolean: BooleanConfigOptionCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("boolean", "meta", "extra")
+    boolean: BooleanConfigOptionCapabilities | None | _UnsetType
     """Whether the client supports boolean session configuration options.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
@@ -16434,14 +16593,14 @@ class SessionConfigOptionsCapabilities(_rt.Model):
     `configOptions`, and the client may send `session/set_config_option`
     requests with `type: "boolean"` and a boolean `value`.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16512,21 +16671,21 @@ def _d_SessionConfigOptionsCapabilities(data: _Any) -> SessionConfigOptionsCapab
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BooleanConfigOptionCapabilities(_rt.Model):
     """Capabilities for boolean session configuration options.
 
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16583,11 +16742,11 @@ def _d_BooleanConfigOptionCapabilities(data: _Any) -> BooleanConfigOptionCapabil
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class NoticeCapabilities(_rt.Model):
     """Client support for presenting live notices to the user."""
 
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    __slots__ = "extra"
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16627,7 +16786,6 @@ def _d_NoticeCapabilities(data: _Any) -> NoticeCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthCapabilities(_rt.Model):
     """Authentication capabilities supported by the client.
 
@@ -16636,21 +16794,22 @@ class AuthCapabilities(_rt.Model):
     additional client-side support.
     """
 
-    terminal: bool | _UnsetType = _UNSET
+    __slots__ = ("terminal", "meta", "extra")
+    terminal: bool | _UnsetType
     """Whether the client supports `terminal` authentication methods.
 
     The client should set this to `true` only when it can reproduce the
     configured agent invocation in an interactive terminal. When `true`, the
     agent may include `terminal` entries in its authentication methods.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16719,23 +16878,23 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationCapabilities(_rt.Model):
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("form", "url", "meta", "extra")
+    form: ElicitationFormCapabilities | None | _UnsetType
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET
+    url: ElicitationUrlCapabilities | None | _UnsetType
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -16744,7 +16903,7 @@ class ElicitationCapabilities(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16827,14 +16986,14 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationFormCapabilities(_rt.Model):
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -16843,7 +17002,7 @@ class ElicitationFormCapabilities(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16900,14 +17059,14 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationUrlCapabilities(_rt.Model):
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -16916,7 +17075,7 @@ class ElicitationUrlCapabilities(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16973,25 +17132,25 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthenticateRequest(_rt.Model):
     """Request parameters for the authenticate method.
 
     Specifies which authentication method to use.
     """
 
+    __slots__ = ("method_id", "meta", "extra")
     method_id: AuthMethodId
     """The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17057,21 +17216,21 @@ def _d_AuthenticateRequest(data: _Any) -> AuthenticateRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LogoutRequest(_rt.Model):
     """Request parameters for the logout method.
 
     Terminates the current authenticated session.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17126,16 +17285,16 @@ def _d_LogoutRequest(data: _Any) -> LogoutRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class NewSessionRequest(_rt.Model):
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
     """
 
+    __slots__ = ("cwd", "additional_directories", "mcp_servers", "meta", "extra")
     cwd: str
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[str] | _UnsetType = _UNSET
+    additional_directories: list[str] | _UnsetType
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's filesystem scope without changing `cwd`, which
@@ -17144,14 +17303,14 @@ class NewSessionRequest(_rt.Model):
     """
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17248,7 +17407,6 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerHttp(_McpServerBase):
     """HTTP transport configuration
 
@@ -17257,6 +17415,7 @@ class McpServerHttp(_McpServerBase):
     Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
     """
 
+    __slots__ = ("name", "url", "headers", "meta", "extra")
     TAG: _ClassVar[_Literal["http"]] = "http"
     name: str
     """Human-readable name identifying this MCP server."""
@@ -17264,14 +17423,14 @@ class McpServerHttp(_McpServerBase):
     """URL to the MCP server."""
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17367,7 +17526,6 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerSse(_McpServerBase):
     """SSE transport configuration
 
@@ -17376,6 +17534,7 @@ class McpServerSse(_McpServerBase):
     Wire tag: `type: sse`. Payload: `McpServerSsePayload`.
     """
 
+    __slots__ = ("name", "url", "headers", "meta", "extra")
     TAG: _ClassVar[_Literal["sse"]] = "sse"
     name: str
     """Human-readable name identifying this MCP server."""
@@ -17383,14 +17542,14 @@ class McpServerSse(_McpServerBase):
     """URL to the MCP server."""
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17486,7 +17645,6 @@ def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerStdio(_McpServerBase):
     """Stdio transport configuration
 
@@ -17495,6 +17653,7 @@ class McpServerStdio(_McpServerBase):
     Payload: `McpServerStdioPayload`.
     """
 
+    __slots__ = ("name", "command", "args", "env", "meta", "extra")
     name: str
     """Human-readable name identifying this MCP server."""
     command: str
@@ -17503,14 +17662,14 @@ class McpServerStdio(_McpServerBase):
     """Command-line arguments to pass to the MCP server."""
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17614,22 +17773,22 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class HttpHeader(_rt.Model):
     """An HTTP header to set when making requests to the MCP server."""
 
+    __slots__ = ("name", "value", "meta", "extra")
     name: str
     """The name of the HTTP header."""
     value: str
     """The value to set for the HTTP header."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17705,24 +17864,24 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerHttpPayload(_rt.Model):
     """HTTP transport configuration for MCP."""
 
+    __slots__ = ("name", "url", "headers", "meta", "extra")
     name: str
     """Human-readable name identifying this MCP server."""
     url: str
     """URL to the MCP server."""
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17812,24 +17971,24 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerSsePayload(_rt.Model):
     """SSE transport configuration for MCP."""
 
+    __slots__ = ("name", "url", "headers", "meta", "extra")
     name: str
     """Human-readable name identifying this MCP server."""
     url: str
     """URL to the MCP server."""
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17919,10 +18078,10 @@ def _d_McpServerSsePayload(data: _Any) -> McpServerSsePayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerStdioPayload(_rt.Model):
     """Stdio transport configuration for MCP."""
 
+    __slots__ = ("name", "command", "args", "env", "meta", "extra")
     name: str
     """Human-readable name identifying this MCP server."""
     command: str
@@ -17931,14 +18090,14 @@ class McpServerStdioPayload(_rt.Model):
     """Command-line arguments to pass to the MCP server."""
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18042,7 +18201,6 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LoadSessionRequest(_rt.Model):
     """Request parameters for loading an existing session.
 
@@ -18051,11 +18209,12 @@ class LoadSessionRequest(_rt.Model):
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
     """
 
+    __slots__ = ("mcp_servers", "cwd", "additional_directories", "session_id", "meta", "extra")
     mcp_servers: list[McpServer]
     """List of MCP servers to connect to for this session."""
     cwd: str
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[str] | _UnsetType = _UNSET
+    additional_directories: list[str] | _UnsetType
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -18065,14 +18224,14 @@ class LoadSessionRequest(_rt.Model):
     """
     session_id: SessionId
     """The ID of the session to load."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18179,25 +18338,25 @@ def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListSessionsRequest(_rt.Model):
     """Request parameters for listing existing sessions.
 
     Only available if the Agent supports the `sessionCapabilities.list` capability.
     """
 
-    cwd: str | None | _UnsetType = _UNSET
+    __slots__ = ("cwd", "cursor", "meta", "extra")
+    cwd: str | None | _UnsetType
     """Filter sessions by working directory. Must be an absolute path."""
-    cursor: str | None | _UnsetType = _UNSET
+    cursor: str | None | _UnsetType
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18276,23 +18435,23 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DeleteSessionRequest(_rt.Model):
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `sessionCapabilities.delete` capability.
     """
 
+    __slots__ = ("session_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session to delete."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18358,7 +18517,6 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ResumeSessionRequest(_rt.Model):
     """Request parameters for resuming an existing session.
 
@@ -18368,11 +18526,12 @@ class ResumeSessionRequest(_rt.Model):
     Only available if the Agent supports the `sessionCapabilities.resume` capability.
     """
 
+    __slots__ = ("session_id", "cwd", "additional_directories", "mcp_servers", "meta", "extra")
     session_id: SessionId
     """The ID of the session to resume."""
     cwd: str
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[str] | _UnsetType = _UNSET
+    additional_directories: list[str] | _UnsetType
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -18380,16 +18539,16 @@ class ResumeSessionRequest(_rt.Model):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: list[McpServer] | _UnsetType = _UNSET
+    mcp_servers: list[McpServer] | _UnsetType
     """List of MCP servers to connect to for this session."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18497,7 +18656,6 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CloseSessionRequest(_rt.Model):
     """Request parameters for closing an active session.
 
@@ -18508,16 +18666,17 @@ class CloseSessionRequest(_rt.Model):
     Only available if the Agent supports the `sessionCapabilities.close` capability.
     """
 
+    __slots__ = ("session_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session to close."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18583,22 +18742,22 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionModeRequest(_rt.Model):
     """Request parameters for setting a session mode."""
 
+    __slots__ = ("session_id", "mode_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session to set the mode for."""
     mode_id: SessionModeId
     """The ID of the mode to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18674,19 +18833,19 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestBase):
     """A boolean value (`type: "boolean"`).
 
     Wire tag: `type: boolean`.
     """
 
+    __slots__ = ("session_id", "config_id", "meta", "value", "extra")
     TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -18695,7 +18854,7 @@ class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestBase):
     """
     value: bool
     """The boolean value."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18795,7 +18954,6 @@ def _d_SetSessionConfigOptionRequestBoolean(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionConfigOptionRequestValueId(_SetSessionConfigOptionRequestBase):
     """A `SessionConfigValueId` string value.
 
@@ -18804,11 +18962,12 @@ class SetSessionConfigOptionRequestValueId(_SetSessionConfigOptionRequestBase):
     variant.
     """
 
+    __slots__ = ("session_id", "config_id", "meta", "value", "extra")
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -18817,7 +18976,7 @@ class SetSessionConfigOptionRequestValueId(_SetSessionConfigOptionRequestBase):
     """
     value: SessionConfigValueId
     """The value ID."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18909,7 +19068,6 @@ def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptio
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptRequest(_rt.Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -18918,6 +19076,7 @@ class PromptRequest(_rt.Model):
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
     """
 
+    __slots__ = ("session_id", "prompt", "meta", "extra")
     session_id: SessionId
     """The ID of the session to send this user message to"""
     prompt: list[ContentBlock]
@@ -18935,14 +19094,14 @@ class PromptRequest(_rt.Model):
     as it avoids extra round-trips and allows the message to include
     pieces of context from sources the agent may not have access to.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19019,18 +19178,18 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class WriteTextFileResponse(_rt.Model):
     """Response to `fs/write_text_file`"""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19085,20 +19244,20 @@ def _d_WriteTextFileResponse(data: _Any) -> WriteTextFileResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReadTextFileResponse(_rt.Model):
     """Response containing the contents of a text file."""
 
+    __slots__ = ("content", "meta", "extra")
     content: str
     """Content payload returned by this response."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19164,20 +19323,20 @@ def _d_ReadTextFileResponse(data: _Any) -> ReadTextFileResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionResponse(_rt.Model):
     """Response to a permission request."""
 
+    __slots__ = ("outcome", "meta", "extra")
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19244,7 +19403,6 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionOutcomeCancelled(_RequestPermissionOutcomeBase):
     """The prompt turn was cancelled before the user responded.
 
@@ -19257,8 +19415,9 @@ class RequestPermissionOutcomeCancelled(_RequestPermissionOutcomeBase):
     Wire tag: `outcome: cancelled`.
     """
 
+    __slots__ = "extra"
     TAG: _ClassVar[_Literal["cancelled"]] = "cancelled"
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19311,24 +19470,24 @@ def _d_RequestPermissionOutcomeCancelled(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionOutcomeSelected(_RequestPermissionOutcomeBase):
     """The user selected one of the provided options.
 
     Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
     """
 
+    __slots__ = ("option_id", "meta", "extra")
     TAG: _ClassVar[_Literal["selected"]] = "selected"
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19404,20 +19563,20 @@ def _d_RequestPermissionOutcomeSelected(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SelectedPermissionOutcome(_rt.Model):
     """The user selected one of the provided options."""
 
+    __slots__ = ("option_id", "meta", "extra")
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19485,20 +19644,20 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateTerminalResponse(_rt.Model):
     """Response containing the ID of the created terminal."""
 
+    __slots__ = ("terminal_id", "meta", "extra")
     terminal_id: TerminalId
     """The unique identifier for the created terminal."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19564,24 +19723,24 @@ def _d_CreateTerminalResponse(data: _Any) -> CreateTerminalResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalOutputResponse(_rt.Model):
     """Response containing the terminal output and exit status."""
 
+    __slots__ = ("output", "truncated", "exit_status", "meta", "extra")
     output: str
     """The terminal output captured so far."""
     truncated: bool
     """Whether the output was truncated due to byte limits."""
-    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
+    exit_status: TerminalExitStatus | None | _UnsetType
     """Exit status if the command has completed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19673,22 +19832,22 @@ def _d_TerminalOutputResponse(data: _Any) -> TerminalOutputResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalExitStatus(_rt.Model):
     """Exit status of a terminal command."""
 
-    exit_code: int | None | _UnsetType = _UNSET
+    __slots__ = ("exit_code", "signal", "meta", "extra")
+    exit_code: int | None | _UnsetType
     """The process exit code (may be null if terminated by signal)."""
-    signal: str | None | _UnsetType = _UNSET
+    signal: str | None | _UnsetType
     """The signal that terminated the process (may be null if exited normally)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19773,18 +19932,18 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReleaseTerminalResponse(_rt.Model):
     """Response to terminal/release method"""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19839,22 +19998,22 @@ def _d_ReleaseTerminalResponse(data: _Any) -> ReleaseTerminalResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class WaitForTerminalExitResponse(_rt.Model):
     """Response containing the exit status of a terminal command."""
 
-    exit_code: int | None | _UnsetType = _UNSET
+    __slots__ = ("exit_code", "signal", "meta", "extra")
+    exit_code: int | None | _UnsetType
     """The process exit code (may be null if terminated by signal)."""
-    signal: str | None | _UnsetType = _UNSET
+    signal: str | None | _UnsetType
     """The signal that terminated the process (may be null if exited normally)."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19941,18 +20100,18 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class KillTerminalResponse(_rt.Model):
     """Response to `terminal/kill` method"""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20007,15 +20166,15 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationResponseAccept(_CreateElicitationResponseBase):
     """The user accepted and provided content.
 
     Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
     """
 
+    __slots__ = ("meta", "content", "extra")
     TAG: _ClassVar[_Literal["accept"]] = "accept"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -20024,9 +20183,9 @@ class CreateElicitationResponseAccept(_CreateElicitationResponseBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
+    content: dict[str, ElicitationContentValue] | None | _UnsetType
     """The user-provided content, if any, as an object matching the requested schema."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20105,15 +20264,15 @@ def _d_CreateElicitationResponseAccept(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationResponseDecline(_CreateElicitationResponseBase):
     """The user declined the elicitation.
 
     Wire tag: `action: decline`.
     """
 
+    __slots__ = ("meta", "extra")
     TAG: _ClassVar[_Literal["decline"]] = "decline"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -20122,7 +20281,7 @@ class CreateElicitationResponseDecline(_CreateElicitationResponseBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20188,15 +20347,15 @@ def _d_CreateElicitationResponseDecline(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationResponseCancel(_CreateElicitationResponseBase):
     """The elicitation was cancelled.
 
     Wire tag: `action: cancel`.
     """
 
+    __slots__ = ("meta", "extra")
     TAG: _ClassVar[_Literal["cancel"]] = "cancel"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -20205,7 +20364,7 @@ class CreateElicitationResponseCancel(_CreateElicitationResponseBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20271,7 +20430,6 @@ def _d_CreateElicitationResponseCancel(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationResponseOther(_CreateElicitationResponseBase):
     """Custom or future elicitation action.
 
@@ -20287,8 +20445,9 @@ class CreateElicitationResponseOther(_CreateElicitationResponseBase):
     payload kept.
     """
 
+    __slots__ = ("meta", "action", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["accept", "cancel", "decline"])
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -20304,7 +20463,7 @@ class CreateElicitationResponseOther(_CreateElicitationResponseBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20374,13 +20533,13 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationAcceptAction(_rt.Model):
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
+    __slots__ = ("content", "extra")
+    content: dict[str, ElicitationContentValue] | None | _UnsetType
     """The user-provided content, if any, as an object matching the requested schema."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20433,15 +20592,15 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientNotification(_rt.Model):
     """A JSON-RPC notification object."""
 
+    __slots__ = ("method", "params", "extra")
     method: str
     """The notification method name."""
-    params: _Any | _UnsetType = _UNSET
+    params: _Any | _UnsetType
     """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20501,23 +20660,23 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelNotification(_rt.Model):
     """Notification to cancel ongoing operations for a session.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
     """
 
+    __slots__ = ("session_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session to cancel operations for."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20583,23 +20742,23 @@ def _d_CancelNotification(data: _Any) -> CancelNotification:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelRequestNotification(_rt.Model):
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
     """
 
+    __slots__ = ("request_id", "meta", "extra")
     request_id: RequestId
     """The ID of the request to cancel."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(

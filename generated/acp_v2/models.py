@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses as _dc
 import enum as _enum
 import typing as _typing
 from typing import Annotated as _Annotated
@@ -1175,17 +1174,17 @@ def _d_CreateElicitationResponse(data: _Any) -> CreateElicitationResponse:
 # -- classes -------------------------------------------------------------------------------------
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentRequest(_rt.Model):
     """A JSON-RPC request object."""
 
+    __slots__ = ("id", "method", "params", "extra")
     id: RequestId
     """The request id used to correlate the matching response."""
     method: str
     """The method name to invoke."""
-    params: _Any | _UnsetType = _UNSET
+    params: _Any | _UnsetType
     """Method-specific request parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1254,7 +1253,6 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionRequest(_rt.Model):
     """Request for user permission to proceed with an operation.
 
@@ -1263,6 +1261,7 @@ class RequestPermissionRequest(_rt.Model):
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
     """
 
+    __slots__ = ("session_id", "title", "description", "subject", "options", "meta", "extra")
     session_id: SessionId
     """The session ID for this request."""
     title: str
@@ -1271,14 +1270,14 @@ class RequestPermissionRequest(_rt.Model):
     This title is specific to the permission prompt and does not update any
     subject's displayed title.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable explanation of why permission is needed.
 
     This text is specific to the permission prompt and does not update any
     subject's displayed content. Omitted and `null` are equivalent and mean no separate
     permission description was provided.
     """
-    subject: RequestPermissionSubject | None | _UnsetType = _UNSET
+    subject: RequestPermissionSubject | None | _UnsetType
     """Optional structured context about the operation requiring permission.
 
     Omitted and `null` are equivalent and mean no structured subject was provided.
@@ -1287,14 +1286,14 @@ class RequestPermissionRequest(_rt.Model):
     """Available permission options for the user to choose from.
     Must contain at least one option.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1413,13 +1412,13 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionSubjectToolCall(_RequestPermissionSubjectBase):
     """Permission is requested before executing a tool call.
 
     Wire tag: `type: tool_call`. Payload: `ToolCallPermissionSubject`.
     """
 
+    __slots__ = ("tool_call", "meta", "extra")
     TAG: _ClassVar[_Literal["tool_call"]] = "tool_call"
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission.
@@ -1428,14 +1427,14 @@ class RequestPermissionSubjectToolCall(_RequestPermissionSubjectBase):
     notification, in the order it was received, before showing the prompt. A first-seen
     `toolCallId` creates the tool call.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1510,30 +1509,30 @@ def _d_RequestPermissionSubjectToolCall(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionSubjectCommand(_RequestPermissionSubjectBase):
     """Permission is requested before running a command.
 
     Wire tag: `type: command`. Payload: `CommandPermissionSubject`.
     """
 
+    __slots__ = ("command", "cwd", "tool_call_id", "terminal_id", "meta", "extra")
     TAG: _ClassVar[_Literal["command"]] = "command"
     command: str
     """The command that would be run if permission is granted."""
     cwd: AbsolutePath
     """The absolute working directory for the command."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """The associated tool call, when known. Omitted and `null` are equivalent."""
-    terminal_id: TerminalId | None | _UnsetType = _UNSET
+    terminal_id: TerminalId | None | _UnsetType
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1651,7 +1650,6 @@ def _d_RequestPermissionSubjectCommand(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionSubjectOther(_RequestPermissionSubjectBase):
     """Custom or future permission subject.
 
@@ -1668,6 +1666,7 @@ class RequestPermissionSubjectOther(_RequestPermissionSubjectBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["command", "tool_call"])
     type: str
     """Custom or future permission subject type.
@@ -1676,7 +1675,7 @@ class RequestPermissionSubjectOther(_RequestPermissionSubjectBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -1731,7 +1730,6 @@ def _d_RequestPermissionSubjectOther(data: _Any) -> RequestPermissionSubjectOthe
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallUpdate(_rt.Model):
     """Represents an upsert for a tool call that the language model has requested.
 
@@ -1749,9 +1747,23 @@ class ToolCallUpdate(_rt.Model):
     See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls)
     """
 
+    __slots__ = (
+        "tool_call_id",
+        "name",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "raw_input",
+        "raw_output",
+        "capabilities",
+        "meta",
+        "extra",
+    )
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
-    name: str | None | _UnsetType = _UNSET
+    name: str | None | _UnsetType
     """Programmatic name of the tool being invoked.
 
     This field is optional and has patch semantics. Omission means no
@@ -1759,7 +1771,7 @@ class ToolCallUpdate(_rt.Model):
     call ID the client has not seen before, omission or `null` means that no
     tool name is available.
     """
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
@@ -1782,7 +1794,7 @@ class ToolCallUpdate(_rt.Model):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
@@ -1795,29 +1807,29 @@ class ToolCallUpdate(_rt.Model):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
-    content: list[ToolCallContent] | None | _UnsetType = _UNSET
+    content: list[ToolCallContent] | None | _UnsetType
     """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | None | _UnsetType = _UNSET
+    locations: list[ToolCallLocation] | None | _UnsetType
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: _Any | _UnsetType = _UNSET
+    raw_input: _Any | _UnsetType
     """Raw input parameters sent to the tool."""
-    raw_output: _Any | _UnsetType = _UNSET
+    raw_output: _Any | _UnsetType
     """Raw output returned by the tool."""
-    capabilities: ToolCallCapabilities | None | _UnsetType = _UNSET
+    capabilities: ToolCallCapabilities | None | _UnsetType
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -1827,7 +1839,7 @@ class ToolCallUpdate(_rt.Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2060,24 +2072,24 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentContent(_ToolCallContentBase):
     """Standard content block (text, images, resources).
 
     Wire tag: `type: content`. Payload: `Content`.
     """
 
+    __slots__ = ("content", "meta", "extra")
     TAG: _ClassVar[_Literal["content"]] = "content"
     content: ContentBlock
     """The actual content block."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2148,33 +2160,33 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentDiff(_ToolCallContentBase):
     """File modification shown as a diff.
 
     Wire tag: `type: diff`. Payload: `Diff`.
     """
 
+    __slots__ = ("changes", "patch", "meta", "extra")
     TAG: _ClassVar[_Literal["diff"]] = "diff"
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
     Clients can use this field without parsing patch text to determine affected paths.
     """
-    patch: DiffPatch | None | _UnsetType = _UNSET
+    patch: DiffPatch | None | _UnsetType
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2261,24 +2273,24 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentTerminal(_ToolCallContentBase):
     """A display-only reference to an agent-owned terminal.
 
     Wire tag: `type: terminal`. Payload: `Terminal`.
     """
 
+    __slots__ = ("terminal_id", "meta", "extra")
     TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     terminal_id: TerminalId
     """The ID of the terminal to display."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2350,7 +2362,6 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentOther(_ToolCallContentBase):
     """Custom or future tool call content.
 
@@ -2366,6 +2377,7 @@ class ToolCallContentOther(_ToolCallContentBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["content", "diff", "terminal"])
     type: str
     """Custom or future tool call content type.
@@ -2374,7 +2386,7 @@ class ToolCallContentOther(_ToolCallContentBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2427,7 +2439,6 @@ def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockText(_ContentBlockBase):
     """Text content. May be plain text or formatted with Markdown.
 
@@ -2438,22 +2449,23 @@ class ContentBlockText(_ContentBlockBase):
     Wire tag: `type: text`. Payload: `TextContent`.
     """
 
+    __slots__ = ("text", "annotations", "meta", "extra")
     TAG: _ClassVar[_Literal["text"]] = "text"
     text: str
     """Text payload carried by this content block."""
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2541,7 +2553,6 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockImage(_ContentBlockBase):
     """Images for visual context or analysis.
 
@@ -2550,29 +2561,30 @@ class ContentBlockImage(_ContentBlockBase):
     Wire tag: `type: image`. Payload: `ImageContent`.
     """
 
+    __slots__ = ("data", "mime_type", "uri", "annotations", "meta", "extra")
     TAG: _ClassVar[_Literal["image"]] = "image"
     data: str
     """Base64-encoded media payload."""
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
-    uri: str | None | _UnsetType = _UNSET
+    uri: str | None | _UnsetType
     """URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2687,7 +2699,6 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockAudio(_ContentBlockBase):
     """Audio data for transcription or analysis.
 
@@ -2696,24 +2707,25 @@ class ContentBlockAudio(_ContentBlockBase):
     Wire tag: `type: audio`. Payload: `AudioContent`.
     """
 
+    __slots__ = ("data", "mime_type", "annotations", "meta", "extra")
     TAG: _ClassVar[_Literal["audio"]] = "audio"
     data: str
     """Base64-encoded media payload."""
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -2813,7 +2825,6 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockResourceLink(_ContentBlockBase):
     """References to resources that the receiver may be able to read.
 
@@ -2822,49 +2833,61 @@ class ContentBlockResourceLink(_ContentBlockBase):
     Wire tag: `type: resource_link`. Payload: `ResourceLink`.
     """
 
+    __slots__ = (
+        "name",
+        "uri",
+        "title",
+        "description",
+        "icons",
+        "mime_type",
+        "size",
+        "annotations",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["resource_link"]] = "resource_link"
     name: str
     """Human-readable name shown for this protocol object."""
     uri: str
     """URI associated with this resource or media payload."""
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    icons: list[Icon] | None | _UnsetType = _UNSET
+    icons: list[Icon] | None | _UnsetType
     """Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    size: int | None | _UnsetType = _UNSET
+    size: int | None | _UnsetType
     """Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3053,7 +3076,6 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockResource(_ContentBlockBase):
     """Complete resource contents embedded directly in the message.
 
@@ -3064,22 +3086,23 @@ class ContentBlockResource(_ContentBlockBase):
     Wire tag: `type: resource`. Payload: `EmbeddedResource`.
     """
 
+    __slots__ = ("resource", "annotations", "meta", "extra")
     TAG: _ClassVar[_Literal["resource"]] = "resource"
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3166,7 +3189,6 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentBlockOther(_ContentBlockBase):
     """Custom or future content block.
 
@@ -3184,6 +3206,7 @@ class ContentBlockOther(_ContentBlockBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         ["audio", "image", "resource", "resource_link", "text"]
     )
@@ -3194,7 +3217,7 @@ class ContentBlockOther(_ContentBlockBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3247,36 +3270,36 @@ def _d_ContentBlockOther(data: _Any) -> ContentBlockOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Annotations(_rt.Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role | _Literal["assistant", "user"] | _rt.OpenStr] | None | _UnsetType = _UNSET
+    __slots__ = ("audience", "last_modified", "priority", "meta", "extra")
+    audience: list[Role | _Literal["assistant", "user"] | _rt.OpenStr] | None | _UnsetType
     """Intended recipients for this content, such as the user or assistant.
 
     Omitted and `null` are equivalent and mean no audience is specified.
     """
-    last_modified: str | None | _UnsetType = _UNSET
+    last_modified: str | None | _UnsetType
     """Timestamp indicating when the underlying resource was last modified.
 
     Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
 
     Omitted and `null` are equivalent and mean the modification time is not reported.
     """
-    priority: float | None | _UnsetType = _UNSET
+    priority: float | None | _UnsetType
     """Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
     Omitted and `null` are equivalent and mean no priority is specified.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3379,25 +3402,25 @@ def _d_Annotations(data: _Any) -> Annotations:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextContent(_rt.Model):
     """Text provided to or from an LLM."""
 
+    __slots__ = ("text", "annotations", "meta", "extra")
     text: str
     """Text payload carried by this content block."""
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3479,32 +3502,32 @@ def _d_TextContent(data: _Any) -> TextContent:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ImageContent(_rt.Model):
     """An image provided to or from an LLM."""
 
+    __slots__ = ("data", "mime_type", "uri", "annotations", "meta", "extra")
     data: str
     """Base64-encoded media payload."""
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
-    uri: str | None | _UnsetType = _UNSET
+    uri: str | None | _UnsetType
     """URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3611,27 +3634,27 @@ def _d_ImageContent(data: _Any) -> ImageContent:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AudioContent(_rt.Model):
     """Audio provided to or from an LLM."""
 
+    __slots__ = ("data", "mime_type", "annotations", "meta", "extra")
     data: str
     """Base64-encoded media payload."""
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3723,21 +3746,21 @@ def _d_AudioContent(data: _Any) -> AudioContent:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Icon(_rt.Model):
     """An optionally-sized icon that can be displayed in a user interface."""
 
+    __slots__ = ("src", "mime_type", "sizes", "theme", "meta", "extra")
     src: str
     """A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     Clients reject other schemes, fetch without credentials, and do not follow
     scheme- or origin-changing redirects.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """Optional MIME type override if the source MIME type is missing or generic.
 
     Omitted and `null` are equivalent and mean the source MIME type is used.
     """
-    sizes: list[str] | None | _UnsetType = _UNSET
+    sizes: list[str] | None | _UnsetType
     """Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
     `"any"` for scalable formats like SVG.
@@ -3746,19 +3769,19 @@ class Icon(_rt.Model):
 
     Omitted and `null` are equivalent and mean no sizes are specified.
     """
-    theme: IconTheme | _Literal["light", "dark"] | _rt.OpenStr | None | _UnsetType = _UNSET
+    theme: IconTheme | _Literal["light", "dark"] | _rt.OpenStr | None | _UnsetType
     """Optional theme this icon is designed for.
 
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -3872,52 +3895,63 @@ def _d_Icon(data: _Any) -> Icon:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ResourceLink(_rt.Model):
     """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
 
+    __slots__ = (
+        "name",
+        "uri",
+        "title",
+        "description",
+        "icons",
+        "mime_type",
+        "size",
+        "annotations",
+        "meta",
+        "extra",
+    )
     name: str
     """Human-readable name shown for this protocol object."""
     uri: str
     """URI associated with this resource or media payload."""
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    icons: list[Icon] | None | _UnsetType = _UNSET
+    icons: list[Icon] | None | _UnsetType
     """Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    size: int | None | _UnsetType = _UNSET
+    size: int | None | _UnsetType
     """Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4087,27 +4121,27 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextResourceContents(_rt.Model):
     """Text-based resource contents."""
 
+    __slots__ = ("text", "uri", "mime_type", "meta", "extra")
     text: str
     """Text payload carried by this content block."""
     uri: str
     """URI associated with this resource or media payload."""
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4198,27 +4232,27 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BlobResourceContents(_rt.Model):
     """Binary resource contents."""
 
+    __slots__ = ("blob", "uri", "mime_type", "meta", "extra")
     blob: str
     """Base64-encoded bytes for a binary resource payload."""
     uri: str
     """URI associated with this resource or media payload."""
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4309,25 +4343,25 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EmbeddedResource(_rt.Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
+    __slots__ = ("resource", "annotations", "meta", "extra")
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
-    annotations: Annotations | None | _UnsetType = _UNSET
+    annotations: Annotations | None | _UnsetType
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4408,20 +4442,20 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Content(_rt.Model):
     """Standard content block (text, images, resources)."""
 
+    __slots__ = ("content", "meta", "extra")
     content: ContentBlock
     """The actual content block."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4486,13 +4520,13 @@ def _d_Content(data: _Any) -> Content:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeAdd(_DiffChangeBase):
     """A file was added.
 
     Wire tag: `operation: add`. Payload: `DiffPathChange`.
     """
 
+    __slots__ = ("file_type", "mime_type", "meta", "path", "extra")
     TAG: _ClassVar[_Literal["add"]] = "add"
     file_type: (
         DiffFileType
@@ -4500,17 +4534,17 @@ class DiffChangeAdd(_DiffChangeBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4519,7 +4553,7 @@ class DiffChangeAdd(_DiffChangeBase):
     """
     path: AbsolutePath
     """Absolute path for the operation."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4627,13 +4661,13 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeDelete(_DiffChangeBase):
     """A file was deleted.
 
     Wire tag: `operation: delete`. Payload: `DiffPathChange`.
     """
 
+    __slots__ = ("file_type", "mime_type", "meta", "path", "extra")
     TAG: _ClassVar[_Literal["delete"]] = "delete"
     file_type: (
         DiffFileType
@@ -4641,17 +4675,17 @@ class DiffChangeDelete(_DiffChangeBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4660,7 +4694,7 @@ class DiffChangeDelete(_DiffChangeBase):
     """
     path: AbsolutePath
     """Absolute path for the operation."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4770,13 +4804,13 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeModify(_DiffChangeBase):
     """A file was modified in place.
 
     Wire tag: `operation: modify`. Payload: `DiffPathChange`.
     """
 
+    __slots__ = ("file_type", "mime_type", "meta", "path", "extra")
     TAG: _ClassVar[_Literal["modify"]] = "modify"
     file_type: (
         DiffFileType
@@ -4784,17 +4818,17 @@ class DiffChangeModify(_DiffChangeBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4803,7 +4837,7 @@ class DiffChangeModify(_DiffChangeBase):
     """
     path: AbsolutePath
     """Absolute path for the operation."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -4913,13 +4947,13 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeMove(_DiffChangeBase):
     """A file was moved or renamed.
 
     Wire tag: `operation: move`. Payload: `DiffPathPairChange`.
     """
 
+    __slots__ = ("file_type", "mime_type", "meta", "old_path", "path", "extra")
     TAG: _ClassVar[_Literal["move"]] = "move"
     file_type: (
         DiffFileType
@@ -4927,17 +4961,17 @@ class DiffChangeMove(_DiffChangeBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4948,7 +4982,7 @@ class DiffChangeMove(_DiffChangeBase):
     """Absolute path before the operation."""
     path: AbsolutePath
     """Absolute path after the operation."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5068,13 +5102,13 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeCopy(_DiffChangeBase):
     """A file was copied.
 
     Wire tag: `operation: copy`. Payload: `DiffPathPairChange`.
     """
 
+    __slots__ = ("file_type", "mime_type", "meta", "old_path", "path", "extra")
     TAG: _ClassVar[_Literal["copy"]] = "copy"
     file_type: (
         DiffFileType
@@ -5082,17 +5116,17 @@ class DiffChangeCopy(_DiffChangeBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5103,7 +5137,7 @@ class DiffChangeCopy(_DiffChangeBase):
     """Absolute path before the operation."""
     path: AbsolutePath
     """Absolute path after the operation."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5223,7 +5257,6 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffChangeOther(_DiffChangeBase):
     """Custom or future file operation.
 
@@ -5235,6 +5268,7 @@ class DiffChangeOther(_DiffChangeBase):
     payload kept.
     """
 
+    __slots__ = ("file_type", "mime_type", "meta", "operation", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         ["add", "copy", "delete", "modify", "move"]
     )
@@ -5244,17 +5278,17 @@ class DiffChangeOther(_DiffChangeBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: MediaType | None | _UnsetType = _UNSET
+    mime_type: MediaType | None | _UnsetType
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5268,7 +5302,7 @@ class DiffChangeOther(_DiffChangeBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5372,13 +5406,13 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffPathChange(_rt.Model):
     """Operation metadata for add, delete, and modify changes."""
 
+    __slots__ = ("path", "extra")
     path: AbsolutePath
     """Absolute path for the operation."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5429,15 +5463,15 @@ def _d_DiffPathChange(data: _Any) -> DiffPathChange:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffPathPairChange(_rt.Model):
     """Operation metadata for move and copy changes."""
 
+    __slots__ = ("old_path", "path", "extra")
     old_path: AbsolutePath
     """Absolute path before the operation."""
     path: AbsolutePath
     """Absolute path after the operation."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5498,22 +5532,22 @@ def _d_DiffPathPairChange(data: _Any) -> DiffPathPairChange:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DiffPatch(_rt.Model):
     """Renderable patch text and its format."""
 
+    __slots__ = ("format", "text", "meta", "extra")
     format: DiffPatchFormat | _Literal["git_patch"] | _rt.OpenStr
     """Patch format. The only ACP-defined value is `git_patch`."""
     text: str
     """Patch text in the format named by `format`."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5591,7 +5625,6 @@ def _d_DiffPatch(data: _Any) -> DiffPatch:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Diff(_rt.Model):
     """File changes produced by a tool call.
 
@@ -5603,25 +5636,26 @@ class Diff(_rt.Model):
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
     """
 
+    __slots__ = ("changes", "patch", "meta", "extra")
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
     Clients can use this field without parsing patch text to determine affected paths.
     """
-    patch: DiffPatch | None | _UnsetType = _UNSET
+    patch: DiffPatch | None | _UnsetType
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5702,7 +5736,6 @@ def _d_Diff(data: _Any) -> Diff:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Terminal(_rt.Model):
     """A display-only reference to an agent-owned terminal.
 
@@ -5710,16 +5743,17 @@ class Terminal(_rt.Model):
     `terminal_update` and `terminal_output_chunk` session updates.
     """
 
+    __slots__ = ("terminal_id", "meta", "extra")
     terminal_id: TerminalId
     """The ID of the terminal to display."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5785,7 +5819,6 @@ def _d_Terminal(data: _Any) -> Terminal:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallLocation(_rt.Model):
     """A file location being accessed or modified by a tool.
 
@@ -5795,20 +5828,21 @@ class ToolCallLocation(_rt.Model):
     See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent)
     """
 
+    __slots__ = ("path", "line", "meta", "extra")
     path: AbsolutePath
     """The absolute file path being accessed or modified."""
-    line: int | None | _UnsetType = _UNSET
+    line: int | None | _UnsetType
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5889,7 +5923,6 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallCapabilities(_rt.Model):
     """Client-initiated controls a tool call currently supports.
 
@@ -5899,20 +5932,21 @@ class ToolCallCapabilities(_rt.Model):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
     """
 
-    cancel: ToolCallCancelCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("cancel", "meta", "extra")
+    cancel: ToolCallCancelCapabilities | None | _UnsetType
     """Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -5981,21 +6015,21 @@ def _d_ToolCallCapabilities(data: _Any) -> ToolCallCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallCancelCapabilities(_rt.Model):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6052,10 +6086,10 @@ def _d_ToolCallCancelCapabilities(data: _Any) -> ToolCallCancelCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallPermissionSubject(_rt.Model):
     """Permission request details for a tool call."""
 
+    __slots__ = ("tool_call", "meta", "extra")
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission.
 
@@ -6063,14 +6097,14 @@ class ToolCallPermissionSubject(_rt.Model):
     notification, in the order it was received, before showing the prompt. A first-seen
     `toolCallId` creates the tool call.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6137,26 +6171,26 @@ def _d_ToolCallPermissionSubject(data: _Any) -> ToolCallPermissionSubject:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CommandPermissionSubject(_rt.Model):
     """Permission request details for a command."""
 
+    __slots__ = ("command", "cwd", "tool_call_id", "terminal_id", "meta", "extra")
     command: str
     """The command that would be run if permission is granted."""
     cwd: AbsolutePath
     """The absolute working directory for the command."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """The associated tool call, when known. Omitted and `null` are equivalent."""
-    terminal_id: TerminalId | None | _UnsetType = _UNSET
+    terminal_id: TerminalId | None | _UnsetType
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6266,10 +6300,10 @@ def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PermissionOption(_rt.Model):
     """An option presented to the user when requesting permission."""
 
+    __slots__ = ("option_id", "name", "kind", "meta", "extra")
     option_id: PermissionOptionId
     """Identifier for this permission option. MUST be unique within the request."""
     name: str
@@ -6280,14 +6314,14 @@ class PermissionOption(_rt.Model):
         | _rt.OpenStr
     )
     """Hint about the nature of this permission option."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6377,17 +6411,25 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
     """
 
+    __slots__ = (
+        "message",
+        "meta",
+        "requested_schema",
+        "session_id",
+        "tool_call_id",
+        "request_id",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["form"]] = "form"
     message: str
     """A human-readable message describing what input is needed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6396,17 +6438,17 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The pending Client-to-Agent request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6529,17 +6571,26 @@ def _d_CreateElicitationRequestForm(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """URL-based elicitation where the client directs the user to a URL.
 
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
     """
 
+    __slots__ = (
+        "message",
+        "meta",
+        "elicitation_id",
+        "url",
+        "session_id",
+        "tool_call_id",
+        "request_id",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["url"]] = "url"
     message: str
     """A human-readable message describing what input is needed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6550,17 +6601,17 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """The unique identifier for this elicitation."""
     url: str
     """The URL to direct the user to."""
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The pending Client-to-Agent request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6692,7 +6743,6 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     """Custom or future elicitation mode.
 
@@ -6708,10 +6758,11 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     kept.
     """
 
+    __slots__ = ("message", "meta", "mode", "session_id", "tool_call_id", "request_id", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["form", "url"])
     message: str
     """A human-readable message describing what input is needed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6725,17 +6776,17 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The pending Client-to-Agent request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6853,7 +6904,6 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationSessionScope(_rt.Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -6862,15 +6912,16 @@ class ElicitationSessionScope(_rt.Model):
     during a tool call and needs to redirect it to the user.
     """
 
+    __slots__ = ("session_id", "tool_call_id", "extra")
     session_id: SessionId
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6936,15 +6987,15 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationRequestScope(_rt.Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
 
+    __slots__ = ("request_id", "extra")
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -6994,7 +7045,6 @@ def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationSchema(_rt.Model):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -7002,33 +7052,34 @@ class ElicitationSchema(_rt.Model):
     as required by the elicitation specification.
     """
 
+    __slots__ = ("type", "title", "properties", "required", "description", "meta", "extra")
     type: ElicitationSchemaType | _Literal["object"]
     """Type discriminator. Always `"object"`. Any other value is rejected."""
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
-    required: list[str] | None | _UnsetType = _UNSET
+    required: list[str] | None | _UnsetType
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7151,35 +7202,47 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     Wire tag: `type: string`. Payload: `StringPropertySchema`.
     """
 
+    __slots__ = (
+        "title",
+        "description",
+        "min_length",
+        "max_length",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "one_of",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["string"]] = "string"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: int | None | _UnsetType = _UNSET
+    min_length: int | None | _UnsetType
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: int | None | _UnsetType = _UNSET
+    max_length: int | None | _UnsetType
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
-    pattern: str | None | _UnsetType = _UNSET
+    pattern: str | None | _UnsetType
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
@@ -7190,36 +7253,36 @@ class ElicitationPropertySchemaString(_ElicitationPropertySchemaBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None | _UnsetType = _UNSET
+    default: str | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    enum: list[str] | None | _UnsetType = _UNSET
+    enum: list[str] | None | _UnsetType
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
-    one_of: list[EnumOption] | None | _UnsetType = _UNSET
+    one_of: list[EnumOption] | None | _UnsetType
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7428,47 +7491,47 @@ def _d_ElicitationPropertySchemaString(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaNumber(_ElicitationPropertySchemaBase):
     """Number (floating-point) property.
 
     Wire tag: `type: number`. Payload: `NumberPropertySchema`.
     """
 
+    __slots__ = ("title", "description", "minimum", "maximum", "default", "meta", "extra")
     TAG: _ClassVar[_Literal["number"]] = "number"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: float | None | _UnsetType = _UNSET
+    minimum: float | None | _UnsetType
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: float | None | _UnsetType = _UNSET
+    maximum: float | None | _UnsetType
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: float | None | _UnsetType = _UNSET
+    default: float | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7605,47 +7668,47 @@ def _d_ElicitationPropertySchemaNumber(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaInteger(_ElicitationPropertySchemaBase):
     """Integer property.
 
     Wire tag: `type: integer`. Payload: `IntegerPropertySchema`.
     """
 
+    __slots__ = ("title", "description", "minimum", "maximum", "default", "meta", "extra")
     TAG: _ClassVar[_Literal["integer"]] = "integer"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: int | None | _UnsetType = _UNSET
+    minimum: int | None | _UnsetType
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: int | None | _UnsetType = _UNSET
+    maximum: int | None | _UnsetType
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None | _UnsetType = _UNSET
+    default: int | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7788,37 +7851,37 @@ def _d_ElicitationPropertySchemaInteger(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaBoolean(_ElicitationPropertySchemaBase):
     """Boolean property.
 
     Wire tag: `type: boolean`. Payload: `BooleanPropertySchema`.
     """
 
+    __slots__ = ("title", "description", "default", "meta", "extra")
     TAG: _ClassVar[_Literal["boolean"]] = "boolean"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None | _UnsetType = _UNSET
+    default: bool | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -7931,49 +7994,58 @@ def _d_ElicitationPropertySchemaBoolean(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaArray(_ElicitationPropertySchemaBase):
     """Multi-select array property.
 
     Wire tag: `type: array`. Payload: `MultiSelectPropertySchema`.
     """
 
+    __slots__ = (
+        "title",
+        "description",
+        "min_items",
+        "max_items",
+        "items",
+        "default",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["array"]] = "array"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: int | None | _UnsetType = _UNSET
+    min_items: int | None | _UnsetType
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: int | None | _UnsetType = _UNSET
+    max_items: int | None | _UnsetType
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
     """
     items: MultiSelectItems
     """The items definition describing allowed values."""
-    default: list[str] | None | _UnsetType = _UNSET
+    default: list[str] | None | _UnsetType
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8120,7 +8192,6 @@ def _d_ElicitationPropertySchemaArray(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationPropertySchemaOther(_ElicitationPropertySchemaBase):
     """Custom or future elicitation property schema.
 
@@ -8136,6 +8207,7 @@ class ElicitationPropertySchemaOther(_ElicitationPropertySchemaBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         ["array", "boolean", "integer", "number", "string"]
     )
@@ -8146,7 +8218,7 @@ class ElicitationPropertySchemaOther(_ElicitationPropertySchemaBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8201,27 +8273,27 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EnumOption(_rt.Model):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
+    __slots__ = ("const", "title", "description", "meta", "extra")
     const: str
     """The constant value for this option."""
     title: str
     """Human-readable title for this option."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8312,7 +8384,6 @@ def _d_EnumOption(data: _Any) -> EnumOption:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StringPropertySchema(_rt.Model):
     """Schema for string properties in an elicitation form.
 
@@ -8320,27 +8391,40 @@ class StringPropertySchema(_rt.Model):
     with `"type": "string"`.
     """
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = (
+        "title",
+        "description",
+        "min_length",
+        "max_length",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "one_of",
+        "meta",
+        "extra",
+    )
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: int | None | _UnsetType = _UNSET
+    min_length: int | None | _UnsetType
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: int | None | _UnsetType = _UNSET
+    max_length: int | None | _UnsetType
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
-    pattern: str | None | _UnsetType = _UNSET
+    pattern: str | None | _UnsetType
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
@@ -8351,36 +8435,36 @@ class StringPropertySchema(_rt.Model):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None | _UnsetType = _UNSET
+    default: str | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    enum: list[str] | None | _UnsetType = _UNSET
+    enum: list[str] | None | _UnsetType
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
-    one_of: list[EnumOption] | None | _UnsetType = _UNSET
+    one_of: list[EnumOption] | None | _UnsetType
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8577,43 +8661,43 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class NumberPropertySchema(_rt.Model):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = ("title", "description", "minimum", "maximum", "default", "meta", "extra")
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: float | None | _UnsetType = _UNSET
+    minimum: float | None | _UnsetType
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: float | None | _UnsetType = _UNSET
+    maximum: float | None | _UnsetType
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: float | None | _UnsetType = _UNSET
+    default: float | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8739,43 +8823,43 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IntegerPropertySchema(_rt.Model):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = ("title", "description", "minimum", "maximum", "default", "meta", "extra")
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: int | None | _UnsetType = _UNSET
+    minimum: int | None | _UnsetType
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: int | None | _UnsetType = _UNSET
+    maximum: int | None | _UnsetType
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None | _UnsetType = _UNSET
+    default: int | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -8907,33 +8991,33 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BooleanPropertySchema(_rt.Model):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = ("title", "description", "default", "meta", "extra")
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None | _UnsetType = _UNSET
+    default: bool | None | _UnsetType
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9033,24 +9117,24 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MultiSelectItemsString(_MultiSelectItemsBase):
     """Multi-select string items with plain string values.
 
     Wire tag: `type: string`. Payload: `StringMultiSelectItems`.
     """
 
+    __slots__ = ("enum", "meta", "extra")
     TAG: _ClassVar[_Literal["string"]] = "string"
     enum: list[str]
     """Allowed enum values. Must contain at least one value."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9125,7 +9209,6 @@ def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectIt
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MultiSelectItemsOther(_MultiSelectItemsBase):
     """Custom or future typed multi-select items.
 
@@ -9133,6 +9216,7 @@ class MultiSelectItemsOther(_MultiSelectItemsBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["string"])
     type: str
     """Custom or future multi-select item type.
@@ -9141,7 +9225,7 @@ class MultiSelectItemsOther(_MultiSelectItemsBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9194,7 +9278,6 @@ def _d_MultiSelectItemsOther(data: _Any) -> MultiSelectItemsOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MultiSelectItemsTitled(_MultiSelectItemsBase):
     """Titled multi-select items with human-readable labels.
 
@@ -9203,16 +9286,17 @@ class MultiSelectItemsTitled(_MultiSelectItemsBase):
     Payload: `TitledMultiSelectItems`.
     """
 
+    __slots__ = ("any_of", "meta", "extra")
     any_of: list[EnumOption]
     """Titled enum options. Must contain at least one option."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9281,20 +9365,20 @@ def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StringMultiSelectItems(_rt.Model):
     """String item schema for multi-select enum properties."""
 
+    __slots__ = ("enum", "meta", "extra")
     enum: list[str]
     """Allowed enum values. Must contain at least one value."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9363,20 +9447,20 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TitledMultiSelectItems(_rt.Model):
     """Items definition for titled multi-select enum properties."""
 
+    __slots__ = ("any_of", "meta", "extra")
     any_of: list[EnumOption]
     """Titled enum options. Must contain at least one option."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9445,45 +9529,54 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MultiSelectPropertySchema(_rt.Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = (
+        "title",
+        "description",
+        "min_items",
+        "max_items",
+        "items",
+        "default",
+        "meta",
+        "extra",
+    )
+    title: str | None | _UnsetType
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: int | None | _UnsetType = _UNSET
+    min_items: int | None | _UnsetType
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: int | None | _UnsetType = _UNSET
+    max_items: int | None | _UnsetType
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
     """
     items: MultiSelectItems
     """The items definition describing allowed values."""
-    default: list[str] | None | _UnsetType = _UNSET
+    default: list[str] | None | _UnsetType
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9622,23 +9715,23 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationFormMode(_rt.Model):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
+    __slots__ = ("requested_schema", "session_id", "tool_call_id", "request_id", "extra")
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The pending Client-to-Agent request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9726,25 +9819,25 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationUrlMode(_rt.Model):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
+    __slots__ = ("elicitation_id", "url", "session_id", "tool_call_id", "request_id", "extra")
     elicitation_id: ElicitationId
     """The unique identifier for this elicitation."""
     url: str
     """The URL to direct the user to."""
-    session_id: SessionId | _UnsetType = _UNSET
+    session_id: SessionId | _UnsetType
     """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType = _UNSET
+    tool_call_id: ToolCallId | None | _UnsetType
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
-    request_id: RequestId | _UnsetType = _UNSET
+    request_id: RequestId | _UnsetType
     """The pending Client-to-Agent request this elicitation is tied to."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9843,7 +9936,6 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class InitializeResponse(_rt.Model):
     """Response to the `initialize` method.
 
@@ -9852,6 +9944,7 @@ class InitializeResponse(_rt.Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
     """
 
+    __slots__ = ("protocol_version", "info", "capabilities", "auth_methods", "meta", "extra")
     protocol_version: ProtocolVersion
     """The highest protocol version supported by the agent that is at or below
     the version requested by the client. If no such version exists,
@@ -9862,23 +9955,23 @@ class InitializeResponse(_rt.Model):
     """
     info: Implementation
     """Information about the implementation sending this initialize response."""
-    capabilities: AgentCapabilities | _UnsetType = _UNSET
+    capabilities: AgentCapabilities | _UnsetType
     """Capabilities supported by the agent."""
-    auth_methods: list[AuthMethod] | _UnsetType = _UNSET
+    auth_methods: list[AuthMethod] | _UnsetType
     """Authentication methods supported by the agent.
 
     Optional. Omitted or empty means the agent does not advertise the
     `auth/login` and `auth/logout` methods. Supplying one or more methods means
     the agent MUST support both `auth/login` and `auth/logout`.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -9983,18 +10076,18 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Implementation(_rt.Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
     title for UI representation.
     """
 
+    __slots__ = ("name", "title", "version", "meta", "extra")
     name: str
     """Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
@@ -10006,14 +10099,14 @@ class Implementation(_rt.Model):
     """Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10104,7 +10197,6 @@ def _d_Implementation(data: _Any) -> Implementation:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentCapabilities(_rt.Model):
     """Capabilities supported by the agent.
 
@@ -10114,7 +10206,8 @@ class AgentCapabilities(_rt.Model):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
     """
 
-    session: SessionCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("session", "auth", "meta", "extra")
+    session: SessionCapabilities | None | _UnsetType
     """Session capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not support the
@@ -10123,7 +10216,7 @@ class AgentCapabilities(_rt.Model):
     `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
     and `session/update`.
     """
-    auth: AgentAuthCapabilities | None | _UnsetType = _UNSET
+    auth: AgentAuthCapabilities | None | _UnsetType
     """Authentication-related extension capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
@@ -10131,14 +10224,14 @@ class AgentCapabilities(_rt.Model):
     for `auth/login` or `auth/logout`. Those methods are advertised by a
     non-empty `authMethods` list in the `initialize` response.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10221,7 +10314,6 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionCapabilities(_rt.Model):
     """Session capabilities supported by the agent.
 
@@ -10236,26 +10328,27 @@ class SessionCapabilities(_rt.Model):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
     """
 
-    prompt: PromptCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("prompt", "mcp", "delete", "additional_directories", "meta", "extra")
+    prompt: PromptCapabilities | None | _UnsetType
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
     prompt extensions beyond the baseline text and resource-link content
     required by `session/prompt`.
     """
-    mcp: McpCapabilities | None | _UnsetType = _UNSET
+    mcp: McpCapabilities | None | _UnsetType
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
     server transport support for sessions.
     """
-    delete: SessionDeleteCapabilities | None | _UnsetType = _UNSET
+    delete: SessionDeleteCapabilities | None | _UnsetType
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _UnsetType = _UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _UnsetType
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
@@ -10265,14 +10358,14 @@ class SessionCapabilities(_rt.Model):
     Agents may return `SessionInfo.additionalDirectories` to report the
     complete ordered additional-root list associated with a listed session.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10391,7 +10484,6 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptCapabilities(_rt.Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -10407,19 +10499,20 @@ class PromptCapabilities(_rt.Model):
     See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
     """
 
-    image: PromptImageCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("image", "audio", "embedded_context", "meta", "extra")
+    image: PromptImageCapabilities | None | _UnsetType
     """Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts.
     """
-    audio: PromptAudioCapabilities | None | _UnsetType = _UNSET
+    audio: PromptAudioCapabilities | None | _UnsetType
     """Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts.
     """
-    embedded_context: PromptEmbeddedContextCapabilities | None | _UnsetType = _UNSET
+    embedded_context: PromptEmbeddedContextCapabilities | None | _UnsetType
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
@@ -10428,14 +10521,14 @@ class PromptCapabilities(_rt.Model):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports embedded context in prompts.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10534,21 +10627,21 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptImageCapabilities(_rt.Model):
     """Capabilities for image content in prompt requests.
 
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10603,21 +10696,21 @@ def _d_PromptImageCapabilities(data: _Any) -> PromptImageCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptAudioCapabilities(_rt.Model):
     """Capabilities for audio content in prompt requests.
 
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10672,21 +10765,21 @@ def _d_PromptAudioCapabilities(data: _Any) -> PromptAudioCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptEmbeddedContextCapabilities(_rt.Model):
     """Capabilities for embedded context in prompt requests.
 
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10745,30 +10838,30 @@ def _d_PromptEmbeddedContextCapabilities(data: _Any) -> PromptEmbeddedContextCap
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpCapabilities(_rt.Model):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
-    stdio: McpStdioCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("stdio", "http", "meta", "extra")
+    stdio: McpStdioCapabilities | None | _UnsetType
     """Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
-    http: McpHttpCapabilities | None | _UnsetType = _UNSET
+    http: McpHttpCapabilities | None | _UnsetType
     """Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10851,21 +10944,21 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpStdioCapabilities(_rt.Model):
     """Capabilities for stdio MCP server transports.
 
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10920,21 +11013,21 @@ def _d_McpStdioCapabilities(data: _Any) -> McpStdioCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpHttpCapabilities(_rt.Model):
     """Capabilities for HTTP MCP server transports.
 
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -10989,21 +11082,21 @@ def _d_McpHttpCapabilities(data: _Any) -> McpHttpCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionDeleteCapabilities(_rt.Model):
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11060,7 +11153,6 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionAdditionalDirectoriesCapabilities(_rt.Model):
     """Capabilities for additional session directories support.
 
@@ -11070,14 +11162,15 @@ class SessionAdditionalDirectoriesCapabilities(_rt.Model):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11138,7 +11231,6 @@ def _d_SessionAdditionalDirectoriesCapabilities(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentAuthCapabilities(_rt.Model):
     """Authentication-related extension capabilities supported by the agent.
 
@@ -11147,14 +11239,15 @@ class AgentAuthCapabilities(_rt.Model):
     `initialize` response.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11209,7 +11302,6 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodTerminal(_AuthMethodBase):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
@@ -11217,31 +11309,32 @@ class AuthMethodTerminal(_AuthMethodBase):
     Wire tag: `type: terminal`. Payload: `AuthMethodTerminalPayload`.
     """
 
+    __slots__ = ("method_id", "name", "description", "args", "env", "meta", "extra")
     TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    args: list[str] | _UnsetType = _UNSET
+    args: list[str] | _UnsetType
     """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
+    env: list[EnvVariable] | _UnsetType
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11370,7 +11463,6 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodAgent(_AuthMethodBase):
     """Agent handles authentication itself through `auth/login`.
 
@@ -11379,24 +11471,25 @@ class AuthMethodAgent(_AuthMethodBase):
     Wire tag: `type: agent`. Payload: `AuthMethodAgentPayload`.
     """
 
+    __slots__ = ("method_id", "name", "description", "meta", "extra")
     TAG: _ClassVar[_Literal["agent"]] = "agent"
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11493,7 +11586,6 @@ def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodOther(_AuthMethodBase):
     """Custom or future authentication method.
 
@@ -11509,6 +11601,7 @@ class AuthMethodOther(_AuthMethodBase):
     kept.
     """
 
+    __slots__ = ("type", "method_id", "name", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["agent", "terminal"])
     type: str
     """Custom or future authentication method type.
@@ -11521,7 +11614,7 @@ class AuthMethodOther(_AuthMethodBase):
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11594,22 +11687,22 @@ def _d_AuthMethodOther(data: _Any) -> AuthMethodOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class EnvVariable(_rt.Model):
     """An environment variable to set when launching a process."""
 
+    __slots__ = ("name", "value", "meta", "extra")
     name: str
     """The name of the environment variable."""
     value: str
     """The value to set for the environment variable."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11685,7 +11778,6 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodTerminalPayload(_rt.Model):
     """Terminal-based authentication method.
 
@@ -11696,30 +11788,31 @@ class AuthMethodTerminalPayload(_rt.Model):
     The client MUST NOT pass this method to `auth/login`.
     """
 
+    __slots__ = ("method_id", "name", "description", "args", "env", "meta", "extra")
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    args: list[str] | _UnsetType = _UNSET
+    args: list[str] | _UnsetType
     """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
+    env: list[EnvVariable] | _UnsetType
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11844,30 +11937,30 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AuthMethodAgentPayload(_rt.Model):
     """Agent handles authentication itself through `auth/login`.
 
     The `type` discriminator value is `agent`.
     """
 
+    __slots__ = ("method_id", "name", "description", "meta", "extra")
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
     name: str
     """Human-readable name of the authentication method."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -11958,18 +12051,18 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LoginAuthResponse(_rt.Model):
     """Response to the `auth/login` method."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12024,18 +12117,18 @@ def _d_LoginAuthResponse(data: _Any) -> LoginAuthResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LogoutAuthResponse(_rt.Model):
     """Response to the `auth/logout` method."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12090,7 +12183,6 @@ def _d_LogoutAuthResponse(data: _Any) -> LogoutAuthResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class NewSessionResponse(_rt.Model):
     """Response from creating a new session.
 
@@ -12101,33 +12193,34 @@ class NewSessionResponse(_rt.Model):
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
     """
 
+    __slots__ = ("session_id", "config_options", "available_commands", "meta", "extra")
     session_id: SessionId
     """Unique identifier for the created session.
 
     Used in all subsequent requests for this conversation.
     """
-    config_options: list[SessionConfigOption] | _UnsetType = _UNSET
+    config_options: list[SessionConfigOption] | _UnsetType
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: list[AvailableCommand] | _UnsetType = _UNSET
+    available_commands: list[AvailableCommand] | _UnsetType
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12225,19 +12318,28 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigOptionSelect(_SessionConfigOptionBase):
     """Single-value selector (dropdown).
 
     Wire tag: `type: select`. Payload: `SessionConfigSelect`.
     """
 
+    __slots__ = (
+        "config_id",
+        "name",
+        "description",
+        "category",
+        "meta",
+        "current_value",
+        "options",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["select"]] = "select"
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
     """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
@@ -12248,12 +12350,12 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -12266,7 +12368,7 @@ class SessionConfigOptionSelect(_SessionConfigOptionBase):
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
     unique within the option, including across groups.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12407,19 +12509,19 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigOptionBoolean(_SessionConfigOptionBase):
     """Boolean on/off toggle.
 
     Wire tag: `type: boolean`. Payload: `SessionConfigBoolean`.
     """
 
+    __slots__ = ("config_id", "name", "description", "category", "meta", "current_value", "extra")
     TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
     """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
@@ -12430,12 +12532,12 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -12444,7 +12546,7 @@ class SessionConfigOptionBoolean(_SessionConfigOptionBase):
     """
     current_value: bool
     """The current value of the boolean option."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12576,7 +12678,6 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigOptionOther(_SessionConfigOptionBase):
     """Custom or future session configuration option payload.
 
@@ -12592,12 +12693,13 @@ class SessionConfigOptionOther(_SessionConfigOptionBase):
     kept.
     """
 
+    __slots__ = ("config_id", "name", "description", "category", "meta", "type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["boolean", "select"])
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
     name: str
     """Human-readable label for the option."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
@@ -12608,12 +12710,12 @@ class SessionConfigOptionOther(_SessionConfigOptionBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -12627,7 +12729,7 @@ class SessionConfigOptionOther(_SessionConfigOptionBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12755,27 +12857,27 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigSelectOption(_rt.Model):
     """A possible value for a session configuration option."""
 
+    __slots__ = ("value", "name", "description", "meta", "extra")
     value: SessionConfigValueId
     """Unique identifier for this option value."""
     name: str
     """Human-readable label for this option value."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional description for this option value.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12868,24 +12970,24 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigSelectGroup(_rt.Model):
     """A group of possible values for a session configuration option."""
 
+    __slots__ = ("group_id", "name", "options", "meta", "extra")
     group_id: SessionConfigGroupId
     """Unique identifier for this group."""
     name: str
     """Human-readable label for this group."""
     options: list[SessionConfigSelectOption]
     """The set of option values in this group. MUST contain at least one value."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -12979,17 +13081,17 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigSelect(_rt.Model):
     """A single-value selector (dropdown) session configuration option payload."""
 
+    __slots__ = ("current_value", "options", "extra")
     current_value: SessionConfigValueId
     """The currently selected value. MUST be one of the `value`s in `options`."""
     options: SessionConfigSelectOptions
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
     unique within the option, including across groups.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13049,13 +13151,13 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionConfigBoolean(_rt.Model):
     """A boolean on/off toggle session configuration option payload."""
 
+    __slots__ = ("current_value", "extra")
     current_value: bool
     """The current value of the boolean option."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13106,13 +13208,13 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AvailableCommandCommand(_AvailableCommandBase):
     """A slash command the user can invoke by including it in a prompt.
 
     Wire tag: `type: command`. Payload: `Command`.
     """
 
+    __slots__ = ("name", "description", "input", "meta", "extra")
     TAG: _ClassVar[_Literal["command"]] = "command"
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
@@ -13121,19 +13223,19 @@ class AvailableCommandCommand(_AvailableCommandBase):
     """
     description: str
     """Human-readable description of what the command does."""
-    input: AvailableCommandInput | None | _UnsetType = _UNSET
+    input: AvailableCommandInput | None | _UnsetType
     """Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13231,7 +13333,6 @@ def _d_AvailableCommandCommand(data: _Any, tagged: bool = False) -> AvailableCom
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AvailableCommandOther(_AvailableCommandBase):
     """Custom or future command kind.
 
@@ -13248,6 +13349,7 @@ class AvailableCommandOther(_AvailableCommandBase):
     kept.
     """
 
+    __slots__ = ("type", "name", "description", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["command"])
     type: str
     """Custom or future command type.
@@ -13262,7 +13364,7 @@ class AvailableCommandOther(_AvailableCommandBase):
     """
     description: str
     """Human-readable description of what the command does."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13335,24 +13437,24 @@ def _d_AvailableCommandOther(data: _Any) -> AvailableCommandOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AvailableCommandInputText(_AvailableCommandInputBase):
     """All text after the command name and the whitespace following it is provided as input.
 
     Wire tag: `type: text`. Payload: `TextCommandInput`.
     """
 
+    __slots__ = ("hint", "meta", "extra")
     TAG: _ClassVar[_Literal["text"]] = "text"
     hint: str
     """A hint to display when the input hasn't been provided yet"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13426,7 +13528,6 @@ def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableC
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AvailableCommandInputOther(_AvailableCommandInputBase):
     """Custom or future command input specification.
 
@@ -13443,6 +13544,7 @@ class AvailableCommandInputOther(_AvailableCommandInputBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["text"])
     type: str
     """Custom or future command input type.
@@ -13451,7 +13553,7 @@ class AvailableCommandInputOther(_AvailableCommandInputBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13506,20 +13608,20 @@ def _d_AvailableCommandInputOther(data: _Any) -> AvailableCommandInputOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TextCommandInput(_rt.Model):
     """All text that was typed after the command name is provided as input."""
 
+    __slots__ = ("hint", "meta", "extra")
     hint: str
     """A hint to display when the input hasn't been provided yet"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13585,13 +13687,13 @@ def _d_TextCommandInput(data: _Any) -> TextCommandInput:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Command(_rt.Model):
     """A slash command the user can invoke by including it in a prompt.
 
     The `type` discriminator value is `command`.
     """
 
+    __slots__ = ("name", "description", "input", "meta", "extra")
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
 
@@ -13599,19 +13701,19 @@ class Command(_rt.Model):
     """
     description: str
     """Human-readable description of what the command does."""
-    input: AvailableCommandInput | None | _UnsetType = _UNSET
+    input: AvailableCommandInput | None | _UnsetType
     """Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13701,25 +13803,25 @@ def _d_Command(data: _Any) -> Command:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListSessionsResponse(_rt.Model):
     """Response from listing sessions."""
 
+    __slots__ = ("sessions", "next_cursor", "meta", "extra")
     sessions: list[SessionInfo]
     """Array of session information objects."""
-    next_cursor: SessionListCursor | None | _UnsetType = _UNSET
+    next_cursor: SessionListCursor | None | _UnsetType
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
     results. An empty string is a valid cursor, not the end of results.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13801,39 +13903,47 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionInfo(_rt.Model):
     """Information about a session returned by session/list"""
 
+    __slots__ = (
+        "session_id",
+        "cwd",
+        "additional_directories",
+        "title",
+        "updated_at",
+        "meta",
+        "extra",
+    )
     session_id: SessionId
     """Unique identifier for the session"""
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
+    additional_directories: list[AbsolutePath] | _UnsetType
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Human-readable title for the session
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    updated_at: str | None | _UnsetType = _UNSET
+    updated_at: str | None | _UnsetType
     """RFC 3339 timestamp of last activity.
 
     Omitted and `null` are equivalent and mean the last activity time is not reported.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -13956,18 +14066,18 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DeleteSessionResponse(_rt.Model):
     """Response from deleting a session."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14022,7 +14132,6 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ResumeSessionResponse(_rt.Model):
     """Response from resuming an existing session.
 
@@ -14033,28 +14142,29 @@ class ResumeSessionResponse(_rt.Model):
     See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
     """
 
-    config_options: list[SessionConfigOption] | _UnsetType = _UNSET
+    __slots__ = ("config_options", "available_commands", "meta", "extra")
+    config_options: list[SessionConfigOption] | _UnsetType
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: list[AvailableCommand] | _UnsetType = _UNSET
+    available_commands: list[AvailableCommand] | _UnsetType
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14141,18 +14251,18 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CloseSessionResponse(_rt.Model):
     """Response from closing a session."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14207,18 +14317,18 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelToolCallResponse(_rt.Model):
     """Response from cancelling a tool call."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14273,18 +14383,18 @@ def _d_CancelToolCallResponse(data: _Any) -> CancelToolCallResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelTerminalResponse(_rt.Model):
     """Response from cancelling a terminal."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14339,20 +14449,20 @@ def _d_CancelTerminalResponse(data: _Any) -> CancelTerminalResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionConfigOptionResponse(_rt.Model):
     """Response to `session/set_config_option` method."""
 
+    __slots__ = ("config_options", "meta", "extra")
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14421,7 +14531,6 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptResponse(_rt.Model):
     """Response acknowledging that a user prompt was inserted into the ACP conversation.
 
@@ -14435,6 +14544,7 @@ class PromptResponse(_rt.Model):
     See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
     """
 
+    __slots__ = ("message_id", "meta", "extra")
     message_id: MessageId
     """Identifies the user message inserted into the ACP conversation.
 
@@ -14444,14 +14554,14 @@ class PromptResponse(_rt.Model):
     before or after this response. Agents must echo the message during the live session, but are
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14517,7 +14627,6 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Error(_rt.Model):
     """JSON-RPC error object.
 
@@ -14527,6 +14636,7 @@ class Error(_rt.Model):
     See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
     """
 
+    __slots__ = ("code", "message", "data", "extra")
     code: (
         ErrorCode
         | _Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022]
@@ -14539,7 +14649,7 @@ class Error(_rt.Model):
     """A string providing a short description of the error.
     The message should be limited to a concise single sentence.
     """
-    data: ErrorData | None | _UnsetType = _UNSET
+    data: ErrorData | None | _UnsetType
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
 
@@ -14547,7 +14657,7 @@ class Error(_rt.Model):
     define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
     [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14626,25 +14736,25 @@ def _d_Error(data: _Any) -> Error:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UnsupportedProtocolVersionErrorData(_rt.Model):
     """Data for the `-32022` (Unsupported protocol version) error.
 
     See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
     """
 
+    __slots__ = ("requested", "supported", "meta", "extra")
     requested: ProtocolVersion
     """The protocol version the Client requested."""
     supported: list[ProtocolVersion]
     """The protocol versions the Agent supports."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14727,7 +14837,6 @@ def _d_UnsupportedProtocolVersionErrorData(data: _Any) -> UnsupportedProtocolVer
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionNotFoundErrorData(_rt.Model):
     """Data for the `-32002` (Resource not found) error when a session-scoped request names a
     session that does not exist or is not active.
@@ -14735,16 +14844,17 @@ class SessionNotFoundErrorData(_rt.Model):
     See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/error#unknown-sessions)
     """
 
+    __slots__ = ("session_id", "meta", "extra")
     session_id: SessionId
     """The session ID from the request."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14812,15 +14922,15 @@ def _d_SessionNotFoundErrorData(data: _Any) -> SessionNotFoundErrorData:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentNotification(_rt.Model):
     """A JSON-RPC notification object."""
 
+    __slots__ = ("method", "params", "extra")
     method: str
     """The notification method name."""
-    params: _Any | _UnsetType = _UNSET
+    params: _Any | _UnsetType
     """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14880,7 +14990,6 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UpdateSessionNotification(_rt.Model):
     """Notification containing a session update from the agent.
 
@@ -14889,18 +14998,19 @@ class UpdateSessionNotification(_rt.Model):
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
     """
 
+    __slots__ = ("session_id", "update", "meta", "extra")
     session_id: SessionId
     """The ID of the session this update pertains to."""
     update: SessionUpdate
     """The actual update content."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -14977,13 +15087,13 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateUserMessageChunk(_SessionUpdateBase):
     """A chunk of the user's message being streamed.
 
     Wire tag: `sessionUpdate: user_message_chunk`. Payload: `ContentChunk`.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["user_message_chunk"]] = "user_message_chunk"
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -14993,7 +15103,7 @@ class SessionUpdateUserMessageChunk(_SessionUpdateBase):
     """
     content: ContentBlock
     """A single item of content"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -15001,7 +15111,7 @@ class SessionUpdateUserMessageChunk(_SessionUpdateBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15088,7 +15198,6 @@ def _d_SessionUpdateUserMessageChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateUserMessage(_SessionUpdateBase):
     """A user message has been created or updated.
 
@@ -15099,12 +15208,13 @@ class SessionUpdateUserMessage(_SessionUpdateBase):
     Wire tag: `sessionUpdate: user_message`. Payload: `UserMessage`.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["user_message"]] = "user_message"
     message_id: MessageId
     """A unique identifier for the message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    content: list[ContentBlock] | None | _UnsetType
     """Complete replacement content for this message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -15114,7 +15224,7 @@ class SessionUpdateUserMessage(_SessionUpdateBase):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15208,13 +15318,13 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateAgentMessageChunk(_SessionUpdateBase):
     """A chunk of the agent's response being streamed.
 
     Wire tag: `sessionUpdate: agent_message_chunk`. Payload: `ContentChunk`.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["agent_message_chunk"]] = "agent_message_chunk"
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -15224,7 +15334,7 @@ class SessionUpdateAgentMessageChunk(_SessionUpdateBase):
     """
     content: ContentBlock
     """A single item of content"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -15232,7 +15342,7 @@ class SessionUpdateAgentMessageChunk(_SessionUpdateBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15319,7 +15429,6 @@ def _d_SessionUpdateAgentMessageChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateAgentMessage(_SessionUpdateBase):
     """An agent message has been created or updated.
 
@@ -15330,12 +15439,13 @@ class SessionUpdateAgentMessage(_SessionUpdateBase):
     Wire tag: `sessionUpdate: agent_message`. Payload: `AgentMessage`.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["agent_message"]] = "agent_message"
     message_id: MessageId
     """A unique identifier for the message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    content: list[ContentBlock] | None | _UnsetType
     """Complete replacement content for this message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -15345,7 +15455,7 @@ class SessionUpdateAgentMessage(_SessionUpdateBase):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15439,13 +15549,13 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateAgentThoughtChunk(_SessionUpdateBase):
     """A chunk of the agent's internal reasoning being streamed.
 
     Wire tag: `sessionUpdate: agent_thought_chunk`. Payload: `ContentChunk`.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["agent_thought_chunk"]] = "agent_thought_chunk"
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -15455,7 +15565,7 @@ class SessionUpdateAgentThoughtChunk(_SessionUpdateBase):
     """
     content: ContentBlock
     """A single item of content"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -15463,7 +15573,7 @@ class SessionUpdateAgentThoughtChunk(_SessionUpdateBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15550,7 +15660,6 @@ def _d_SessionUpdateAgentThoughtChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateAgentThought(_SessionUpdateBase):
     """An agent thought or reasoning message has been created or updated.
 
@@ -15561,12 +15670,13 @@ class SessionUpdateAgentThought(_SessionUpdateBase):
     Wire tag: `sessionUpdate: agent_thought`. Payload: `AgentThought`.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["agent_thought"]] = "agent_thought"
     message_id: MessageId
     """A unique identifier for the thought message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    content: list[ContentBlock] | None | _UnsetType
     """Complete replacement content for this thought message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -15576,7 +15686,7 @@ class SessionUpdateAgentThought(_SessionUpdateBase):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15670,19 +15780,19 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateToolCallContentChunk(_SessionUpdateBase):
     """A chunk of tool-call content being streamed.
 
     Wire tag: `sessionUpdate: tool_call_content_chunk`. Payload: `ToolCallContentChunk`.
     """
 
+    __slots__ = ("tool_call_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["tool_call_content_chunk"]] = "tool_call_content_chunk"
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
     content: ToolCallContent
     """A single item of content produced by the tool call."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -15690,7 +15800,7 @@ class SessionUpdateToolCallContentChunk(_SessionUpdateBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -15779,17 +15889,30 @@ def _d_SessionUpdateToolCallContentChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateToolCallUpdate(_SessionUpdateBase):
     """A tool call has been created or updated.
 
     Wire tag: `sessionUpdate: tool_call_update`. Payload: `ToolCallUpdate`.
     """
 
+    __slots__ = (
+        "tool_call_id",
+        "name",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "raw_input",
+        "raw_output",
+        "capabilities",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["tool_call_update"]] = "tool_call_update"
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
-    name: str | None | _UnsetType = _UNSET
+    name: str | None | _UnsetType
     """Programmatic name of the tool being invoked.
 
     This field is optional and has patch semantics. Omission means no
@@ -15797,7 +15920,7 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
     call ID the client has not seen before, omission or `null` means that no
     tool name is available.
     """
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
@@ -15820,7 +15943,7 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
@@ -15833,29 +15956,29 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
         | _rt.OpenStr
         | None
         | _UnsetType
-    ) = _UNSET
+    )
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
-    content: list[ToolCallContent] | None | _UnsetType = _UNSET
+    content: list[ToolCallContent] | None | _UnsetType
     """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | None | _UnsetType = _UNSET
+    locations: list[ToolCallLocation] | None | _UnsetType
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: _Any | _UnsetType = _UNSET
+    raw_input: _Any | _UnsetType
     """Raw input parameters sent to the tool."""
-    raw_output: _Any | _UnsetType = _UNSET
+    raw_output: _Any | _UnsetType
     """Raw output returned by the tool."""
-    capabilities: ToolCallCapabilities | None | _UnsetType = _UNSET
+    capabilities: ToolCallCapabilities | None | _UnsetType
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -15865,7 +15988,7 @@ class SessionUpdateToolCallUpdate(_SessionUpdateBase):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16107,37 +16230,47 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateTerminalUpdate(_SessionUpdateBase):
     """An agent-owned terminal has been created or updated.
 
     Wire tag: `sessionUpdate: terminal_update`. Payload: `TerminalUpdate`.
     """
 
+    __slots__ = (
+        "terminal_id",
+        "command",
+        "cwd",
+        "output",
+        "exit_status",
+        "size",
+        "capabilities",
+        "meta",
+        "extra",
+    )
     TAG: _ClassVar[_Literal["terminal_update"]] = "terminal_update"
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
-    command: str | None | _UnsetType = _UNSET
+    command: str | None | _UnsetType
     """The command being run."""
-    cwd: AbsolutePath | None | _UnsetType = _UNSET
+    cwd: AbsolutePath | None | _UnsetType
     """The absolute working directory of the command."""
-    output: TerminalOutput | None | _UnsetType = _UNSET
+    output: TerminalOutput | None | _UnsetType
     """An authoritative replacement snapshot of terminal output bytes."""
-    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
+    exit_status: TerminalExitStatus | None | _UnsetType
     """Exit information. A concrete object marks the terminal as exited."""
-    size: TerminalSize | None | _UnsetType = _UNSET
+    size: TerminalSize | None | _UnsetType
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
-    capabilities: TerminalCapabilities | None | _UnsetType = _UNSET
+    capabilities: TerminalCapabilities | None | _UnsetType
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -16147,7 +16280,7 @@ class SessionUpdateTerminalUpdate(_SessionUpdateBase):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16321,19 +16454,19 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateTerminalOutputChunk(_SessionUpdateBase):
     """A chunk of bytes appended to an agent-owned terminal's output.
 
     Wire tag: `sessionUpdate: terminal_output_chunk`. Payload: `TerminalOutputChunk`.
     """
 
+    __slots__ = ("terminal_id", "data", "meta", "extra")
     TAG: _ClassVar[_Literal["terminal_output_chunk"]] = "terminal_output_chunk"
     terminal_id: TerminalId
     """The terminal receiving these bytes."""
     data: str
     """Independently base64-encoded terminal output bytes."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -16341,7 +16474,7 @@ class SessionUpdateTerminalOutputChunk(_SessionUpdateBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16429,7 +16562,6 @@ def _d_SessionUpdateTerminalOutputChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdatePlanUpdate(_SessionUpdateBase):
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
@@ -16437,17 +16569,18 @@ class SessionUpdatePlanUpdate(_SessionUpdateBase):
     Wire tag: `sessionUpdate: plan_update`. Payload: `PlanUpdate`.
     """
 
+    __slots__ = ("plan", "meta", "extra")
     TAG: _ClassVar[_Literal["plan_update"]] = "plan_update"
     plan: PlanUpdateContent
     """The updated plan content."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16518,7 +16651,6 @@ def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdat
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateAvailableCommandsUpdate(_SessionUpdateBase):
     """Available commands are ready or have changed
 
@@ -16526,17 +16658,18 @@ class SessionUpdateAvailableCommandsUpdate(_SessionUpdateBase):
     `AvailableCommandsUpdate`.
     """
 
+    __slots__ = ("available_commands", "meta", "extra")
     TAG: _ClassVar[_Literal["available_commands_update"]] = "available_commands_update"
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16617,24 +16750,24 @@ def _d_SessionUpdateAvailableCommandsUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateConfigOptionUpdate(_SessionUpdateBase):
     """Session configuration options have been updated.
 
     Wire tag: `sessionUpdate: config_option_update`. Payload: `ConfigOptionUpdate`.
     """
 
+    __slots__ = ("config_options", "meta", "extra")
     TAG: _ClassVar[_Literal["config_option_update"]] = "config_option_update"
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16713,19 +16846,19 @@ def _d_SessionUpdateConfigOptionUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateSessionInfoUpdate(_SessionUpdateBase):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
     Wire tag: `sessionUpdate: session_info_update`. Payload: `SessionInfoUpdate`.
     """
 
+    __slots__ = ("title", "updated_at", "meta", "extra")
     TAG: _ClassVar[_Literal["session_info_update"]] = "session_info_update"
-    title: str | None | _UnsetType = _UNSET
+    title: str | None | _UnsetType
     """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | _UnsetType = _UNSET
+    updated_at: str | None | _UnsetType
     """RFC 3339 timestamp of last activity. Set to null to clear."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -16735,7 +16868,7 @@ class SessionUpdateSessionInfoUpdate(_SessionUpdateBase):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16833,31 +16966,31 @@ def _d_SessionUpdateSessionInfoUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateUsageUpdate(_SessionUpdateBase):
     """Context window and cost update for the session.
 
     Wire tag: `sessionUpdate: usage_update`. Payload: `UsageUpdate`.
     """
 
+    __slots__ = ("used", "size", "cost", "meta", "extra")
     TAG: _ClassVar[_Literal["usage_update"]] = "usage_update"
     used: int
     """Tokens currently in context."""
     size: int
     """Total context window size in tokens."""
-    cost: Cost | None | _UnsetType = _UNSET
+    cost: Cost | None | _UnsetType
     """Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -16957,7 +17090,6 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateNotice(_SessionUpdateBase):
     """Information for the user that is not part of session history.
 
@@ -16967,24 +17099,25 @@ class SessionUpdateNotice(_SessionUpdateBase):
     Wire tag: `sessionUpdate: notice`. Payload: `Notice`.
     """
 
+    __slots__ = ("severity", "title", "description", "meta", "extra")
     TAG: _ClassVar[_Literal["notice"]] = "notice"
     severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr
     """Presentation severity hint."""
     title: str
     """Required non-empty plain-text title that can stand alone."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17087,13 +17220,13 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateCompactionUpdate(_SessionUpdateBase):
     """A context compaction has been created or updated.
 
     Wire tag: `sessionUpdate: compaction_update`. Payload: `CompactionUpdate`.
     """
 
+    __slots__ = ("compaction_id", "status", "summary", "error", "meta", "extra")
     TAG: _ClassVar[_Literal["compaction_update"]] = "compaction_update"
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -17101,11 +17234,11 @@ class SessionUpdateCompactionUpdate(_SessionUpdateBase):
         CompactionStatus | _Literal["in_progress", "completed", "failed", "cancelled"] | _rt.OpenStr
     )
     """Current lifecycle status."""
-    summary: list[ContentBlock] | None | _UnsetType = _UNSET
+    summary: list[ContentBlock] | None | _UnsetType
     """Complete replacement user-displayable summary content for the compaction."""
-    error: str | None | _UnsetType = _UNSET
+    error: str | None | _UnsetType
     """Human-readable error details for the compaction."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -17115,7 +17248,7 @@ class SessionUpdateCompactionUpdate(_SessionUpdateBase):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17240,19 +17373,19 @@ def _d_SessionUpdateCompactionUpdate(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateCompactionSummaryChunk(_SessionUpdateBase):
     """A content block appended to a context compaction's retained summary.
 
     Wire tag: `sessionUpdate: compaction_summary_chunk`. Payload: `CompactionSummaryChunk`.
     """
 
+    __slots__ = ("compaction_id", "content", "meta", "extra")
     TAG: _ClassVar[_Literal["compaction_summary_chunk"]] = "compaction_summary_chunk"
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
     content: ContentBlock
     """One content block to append."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -17260,7 +17393,7 @@ class SessionUpdateCompactionSummaryChunk(_SessionUpdateBase):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17349,7 +17482,6 @@ def _d_SessionUpdateCompactionSummaryChunk(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateOther(_SessionUpdateBase):
     """Custom or future session update.
 
@@ -17365,6 +17497,7 @@ class SessionUpdateOther(_SessionUpdateBase):
     whole payload kept.
     """
 
+    __slots__ = ("session_update", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         [
             "agent_message",
@@ -17395,7 +17528,7 @@ class SessionUpdateOther(_SessionUpdateBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17448,7 +17581,6 @@ def _d_SessionUpdateOther(data: _Any) -> SessionUpdateOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateRunning(_SessionUpdateBase):
     """Foreground work is in progress.
 
@@ -17456,10 +17588,11 @@ class SessionUpdateStateUpdateRunning(_SessionUpdateBase):
     `RunningStateUpdate`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update", "state": "running"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -17469,14 +17602,14 @@ class SessionUpdateStateUpdateRunning(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17566,7 +17699,6 @@ def _d_SessionUpdateStateUpdateRunning(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateRequiresAction(_SessionUpdateBase):
     """Foreground work is blocked on user action.
 
@@ -17574,10 +17706,11 @@ class SessionUpdateStateUpdateRequiresAction(_SessionUpdateBase):
     `RequiresActionStateUpdate`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update", "state": "requires_action"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -17587,14 +17720,14 @@ class SessionUpdateStateUpdateRequiresAction(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17686,7 +17819,6 @@ def _d_SessionUpdateStateUpdateRequiresAction(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateOther(_SessionUpdateBase):
     """Custom or future session state.
 
@@ -17704,6 +17836,7 @@ class SessionUpdateStateUpdateOther(_SessionUpdateBase):
     reserved tags, with its whole payload kept.
     """
 
+    __slots__ = ("other_state", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update"}
     """Every fixed tag of this class, wire name to value, outermost first."""
@@ -17715,7 +17848,7 @@ class SessionUpdateStateUpdateOther(_SessionUpdateBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17778,7 +17911,6 @@ def _d_SessionUpdateStateUpdateOther(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateIdleEndTurn(_SessionUpdateBase):
     """The active work ended successfully.
     Includes locally handled commands that required no model call.
@@ -17786,6 +17918,7 @@ class SessionUpdateStateUpdateIdleEndTurn(_SessionUpdateBase):
     Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: end_turn`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {
         "sessionUpdate": "state_update",
@@ -17793,7 +17926,7 @@ class SessionUpdateStateUpdateIdleEndTurn(_SessionUpdateBase):
         "stopReason": "end_turn",
     }
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -17803,14 +17936,14 @@ class SessionUpdateStateUpdateIdleEndTurn(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -17906,13 +18039,13 @@ def _d_SessionUpdateStateUpdateIdleEndTurn(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateIdleMaxTokens(_SessionUpdateBase):
     """The active work ended because the agent reached the maximum number of tokens.
 
     Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: max_tokens`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {
         "sessionUpdate": "state_update",
@@ -17920,7 +18053,7 @@ class SessionUpdateStateUpdateIdleMaxTokens(_SessionUpdateBase):
         "stopReason": "max_tokens",
     }
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -17930,14 +18063,14 @@ class SessionUpdateStateUpdateIdleMaxTokens(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18033,7 +18166,6 @@ def _d_SessionUpdateStateUpdateIdleMaxTokens(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateIdleMaxTurnRequests(_SessionUpdateBase):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
@@ -18042,6 +18174,7 @@ class SessionUpdateStateUpdateIdleMaxTurnRequests(_SessionUpdateBase):
     max_turn_requests`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {
         "sessionUpdate": "state_update",
@@ -18049,7 +18182,7 @@ class SessionUpdateStateUpdateIdleMaxTurnRequests(_SessionUpdateBase):
         "stopReason": "max_turn_requests",
     }
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -18059,14 +18192,14 @@ class SessionUpdateStateUpdateIdleMaxTurnRequests(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18162,13 +18295,13 @@ def _d_SessionUpdateStateUpdateIdleMaxTurnRequests(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateIdleRefusal(_SessionUpdateBase):
     """The active work ended because the agent refused to continue.
 
     Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: refusal`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {
         "sessionUpdate": "state_update",
@@ -18176,7 +18309,7 @@ class SessionUpdateStateUpdateIdleRefusal(_SessionUpdateBase):
         "stopReason": "refusal",
     }
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -18186,14 +18319,14 @@ class SessionUpdateStateUpdateIdleRefusal(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18289,7 +18422,6 @@ def _d_SessionUpdateStateUpdateIdleRefusal(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateIdleCancelled(_SessionUpdateBase):
     """The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -18305,6 +18437,7 @@ class SessionUpdateStateUpdateIdleCancelled(_SessionUpdateBase):
     Wire tags: `sessionUpdate: state_update`, `state: idle`, `stopReason: cancelled`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {
         "sessionUpdate": "state_update",
@@ -18312,7 +18445,7 @@ class SessionUpdateStateUpdateIdleCancelled(_SessionUpdateBase):
         "stopReason": "cancelled",
     }
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -18322,14 +18455,14 @@ class SessionUpdateStateUpdateIdleCancelled(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18425,7 +18558,6 @@ def _d_SessionUpdateStateUpdateIdleCancelled(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateIdleError(_SessionUpdateBase):
     """The active work ended because something failed.
 
@@ -18437,6 +18569,7 @@ class SessionUpdateStateUpdateIdleError(_SessionUpdateBase):
     `ErrorStopReason`.
     """
 
+    __slots__ = ("background", "meta", "error", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {
         "sessionUpdate": "state_update",
@@ -18444,7 +18577,7 @@ class SessionUpdateStateUpdateIdleError(_SessionUpdateBase):
         "stopReason": "error",
     }
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -18454,20 +18587,20 @@ class SessionUpdateStateUpdateIdleError(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    error: Error | None | _UnsetType = _UNSET
+    error: Error | None | _UnsetType
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18577,7 +18710,6 @@ def _d_SessionUpdateStateUpdateIdleError(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateIdleOther(_SessionUpdateBase):
     """Custom or future stop reason.
 
@@ -18589,13 +18721,14 @@ class SessionUpdateStateUpdateIdleOther(_SessionUpdateBase):
     outside the known and reserved tags, with its whole payload kept.
     """
 
+    __slots__ = ("background", "meta", "other_stop_reason", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update", "state": "idle"}
     """Every fixed tag of this class, wire name to value, outermost first."""
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         ["cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"]
     )
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -18605,7 +18738,7 @@ class SessionUpdateStateUpdateIdleOther(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -18619,7 +18752,7 @@ class SessionUpdateStateUpdateIdleOther(_SessionUpdateBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18723,14 +18856,14 @@ def _d_SessionUpdateStateUpdateIdleOther(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionUpdateStateUpdateIdleNone(_SessionUpdateBase):
     """No stop reason: `stopReason` is omitted or `null`."""
 
+    __slots__ = ("background", "meta", "stop_reason", "extra")
     TAG: _ClassVar[_Literal["state_update"]] = "state_update"
     TAGS: _ClassVar[dict[str, str]] = {"sessionUpdate": "state_update", "state": "idle"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -18740,21 +18873,21 @@ class SessionUpdateStateUpdateIdleNone(_SessionUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: None | _UnsetType = _UNSET
+    stop_reason: None | _UnsetType
     """Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
 
     See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18858,10 +18991,10 @@ def _d_SessionUpdateStateUpdateIdleNone(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ContentChunk(_rt.Model):
     """A streamed item of message content."""
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
 
@@ -18870,7 +19003,7 @@ class ContentChunk(_rt.Model):
     """
     content: ContentBlock
     """A single item of content"""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -18878,7 +19011,7 @@ class ContentChunk(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -18953,7 +19086,6 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UserMessage(_rt.Model):
     """A user message upsert.
 
@@ -18970,11 +19102,12 @@ class UserMessage(_rt.Model):
     content.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     message_id: MessageId
     """A unique identifier for the message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    content: list[ContentBlock] | None | _UnsetType
     """Complete replacement content for this message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -18984,7 +19117,7 @@ class UserMessage(_rt.Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19068,7 +19201,6 @@ def _d_UserMessage(data: _Any) -> UserMessage:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentMessage(_rt.Model):
     """An agent message upsert.
 
@@ -19085,11 +19217,12 @@ class AgentMessage(_rt.Model):
     content.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     message_id: MessageId
     """A unique identifier for the message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    content: list[ContentBlock] | None | _UnsetType
     """Complete replacement content for this message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -19099,7 +19232,7 @@ class AgentMessage(_rt.Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19183,7 +19316,6 @@ def _d_AgentMessage(data: _Any) -> AgentMessage:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AgentThought(_rt.Model):
     """An agent thought or reasoning message upsert.
 
@@ -19200,11 +19332,12 @@ class AgentThought(_rt.Model):
     content.
     """
 
+    __slots__ = ("message_id", "content", "meta", "extra")
     message_id: MessageId
     """A unique identifier for the thought message."""
-    content: list[ContentBlock] | None | _UnsetType = _UNSET
+    content: list[ContentBlock] | None | _UnsetType
     """Complete replacement content for this thought message."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -19214,7 +19347,7 @@ class AgentThought(_rt.Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19298,7 +19431,6 @@ def _d_AgentThought(data: _Any) -> AgentThought:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BackgroundWorkTerminal(_BackgroundWorkBase):
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`.
@@ -19306,17 +19438,18 @@ class BackgroundWorkTerminal(_BackgroundWorkBase):
     Wire tag: `type: terminal`. Payload: `BackgroundTerminal`.
     """
 
+    __slots__ = ("terminal_id", "meta", "extra")
     TAG: _ClassVar[_Literal["terminal"]] = "terminal"
     terminal_id: TerminalId
     """The ID of the listed terminal."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19388,7 +19521,6 @@ def _d_BackgroundWorkTerminal(data: _Any, tagged: bool = False) -> BackgroundWor
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BackgroundWorkToolCall(_BackgroundWorkBase):
     """Work started by a tool call that continues without a process of its own, such as
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
@@ -19397,17 +19529,18 @@ class BackgroundWorkToolCall(_BackgroundWorkBase):
     Wire tag: `type: tool_call`. Payload: `BackgroundToolCall`.
     """
 
+    __slots__ = ("tool_call_id", "meta", "extra")
     TAG: _ClassVar[_Literal["tool_call"]] = "tool_call"
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19479,7 +19612,6 @@ def _d_BackgroundWorkToolCall(data: _Any, tagged: bool = False) -> BackgroundWor
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BackgroundWorkOther(_BackgroundWorkBase):
     """Custom or future background work.
 
@@ -19494,6 +19626,7 @@ class BackgroundWorkOther(_BackgroundWorkBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["terminal", "tool_call"])
     type: str
     """Custom or future background work type.
@@ -19502,7 +19635,7 @@ class BackgroundWorkOther(_BackgroundWorkBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19555,20 +19688,20 @@ def _d_BackgroundWorkOther(data: _Any) -> BackgroundWorkOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BackgroundTerminal(_rt.Model):
     """A listed terminal running in the background."""
 
+    __slots__ = ("terminal_id", "meta", "extra")
     terminal_id: TerminalId
     """The ID of the listed terminal."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19634,20 +19767,20 @@ def _d_BackgroundTerminal(data: _Any) -> BackgroundTerminal:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BackgroundToolCall(_rt.Model):
     """A listed tool call whose work continues in the background."""
 
+    __slots__ = ("tool_call_id", "meta", "extra")
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19713,11 +19846,11 @@ def _d_BackgroundToolCall(data: _Any) -> BackgroundToolCall:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RunningStateUpdate(_rt.Model):
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    __slots__ = ("background", "meta", "extra")
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -19727,14 +19860,14 @@ class RunningStateUpdate(_rt.Model):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19807,17 +19940,17 @@ def _d_RunningStateUpdate(data: _Any) -> RunningStateUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ErrorStopReason(_rt.Model):
     """Details of a failure that ended active work."""
 
-    error: Error | None | _UnsetType = _UNSET
+    __slots__ = ("error", "extra")
+    error: Error | None | _UnsetType
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19871,7 +20004,6 @@ def _d_ErrorStopReason(data: _Any) -> ErrorStopReason:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IdleStateUpdateEndTurn(_IdleStateUpdateBase):
     """The active work ended successfully.
     Includes locally handled commands that required no model call.
@@ -19879,8 +20011,9 @@ class IdleStateUpdateEndTurn(_IdleStateUpdateBase):
     Wire tag: `stopReason: end_turn`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["end_turn"]] = "end_turn"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -19890,14 +20023,14 @@ class IdleStateUpdateEndTurn(_IdleStateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -19977,15 +20110,15 @@ def _d_IdleStateUpdateEndTurn(data: _Any, tagged: bool = False) -> IdleStateUpda
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IdleStateUpdateMaxTokens(_IdleStateUpdateBase):
     """The active work ended because the agent reached the maximum number of tokens.
 
     Wire tag: `stopReason: max_tokens`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["max_tokens"]] = "max_tokens"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -19995,14 +20128,14 @@ class IdleStateUpdateMaxTokens(_IdleStateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20084,7 +20217,6 @@ def _d_IdleStateUpdateMaxTokens(data: _Any, tagged: bool = False) -> IdleStateUp
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IdleStateUpdateMaxTurnRequests(_IdleStateUpdateBase):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
@@ -20092,8 +20224,9 @@ class IdleStateUpdateMaxTurnRequests(_IdleStateUpdateBase):
     Wire tag: `stopReason: max_turn_requests`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["max_turn_requests"]] = "max_turn_requests"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -20103,14 +20236,14 @@ class IdleStateUpdateMaxTurnRequests(_IdleStateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20194,15 +20327,15 @@ def _d_IdleStateUpdateMaxTurnRequests(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IdleStateUpdateRefusal(_IdleStateUpdateBase):
     """The active work ended because the agent refused to continue.
 
     Wire tag: `stopReason: refusal`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["refusal"]] = "refusal"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -20212,14 +20345,14 @@ class IdleStateUpdateRefusal(_IdleStateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20299,7 +20432,6 @@ def _d_IdleStateUpdateRefusal(data: _Any, tagged: bool = False) -> IdleStateUpda
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IdleStateUpdateCancelled(_IdleStateUpdateBase):
     """The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -20315,8 +20447,9 @@ class IdleStateUpdateCancelled(_IdleStateUpdateBase):
     Wire tag: `stopReason: cancelled`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["cancelled"]] = "cancelled"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -20326,14 +20459,14 @@ class IdleStateUpdateCancelled(_IdleStateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20415,7 +20548,6 @@ def _d_IdleStateUpdateCancelled(data: _Any, tagged: bool = False) -> IdleStateUp
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IdleStateUpdateError(_IdleStateUpdateBase):
     """The active work ended because something failed.
 
@@ -20426,8 +20558,9 @@ class IdleStateUpdateError(_IdleStateUpdateBase):
     Wire tag: `stopReason: error`. Payload: `ErrorStopReason`.
     """
 
+    __slots__ = ("background", "meta", "error", "extra")
     TAG: _ClassVar[_Literal["error"]] = "error"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -20437,20 +20570,20 @@ class IdleStateUpdateError(_IdleStateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    error: Error | None | _UnsetType = _UNSET
+    error: Error | None | _UnsetType
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20544,7 +20677,6 @@ def _d_IdleStateUpdateError(data: _Any, tagged: bool = False) -> IdleStateUpdate
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IdleStateUpdateOther(_IdleStateUpdateBase):
     """Custom or future stop reason.
 
@@ -20556,10 +20688,11 @@ class IdleStateUpdateOther(_IdleStateUpdateBase):
     payload kept.
     """
 
+    __slots__ = ("background", "meta", "stop_reason", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         ["cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"]
     )
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -20569,7 +20702,7 @@ class IdleStateUpdateOther(_IdleStateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -20583,7 +20716,7 @@ class IdleStateUpdateOther(_IdleStateUpdateBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20669,11 +20802,11 @@ def _d_IdleStateUpdateOther(data: _Any) -> IdleStateUpdateOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IdleStateUpdateNone(_IdleStateUpdateBase):
     """No stop reason: `stopReason` is omitted or `null`."""
 
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    __slots__ = ("background", "meta", "stop_reason", "extra")
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -20683,21 +20816,21 @@ class IdleStateUpdateNone(_IdleStateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: None | _UnsetType = _UNSET
+    stop_reason: None | _UnsetType
     """Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
 
     See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20784,7 +20917,6 @@ def _d_IdleStateUpdateNone(data: _Any) -> IdleStateUpdateNone:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequiresActionStateUpdate(_rt.Model):
     """The foreground workflow as a whole is blocked on user action.
 
@@ -20796,7 +20928,8 @@ class RequiresActionStateUpdate(_rt.Model):
     Responding to one request does not itself imply `running`.
     """
 
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    __slots__ = ("background", "meta", "extra")
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -20806,14 +20939,14 @@ class RequiresActionStateUpdate(_rt.Model):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20888,15 +21021,15 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateRunning(_StateUpdateBase):
     """Foreground work is in progress.
 
     Wire tag: `state: running`. Payload: `RunningStateUpdate`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["running"]] = "running"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -20906,14 +21039,14 @@ class StateUpdateRunning(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -20993,15 +21126,15 @@ def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunnin
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateRequiresAction(_StateUpdateBase):
     """Foreground work is blocked on user action.
 
     Wire tag: `state: requires_action`. Payload: `RequiresActionStateUpdate`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["requires_action"]] = "requires_action"
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -21011,14 +21144,14 @@ class StateUpdateRequiresAction(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -21100,7 +21233,6 @@ def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdat
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateOther(_StateUpdateBase):
     """Custom or future session state.
 
@@ -21118,6 +21250,7 @@ class StateUpdateOther(_StateUpdateBase):
     payload kept.
     """
 
+    __slots__ = ("state", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["idle", "requires_action", "running"])
     state: str
     """Custom or future session state.
@@ -21126,7 +21259,7 @@ class StateUpdateOther(_StateUpdateBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -21179,7 +21312,6 @@ def _d_StateUpdateOther(data: _Any) -> StateUpdateOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateIdleEndTurn(_StateUpdateBase):
     """The active work ended successfully.
     Includes locally handled commands that required no model call.
@@ -21187,10 +21319,11 @@ class StateUpdateIdleEndTurn(_StateUpdateBase):
     Wire tags: `state: idle`, `stopReason: end_turn`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["idle"]] = "idle"
     TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "end_turn"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -21200,14 +21333,14 @@ class StateUpdateIdleEndTurn(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -21293,17 +21426,17 @@ def _d_StateUpdateIdleEndTurn(data: _Any, tagged: bool = False) -> StateUpdateId
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateIdleMaxTokens(_StateUpdateBase):
     """The active work ended because the agent reached the maximum number of tokens.
 
     Wire tags: `state: idle`, `stopReason: max_tokens`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["idle"]] = "idle"
     TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "max_tokens"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -21313,14 +21446,14 @@ class StateUpdateIdleMaxTokens(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -21408,7 +21541,6 @@ def _d_StateUpdateIdleMaxTokens(data: _Any, tagged: bool = False) -> StateUpdate
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateIdleMaxTurnRequests(_StateUpdateBase):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
@@ -21416,10 +21548,11 @@ class StateUpdateIdleMaxTurnRequests(_StateUpdateBase):
     Wire tags: `state: idle`, `stopReason: max_turn_requests`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["idle"]] = "idle"
     TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "max_turn_requests"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -21429,14 +21562,14 @@ class StateUpdateIdleMaxTurnRequests(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -21526,17 +21659,17 @@ def _d_StateUpdateIdleMaxTurnRequests(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateIdleRefusal(_StateUpdateBase):
     """The active work ended because the agent refused to continue.
 
     Wire tags: `state: idle`, `stopReason: refusal`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["idle"]] = "idle"
     TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "refusal"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -21546,14 +21679,14 @@ class StateUpdateIdleRefusal(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -21639,7 +21772,6 @@ def _d_StateUpdateIdleRefusal(data: _Any, tagged: bool = False) -> StateUpdateId
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateIdleCancelled(_StateUpdateBase):
     """The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -21655,10 +21787,11 @@ class StateUpdateIdleCancelled(_StateUpdateBase):
     Wire tags: `state: idle`, `stopReason: cancelled`.
     """
 
+    __slots__ = ("background", "meta", "extra")
     TAG: _ClassVar[_Literal["idle"]] = "idle"
     TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "cancelled"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -21668,14 +21801,14 @@ class StateUpdateIdleCancelled(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -21763,7 +21896,6 @@ def _d_StateUpdateIdleCancelled(data: _Any, tagged: bool = False) -> StateUpdate
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateIdleError(_StateUpdateBase):
     """The active work ended because something failed.
 
@@ -21774,10 +21906,11 @@ class StateUpdateIdleError(_StateUpdateBase):
     Wire tags: `state: idle`, `stopReason: error`. Payload: `ErrorStopReason`.
     """
 
+    __slots__ = ("background", "meta", "error", "extra")
     TAG: _ClassVar[_Literal["idle"]] = "idle"
     TAGS: _ClassVar[dict[str, str]] = {"state": "idle", "stopReason": "error"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -21787,20 +21920,20 @@ class StateUpdateIdleError(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    error: Error | None | _UnsetType = _UNSET
+    error: Error | None | _UnsetType
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -21900,7 +22033,6 @@ def _d_StateUpdateIdleError(data: _Any, tagged: bool = False) -> StateUpdateIdle
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateIdleOther(_StateUpdateBase):
     """Custom or future stop reason.
 
@@ -21912,13 +22044,14 @@ class StateUpdateIdleOther(_StateUpdateBase):
     with its whole payload kept.
     """
 
+    __slots__ = ("background", "meta", "other_stop_reason", "extra")
     TAG: _ClassVar[_Literal["idle"]] = "idle"
     TAGS: _ClassVar[dict[str, str]] = {"state": "idle"}
     """Every fixed tag of this class, wire name to value, outermost first."""
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(
         ["cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"]
     )
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -21928,7 +22061,7 @@ class StateUpdateIdleOther(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -21942,7 +22075,7 @@ class StateUpdateIdleOther(_StateUpdateBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22034,14 +22167,14 @@ def _d_StateUpdateIdleOther(data: _Any, tagged: bool = False) -> StateUpdateIdle
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class StateUpdateIdleNone(_StateUpdateBase):
     """No stop reason: `stopReason` is omitted or `null`."""
 
+    __slots__ = ("background", "meta", "stop_reason", "extra")
     TAG: _ClassVar[_Literal["idle"]] = "idle"
     TAGS: _ClassVar[dict[str, str]] = {"state": "idle"}
     """Every fixed tag of this class, wire name to value, outermost first."""
-    background: list[BackgroundWork] | None | _UnsetType = _UNSET
+    background: list[BackgroundWork] | None | _UnsetType
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -22051,21 +22184,21 @@ class StateUpdateIdleNone(_StateUpdateBase):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: None | _UnsetType = _UNSET
+    stop_reason: None | _UnsetType
     """Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
 
     See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22159,7 +22292,6 @@ def _d_StateUpdateIdleNone(data: _Any, tagged: bool = False) -> StateUpdateIdleN
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ToolCallContentChunk(_rt.Model):
     """A streamed item of tool-call content.
 
@@ -22169,11 +22301,12 @@ class ToolCallContentChunk(_rt.Model):
     instead.
     """
 
+    __slots__ = ("tool_call_id", "content", "meta", "extra")
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
     content: ToolCallContent
     """A single item of content produced by the tool call."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -22181,7 +22314,7 @@ class ToolCallContentChunk(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22256,20 +22389,20 @@ def _d_ToolCallContentChunk(data: _Any) -> ToolCallContentChunk:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalOutput(_rt.Model):
     """An authoritative replacement snapshot of terminal output bytes."""
 
+    __slots__ = ("data", "meta", "extra")
     data: str
     """Base64-encoded replacement terminal output bytes."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22335,7 +22468,6 @@ def _d_TerminalOutput(data: _Any) -> TerminalOutput:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalExitStatus(_rt.Model):
     """Exit information for an agent-owned terminal.
 
@@ -22343,25 +22475,26 @@ class TerminalExitStatus(_rt.Model):
     an exit code nor a signal is known.
     """
 
-    exit_code: int | None | _UnsetType = _UNSET
+    __slots__ = ("exit_code", "signal", "meta", "extra")
+    exit_code: int | None | _UnsetType
     """Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
     """
-    signal: str | None | _UnsetType = _UNSET
+    signal: str | None | _UnsetType
     """Signal that terminated the process, when known.
 
     Agents should use the conventional platform signal name. POSIX examples
     include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
     platform-specific name. Omitted and `null` are equivalent.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22448,22 +22581,22 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalSize(_rt.Model):
     """The size of an agent-owned terminal in character cells."""
 
+    __slots__ = ("cols", "rows", "meta", "extra")
     cols: int
     """Number of columns."""
     rows: int
     """Number of rows."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22539,7 +22672,6 @@ def _d_TerminalSize(data: _Any) -> TerminalSize:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalCapabilities(_rt.Model):
     """Client-initiated controls a terminal currently supports.
 
@@ -22549,20 +22681,21 @@ class TerminalCapabilities(_rt.Model):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
     """
 
-    cancel: TerminalCancelCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("cancel", "meta", "extra")
+    cancel: TerminalCancelCapabilities | None | _UnsetType
     """Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22631,21 +22764,21 @@ def _d_TerminalCapabilities(data: _Any) -> TerminalCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalCancelCapabilities(_rt.Model):
     """Capability to cancel a terminal with `terminal/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22702,7 +22835,6 @@ def _d_TerminalCancelCapabilities(data: _Any) -> TerminalCancelCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalUpdate(_rt.Model):
     """An upsert for the stored state of an agent-owned terminal.
 
@@ -22713,29 +22845,40 @@ class TerminalUpdate(_rt.Model):
     omitted fields start unknown.
     """
 
+    __slots__ = (
+        "terminal_id",
+        "command",
+        "cwd",
+        "output",
+        "exit_status",
+        "size",
+        "capabilities",
+        "meta",
+        "extra",
+    )
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
-    command: str | None | _UnsetType = _UNSET
+    command: str | None | _UnsetType
     """The command being run."""
-    cwd: AbsolutePath | None | _UnsetType = _UNSET
+    cwd: AbsolutePath | None | _UnsetType
     """The absolute working directory of the command."""
-    output: TerminalOutput | None | _UnsetType = _UNSET
+    output: TerminalOutput | None | _UnsetType
     """An authoritative replacement snapshot of terminal output bytes."""
-    exit_status: TerminalExitStatus | None | _UnsetType = _UNSET
+    exit_status: TerminalExitStatus | None | _UnsetType
     """Exit information. A concrete object marks the terminal as exited."""
-    size: TerminalSize | None | _UnsetType = _UNSET
+    size: TerminalSize | None | _UnsetType
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
-    capabilities: TerminalCapabilities | None | _UnsetType = _UNSET
+    capabilities: TerminalCapabilities | None | _UnsetType
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -22745,7 +22888,7 @@ class TerminalUpdate(_rt.Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22901,15 +23044,15 @@ def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalOutputChunk(_rt.Model):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
+    __slots__ = ("terminal_id", "data", "meta", "extra")
     terminal_id: TerminalId
     """The terminal receiving these bytes."""
     data: str
     """Independently base64-encoded terminal output bytes."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -22917,7 +23060,7 @@ class TerminalOutputChunk(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -22993,13 +23136,13 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PlanUpdateContentItems(_PlanUpdateContentBase):
     """Structured plan entries.
 
     Wire tag: `type: items`. Payload: `PlanItems`.
     """
 
+    __slots__ = ("plan_id", "entries", "meta", "extra")
     TAG: _ClassVar[_Literal["items"]] = "items"
     plan_id: PlanId
     """The plan ID to update."""
@@ -23009,14 +23152,14 @@ class PlanUpdateContentItems(_PlanUpdateContentBase):
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23099,7 +23242,6 @@ def _d_PlanUpdateContentItems(data: _Any, tagged: bool = False) -> PlanUpdateCon
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PlanUpdateContentOther(_PlanUpdateContentBase):
     """Custom or future plan update content.
 
@@ -23116,6 +23258,7 @@ class PlanUpdateContentOther(_PlanUpdateContentBase):
     kept.
     """
 
+    __slots__ = ("type", "plan_id", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["items"])
     type: str
     """Custom or future plan update content type.
@@ -23126,7 +23269,7 @@ class PlanUpdateContentOther(_PlanUpdateContentBase):
     """
     plan_id: PlanId
     """The plan ID to update."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23189,7 +23332,6 @@ def _d_PlanUpdateContentOther(data: _Any) -> PlanUpdateContentOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PlanEntry(_rt.Model):
     """A single entry in the execution plan.
 
@@ -23198,6 +23340,7 @@ class PlanEntry(_rt.Model):
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
     """
 
+    __slots__ = ("content", "priority", "status", "meta", "extra")
     content: str
     """Human-readable description of what this task aims to accomplish."""
     priority: PlanEntryPriority | _Literal["high", "medium", "low"] | _rt.OpenStr
@@ -23208,14 +23351,14 @@ class PlanEntry(_rt.Model):
         PlanEntryStatus | _Literal["pending", "in_progress", "completed", "cancelled"] | _rt.OpenStr
     )
     """Current execution status of this task."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23307,10 +23450,10 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PlanItems(_rt.Model):
     """A plan represented as structured entries."""
 
+    __slots__ = ("plan_id", "entries", "meta", "extra")
     plan_id: PlanId
     """The plan ID to update."""
     entries: list[PlanEntry]
@@ -23319,14 +23462,14 @@ class PlanItems(_rt.Model):
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23403,20 +23546,20 @@ def _d_PlanItems(data: _Any) -> PlanItems:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PlanUpdate(_rt.Model):
     """A content update for a plan identified by ID."""
 
+    __slots__ = ("plan", "meta", "extra")
     plan: PlanUpdateContent
     """The updated plan content."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23481,20 +23624,20 @@ def _d_PlanUpdate(data: _Any) -> PlanUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AvailableCommandsUpdate(_rt.Model):
     """Available commands are ready or have changed"""
 
+    __slots__ = ("available_commands", "meta", "extra")
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23561,20 +23704,20 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConfigOptionUpdate(_rt.Model):
     """Session configuration options have been updated."""
 
+    __slots__ = ("config_options", "meta", "extra")
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23641,7 +23784,6 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SessionInfoUpdate(_rt.Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -23653,11 +23795,12 @@ class SessionInfoUpdate(_rt.Model):
     top-level key.
     """
 
-    title: str | None | _UnsetType = _UNSET
+    __slots__ = ("title", "updated_at", "meta", "extra")
+    title: str | None | _UnsetType
     """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | _UnsetType = _UNSET
+    updated_at: str | None | _UnsetType
     """RFC 3339 timestamp of last activity. Set to null to clear."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -23667,7 +23810,7 @@ class SessionInfoUpdate(_rt.Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23752,24 +23895,24 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Cost(_rt.Model):
     """Cost information for a session."""
 
+    __slots__ = ("amount", "currency", "meta", "extra")
     amount: float
     """Total cumulative cost for session."""
     currency: str
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23845,27 +23988,27 @@ def _d_Cost(data: _Any) -> Cost:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UsageUpdate(_rt.Model):
     """Context window and cost update for a session."""
 
+    __slots__ = ("used", "size", "cost", "meta", "extra")
     used: int
     """Tokens currently in context."""
     size: int
     """Total context window size in tokens."""
-    cost: Cost | None | _UnsetType = _UNSET
+    cost: Cost | None | _UnsetType
     """Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -23955,7 +24098,6 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class Notice(_rt.Model):
     """Fire-and-forget information for the user.
 
@@ -23966,23 +24108,24 @@ class Notice(_rt.Model):
     See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)
     """
 
+    __slots__ = ("severity", "title", "description", "meta", "extra")
     severity: NoticeSeverity | _Literal["info", "warning", "error"] | _rt.OpenStr
     """Presentation severity hint."""
     title: str
     """Required non-empty plain-text title that can stand alone."""
-    description: str | None | _UnsetType = _UNSET
+    description: str | None | _UnsetType
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24077,7 +24220,6 @@ def _d_Notice(data: _Any) -> Notice:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CompactionUpdate(_rt.Model):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -24088,17 +24230,18 @@ class CompactionUpdate(_rt.Model):
     stored metadata by top-level key instead of replacing it.
     """
 
+    __slots__ = ("compaction_id", "status", "summary", "error", "meta", "extra")
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
     status: (
         CompactionStatus | _Literal["in_progress", "completed", "failed", "cancelled"] | _rt.OpenStr
     )
     """Current lifecycle status."""
-    summary: list[ContentBlock] | None | _UnsetType = _UNSET
+    summary: list[ContentBlock] | None | _UnsetType
     """Complete replacement user-displayable summary content for the compaction."""
-    error: str | None | _UnsetType = _UNSET
+    error: str | None | _UnsetType
     """Human-readable error details for the compaction."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -24108,7 +24251,7 @@ class CompactionUpdate(_rt.Model):
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24223,17 +24366,17 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CompactionSummaryChunk(_rt.Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
     """
 
+    __slots__ = ("compaction_id", "content", "meta", "extra")
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
     content: ContentBlock
     """One content block to append."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -24241,7 +24384,7 @@ class CompactionSummaryChunk(_rt.Model):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24316,23 +24459,23 @@ def _d_CompactionSummaryChunk(data: _Any) -> CompactionSummaryChunk:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CompleteElicitationNotification(_rt.Model):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
     This notification is not a foreground state update.
     """
 
+    __slots__ = ("elicitation_id", "meta", "extra")
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24400,17 +24543,17 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientRequest(_rt.Model):
     """A JSON-RPC request object."""
 
+    __slots__ = ("id", "method", "params", "extra")
     id: RequestId
     """The request id used to correlate the matching response."""
     method: str
     """The method name to invoke."""
-    params: _Any | _UnsetType = _UNSET
+    params: _Any | _UnsetType
     """Method-specific request parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24479,7 +24622,6 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class InitializeRequest(_rt.Model):
     """Request parameters for the initialize method.
 
@@ -24488,20 +24630,21 @@ class InitializeRequest(_rt.Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
     """
 
+    __slots__ = ("protocol_version", "info", "capabilities", "meta", "extra")
     protocol_version: ProtocolVersion
     """The latest protocol version supported by the client."""
     info: Implementation
     """Information about the implementation sending this initialize request."""
-    capabilities: ClientCapabilities | _UnsetType = _UNSET
+    capabilities: ClientCapabilities | _UnsetType
     """Capabilities supported by the client."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24591,7 +24734,6 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientCapabilities(_rt.Model):
     """Capabilities supported by the client.
 
@@ -24601,7 +24743,8 @@ class ClientCapabilities(_rt.Model):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
     """
 
-    auth: ClientAuthCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("auth", "elicitation", "meta", "extra")
+    auth: ClientAuthCapabilities | None | _UnsetType
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
@@ -24609,21 +24752,21 @@ class ClientCapabilities(_rt.Model):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise any
     authentication-method extensions.
     """
-    elicitation: ElicitationCapabilities | None | _UnsetType = _UNSET
+    elicitation: ElicitationCapabilities | None | _UnsetType
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise
     elicitation support.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24708,7 +24851,6 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientAuthCapabilities(_rt.Model):
     """Authentication capabilities supported by the client.
 
@@ -24717,7 +24859,8 @@ class ClientAuthCapabilities(_rt.Model):
     additional client-side support.
     """
 
-    terminal: TerminalAuthCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("terminal", "meta", "extra")
+    terminal: TerminalAuthCapabilities | None | _UnsetType
     """Whether the client supports `terminal` authentication methods.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
@@ -24725,14 +24868,14 @@ class ClientAuthCapabilities(_rt.Model):
     agent invocation in an interactive terminal. Supplying `{}` means the
     agent may include `terminal` entries in its authentication methods.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24801,7 +24944,6 @@ def _d_ClientAuthCapabilities(data: _Any) -> ClientAuthCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TerminalAuthCapabilities(_rt.Model):
     """Capabilities for terminal authentication methods.
 
@@ -24810,14 +24952,15 @@ class TerminalAuthCapabilities(_rt.Model):
     methods.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24874,30 +25017,30 @@ def _d_TerminalAuthCapabilities(data: _Any) -> TerminalAuthCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationCapabilities(_rt.Model):
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | None | _UnsetType = _UNSET
+    __slots__ = ("form", "url", "meta", "extra")
+    form: ElicitationFormCapabilities | None | _UnsetType
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: ElicitationUrlCapabilities | None | _UnsetType = _UNSET
+    url: ElicitationUrlCapabilities | None | _UnsetType
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -24980,21 +25123,21 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationFormCapabilities(_rt.Model):
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25051,21 +25194,21 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationUrlCapabilities(_rt.Model):
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25122,7 +25265,6 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LoginAuthRequest(_rt.Model):
     """Request parameters for the `auth/login` method.
 
@@ -25133,18 +25275,19 @@ class LoginAuthRequest(_rt.Model):
     when `authMethods` was omitted or empty.
     """
 
+    __slots__ = ("method_id", "meta", "extra")
     method_id: AuthMethodId
     """The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25210,7 +25353,6 @@ def _d_LoginAuthRequest(data: _Any) -> LoginAuthRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LogoutAuthRequest(_rt.Model):
     """Request parameters for the `auth/logout` method.
 
@@ -25221,14 +25363,15 @@ class LogoutAuthRequest(_rt.Model):
     when `authMethods` was omitted or empty.
     """
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25283,32 +25426,32 @@ def _d_LogoutAuthRequest(data: _Any) -> LogoutAuthRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class NewSessionRequest(_rt.Model):
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
     """
 
+    __slots__ = ("cwd", "additional_directories", "mcp_servers", "meta", "extra")
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
-    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
+    additional_directories: list[AbsolutePath] | _UnsetType
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's workspace scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: list[McpServer] | _UnsetType = _UNSET
+    mcp_servers: list[McpServer] | _UnsetType
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25406,7 +25549,6 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerHttp(_McpServerBase):
     """HTTP transport configuration
 
@@ -25415,23 +25557,24 @@ class McpServerHttp(_McpServerBase):
     Wire tag: `type: http`. Payload: `McpServerHttpPayload`.
     """
 
+    __slots__ = ("name", "url", "headers", "meta", "extra")
     TAG: _ClassVar[_Literal["http"]] = "http"
     name: str
     """Human-readable name identifying this MCP server."""
     url: str
     """URL to the MCP server."""
-    headers: list[HttpHeader] | _UnsetType = _UNSET
+    headers: list[HttpHeader] | _UnsetType
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25528,7 +25671,6 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerStdio(_McpServerBase):
     """Stdio transport configuration
 
@@ -25537,25 +25679,26 @@ class McpServerStdio(_McpServerBase):
     Wire tag: `type: stdio`. Payload: `McpServerStdioPayload`.
     """
 
+    __slots__ = ("name", "command", "args", "env", "meta", "extra")
     TAG: _ClassVar[_Literal["stdio"]] = "stdio"
     name: str
     """Human-readable name identifying this MCP server."""
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
-    args: list[str] | _UnsetType = _UNSET
+    args: list[str] | _UnsetType
     """Command-line arguments to pass to the MCP server."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
+    env: list[EnvVariable] | _UnsetType
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25667,7 +25810,6 @@ def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerOther(_McpServerBase):
     """Custom or future MCP server transport configuration.
 
@@ -25684,6 +25826,7 @@ class McpServerOther(_McpServerBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["http", "stdio"])
     type: str
     """Custom or future MCP server transport type.
@@ -25692,7 +25835,7 @@ class McpServerOther(_McpServerBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25745,22 +25888,22 @@ def _d_McpServerOther(data: _Any) -> McpServerOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class HttpHeader(_rt.Model):
     """An HTTP header to set when making requests to the MCP server."""
 
+    __slots__ = ("name", "value", "meta", "extra")
     name: str
     """The name of the HTTP header."""
     value: str
     """The value to set for the HTTP header."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25836,26 +25979,26 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerHttpPayload(_rt.Model):
     """HTTP transport configuration for MCP."""
 
+    __slots__ = ("name", "url", "headers", "meta", "extra")
     name: str
     """Human-readable name identifying this MCP server."""
     url: str
     """URL to the MCP server."""
-    headers: list[HttpHeader] | _UnsetType = _UNSET
+    headers: list[HttpHeader] | _UnsetType
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -25946,28 +26089,28 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class McpServerStdioPayload(_rt.Model):
     """Stdio transport configuration for MCP."""
 
+    __slots__ = ("name", "command", "args", "env", "meta", "extra")
     name: str
     """Human-readable name identifying this MCP server."""
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
-    args: list[str] | _UnsetType = _UNSET
+    args: list[str] | _UnsetType
     """Command-line arguments to pass to the MCP server."""
-    env: list[EnvVariable] | _UnsetType = _UNSET
+    env: list[EnvVariable] | _UnsetType
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26073,11 +26216,11 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListSessionsRequest(_rt.Model):
     """Request parameters for listing existing sessions."""
 
-    cwd: AbsolutePath | None | _UnsetType = _UNSET
+    __slots__ = ("cwd", "cursor", "meta", "extra")
+    cwd: AbsolutePath | None | _UnsetType
     """Filter sessions by working directory. Must be an absolute path.
 
     Only sessions whose `cwd` is this same directory match. Subdirectories and
@@ -26085,19 +26228,19 @@ class ListSessionsRequest(_rt.Model):
 
     Omitted and `null` are equivalent and mean sessions are not filtered by working directory.
     """
-    cursor: SessionListCursor | None | _UnsetType = _UNSET
+    cursor: SessionListCursor | None | _UnsetType
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
 
     Omitted and `null` are equivalent and mean the first page is requested.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26176,23 +26319,23 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DeleteSessionRequest(_rt.Model):
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `session.delete` capability.
     """
 
+    __slots__ = ("session_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session to delete."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26258,7 +26401,6 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ResumeSessionRequest(_rt.Model):
     """Request parameters for resuming an existing session.
 
@@ -26266,6 +26408,15 @@ class ResumeSessionRequest(_rt.Model):
     history according to `replayFrom`.
     """
 
+    __slots__ = (
+        "session_id",
+        "cwd",
+        "additional_directories",
+        "mcp_servers",
+        "replay_from",
+        "meta",
+        "extra",
+    )
     session_id: SessionId
     """The ID of the session to resume."""
     cwd: AbsolutePath
@@ -26274,7 +26425,7 @@ class ResumeSessionRequest(_rt.Model):
     Clients MUST send the session's working directory. Agents MAY reject a different directory
     with `-32602`, and MAY normalize paths when comparing.
     """
-    additional_directories: list[AbsolutePath] | _UnsetType = _UNSET
+    additional_directories: list[AbsolutePath] | _UnsetType
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -26282,13 +26433,13 @@ class ResumeSessionRequest(_rt.Model):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: list[McpServer] | _UnsetType = _UNSET
+    mcp_servers: list[McpServer] | _UnsetType
     """List of MCP servers to connect to for this session.
 
     The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
     NOT restore servers from earlier requests.
     """
-    replay_from: ReplayFrom | None | _UnsetType = _UNSET
+    replay_from: ReplayFrom | None | _UnsetType
     """Inclusive cursor describing where conversation replay should begin.
 
     Optional. Omitted and `null` are equivalent and mean the Agent should resume without
@@ -26301,14 +26452,14 @@ class ResumeSessionRequest(_rt.Model):
     with `-32602` (Invalid params), rather than substituting another cursor
     or resuming without replay.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26427,22 +26578,22 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReplayFromStart(_ReplayFromBase):
     """Replay all retained conversation history from its first replayable entry.
 
     Wire tag: `type: start`. Payload: `ReplayFromStartPayload`.
     """
 
+    __slots__ = ("meta", "extra")
     TAG: _ClassVar[_Literal["start"]] = "start"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26504,7 +26655,6 @@ def _d_ReplayFromStart(data: _Any, tagged: bool = False) -> ReplayFromStart:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReplayFromOther(_ReplayFromBase):
     """Custom or future replay cursor.
 
@@ -26521,6 +26671,7 @@ class ReplayFromOther(_ReplayFromBase):
     kept.
     """
 
+    __slots__ = ("type", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["start"])
     type: str
     """Custom or future replay cursor type.
@@ -26529,7 +26680,7 @@ class ReplayFromOther(_ReplayFromBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26582,18 +26733,18 @@ def _d_ReplayFromOther(data: _Any) -> ReplayFromOther:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ReplayFromStartPayload(_rt.Model):
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26648,7 +26799,6 @@ def _d_ReplayFromStartPayload(data: _Any) -> ReplayFromStartPayload:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CloseSessionRequest(_rt.Model):
     """Request parameters for closing an active session.
 
@@ -26672,16 +26822,17 @@ class CloseSessionRequest(_rt.Model):
     `messageId`. Prompt responses need not precede the close response.
     """
 
+    __slots__ = ("session_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session to close."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26747,7 +26898,6 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelToolCallRequest(_rt.Model):
     """Request parameters for cancelling one tool call.
 
@@ -26763,18 +26913,19 @@ class CancelToolCallRequest(_rt.Model):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
     """
 
+    __slots__ = ("session_id", "tool_call_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session that owns the tool call."""
     tool_call_id: ToolCallId
     """The ID of the tool call to cancel."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26850,7 +27001,6 @@ def _d_CancelToolCallRequest(data: _Any) -> CancelToolCallRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelTerminalRequest(_rt.Model):
     """Request parameters for cancelling one terminal.
 
@@ -26867,18 +27017,19 @@ class CancelTerminalRequest(_rt.Model):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
     """
 
+    __slots__ = ("session_id", "terminal_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session that owns the terminal."""
     terminal_id: TerminalId
     """The ID of the terminal to cancel."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -26954,19 +27105,19 @@ def _d_CancelTerminalRequest(data: _Any) -> CancelTerminalRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionConfigOptionRequestId(_SetSessionConfigOptionRequestBase):
     """A `SessionConfigValueId` string value (`type: "id"`).
 
     Wire tag: `type: id`.
     """
 
+    __slots__ = ("session_id", "config_id", "meta", "value", "extra")
     TAG: _ClassVar[_Literal["id"]] = "id"
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -26975,7 +27126,7 @@ class SetSessionConfigOptionRequestId(_SetSessionConfigOptionRequestBase):
     """
     value: SessionConfigValueId
     """The value ID."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27073,19 +27224,19 @@ def _d_SetSessionConfigOptionRequestId(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestBase):
     """A boolean value (`type: "boolean"`).
 
     Wire tag: `type: boolean`.
     """
 
+    __slots__ = ("session_id", "config_id", "meta", "value", "extra")
     TAG: _ClassVar[_Literal["boolean"]] = "boolean"
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -27094,7 +27245,7 @@ class SetSessionConfigOptionRequestBoolean(_SetSessionConfigOptionRequestBase):
     """
     value: bool
     """The boolean value."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27194,7 +27345,6 @@ def _d_SetSessionConfigOptionRequestBoolean(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SetSessionConfigOptionRequestOther(_SetSessionConfigOptionRequestBase):
     """Custom or future session configuration option value payload.
 
@@ -27209,12 +27359,13 @@ class SetSessionConfigOptionRequestOther(_SetSessionConfigOptionRequestBase):
     kept.
     """
 
+    __slots__ = ("session_id", "config_id", "meta", "type", "value", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["boolean", "id"])
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -27230,7 +27381,7 @@ class SetSessionConfigOptionRequestOther(_SetSessionConfigOptionRequestBase):
     """
     value: _Any
     """Raw value payload for the custom or future value type."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27332,7 +27483,6 @@ def _d_SetSessionConfigOptionRequestOther(data: _Any) -> SetSessionConfigOptionR
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PromptRequest(_rt.Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -27341,6 +27491,7 @@ class PromptRequest(_rt.Model):
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
     """
 
+    __slots__ = ("session_id", "prompt", "meta", "extra")
     session_id: SessionId
     """The ID of the session to send this user message to"""
     prompt: list[ContentBlock]
@@ -27361,14 +27512,14 @@ class PromptRequest(_rt.Model):
     Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
     inserting it.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27447,20 +27598,20 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionResponse(_rt.Model):
     """Response to a permission request."""
 
+    __slots__ = ("outcome", "meta", "extra")
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27527,7 +27678,6 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionOutcomeCancelled(_RequestPermissionOutcomeBase):
     """The request was not approved and no option was selected: the session's work was
     cancelled, the user dismissed the prompt, or the client declined it by policy.
@@ -27543,15 +27693,16 @@ class RequestPermissionOutcomeCancelled(_RequestPermissionOutcomeBase):
     Wire tag: `outcome: cancelled`. Payload: `CancelledPermissionOutcome`.
     """
 
+    __slots__ = ("meta", "extra")
     TAG: _ClassVar[_Literal["cancelled"]] = "cancelled"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27619,7 +27770,6 @@ def _d_RequestPermissionOutcomeCancelled(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionOutcomeSelected(_RequestPermissionOutcomeBase):
     """The user selected one of the provided options.
 
@@ -27629,17 +27779,18 @@ class RequestPermissionOutcomeSelected(_RequestPermissionOutcomeBase):
     Wire tag: `outcome: selected`. Payload: `SelectedPermissionOutcome`.
     """
 
+    __slots__ = ("option_id", "meta", "extra")
     TAG: _ClassVar[_Literal["selected"]] = "selected"
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27715,7 +27866,6 @@ def _d_RequestPermissionOutcomeSelected(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class RequestPermissionOutcomeOther(_RequestPermissionOutcomeBase):
     """Custom or future permission outcome.
 
@@ -27732,6 +27882,7 @@ class RequestPermissionOutcomeOther(_RequestPermissionOutcomeBase):
     payload kept.
     """
 
+    __slots__ = ("outcome", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["cancelled", "selected"])
     outcome: str
     """Custom or future permission outcome.
@@ -27740,7 +27891,7 @@ class RequestPermissionOutcomeOther(_RequestPermissionOutcomeBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27795,18 +27946,18 @@ def _d_RequestPermissionOutcomeOther(data: _Any) -> RequestPermissionOutcomeOthe
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelledPermissionOutcome(_rt.Model):
     """The request was not approved and no option was selected."""
 
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    __slots__ = ("meta", "extra")
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27863,20 +28014,20 @@ def _d_CancelledPermissionOutcome(data: _Any) -> CancelledPermissionOutcome:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SelectedPermissionOutcome(_rt.Model):
     """The user selected one of the provided options."""
 
+    __slots__ = ("option_id", "meta", "extra")
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -27944,27 +28095,27 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationResponseAccept(_CreateElicitationResponseBase):
     """The user accepted and provided content.
 
     Wire tag: `action: accept`. Payload: `ElicitationAcceptAction`.
     """
 
+    __slots__ = ("meta", "content", "extra")
     TAG: _ClassVar[_Literal["accept"]] = "accept"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
+    content: dict[str, ElicitationContentValue] | None | _UnsetType
     """The user-provided content, if any, as an object matching the requested schema.
 
     Omitted and `null` are equivalent and mean no content is provided.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -28043,22 +28194,22 @@ def _d_CreateElicitationResponseAccept(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationResponseDecline(_CreateElicitationResponseBase):
     """The user declined the elicitation.
 
     Wire tag: `action: decline`.
     """
 
+    __slots__ = ("meta", "extra")
     TAG: _ClassVar[_Literal["decline"]] = "decline"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -28124,22 +28275,22 @@ def _d_CreateElicitationResponseDecline(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationResponseCancel(_CreateElicitationResponseBase):
     """The elicitation was cancelled.
 
     Wire tag: `action: cancel`.
     """
 
+    __slots__ = ("meta", "extra")
     TAG: _ClassVar[_Literal["cancel"]] = "cancel"
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -28205,7 +28356,6 @@ def _d_CreateElicitationResponseCancel(
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateElicitationResponseOther(_CreateElicitationResponseBase):
     """Custom or future elicitation action.
 
@@ -28221,8 +28371,9 @@ class CreateElicitationResponseOther(_CreateElicitationResponseBase):
     payload kept.
     """
 
+    __slots__ = ("meta", "action", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["accept", "cancel", "decline"])
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -28236,7 +28387,7 @@ class CreateElicitationResponseOther(_CreateElicitationResponseBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -28306,16 +28457,16 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ElicitationAcceptAction(_rt.Model):
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | None | _UnsetType = _UNSET
+    __slots__ = ("content", "extra")
+    content: dict[str, ElicitationContentValue] | None | _UnsetType
     """The user-provided content, if any, as an object matching the requested schema.
 
     Omitted and `null` are equivalent and mean no content is provided.
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -28368,15 +28519,15 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ClientNotification(_rt.Model):
     """A JSON-RPC notification object."""
 
+    __slots__ = ("method", "params", "extra")
     method: str
     """The notification method name."""
-    params: _Any | _UnsetType = _UNSET
+    params: _Any | _UnsetType
     """Method-specific notification parameters."""
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -28436,23 +28587,23 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelSessionNotification(_rt.Model):
     """Notification to cancel a session's foreground work and its prompts not yet inserted.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
     """
 
+    __slots__ = ("session_id", "meta", "extra")
     session_id: SessionId
     """The ID of the session to cancel operations for."""
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
@@ -28520,25 +28671,25 @@ def _d_CancelSessionNotification(data: _Any) -> CancelSessionNotification:
     return self
 
 
-@_dc.dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CancelRequestNotification(_rt.Model):
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
     """
 
+    __slots__ = ("request_id", "meta", "extra")
     request_id: RequestId
     """The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender.
     """
-    meta: dict[str, _Any] | None | _UnsetType = _UNSET
+    meta: dict[str, _Any] | None | _UnsetType
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    extra: dict[str, _Any] = _dc.field(default_factory=dict)
+    extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
     def __init__(
