@@ -16,6 +16,7 @@ import importlib
 import os
 import shutil
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -58,7 +59,7 @@ def write_tree(case: str, files: dict[str, str]) -> None:
 
 
 def test_there_are_golden_cases() -> None:
-    assert CASES == ["untagged_unions", "v1_discriminator", "v2_tagged"]
+    assert CASES == ["nested_unions", "untagged_unions", "v1_discriminator", "v2_tagged"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -157,3 +158,81 @@ def test_untagged_unions_package_round_trips(golden_package: ModuleType) -> None
     assert type(ping.choices[0]) is pkg.Group
     assert pkg.encode(ping) == data
     assert pkg.METHODS["ping"].side == "protocol"
+
+
+@pytest.mark.parametrize("golden_package", ["nested_unions"], indirect=True)
+def test_nested_unions_package_has_one_class_per_path_of_tags(golden_package: ModuleType) -> None:
+    pkg = golden_package
+    cases = [
+        ({"event": "note", "text": "t"}, pkg.EventNote),
+        ({"event": "status", "state": "busy", "progress": 5}, pkg.EventStatusBusy),
+        ({"event": "status", "state": "done", "at": "x", "reason": "ok"}, pkg.EventStatusDoneOk),
+        (
+            {"event": "status", "state": "done", "at": "x", "reason": "failed", "message": "m"},
+            pkg.EventStatusDoneFailed,
+        ),
+        (
+            {"event": "status", "state": "done", "at": "x", "reason": "_z", "k": 1},
+            pkg.EventStatusDoneOther,
+        ),
+        ({"event": "status", "state": "done", "at": "x", "reason": None}, pkg.EventStatusDoneNone),
+        ({"event": "status", "state": "done", "at": "x"}, pkg.EventStatusDoneNone),
+        ({"event": "_custom", "n": 1}, pkg.EventOther),
+    ]
+    for data, cls in cases:
+        value = pkg.decode(pkg.Event, data)
+        assert type(value) is cls and pkg.encode(value) == data, data
+        assert isinstance(value, pkg.Event)
+    failed = pkg.decode(pkg.Event, cases[3][0])
+    assert failed.TAGS == {"event": "status", "state": "done", "reason": "failed"}
+    assert (failed.at, failed.message, failed.TAG) == ("x", "m", "status")
+    # a malformed optional tag is dropped before the variant is chosen
+    dropped = pkg.decode(pkg.Event, {"event": "status", "state": "done", "at": "x", "reason": 7})
+    assert type(dropped) is pkg.EventStatusDoneNone
+    assert pkg.encode(dropped) == {"event": "status", "state": "done", "at": "x"}
+    other = pkg.EventStatusDoneOther(other_reason="_late", at="y")
+    assert other.to_json() == {"event": "status", "state": "done", "reason": "_late", "at": "y"}
+    for data, error in [
+        ({"event": "status"}, "$.state: missing tag"),
+        ({"event": "status", "state": "idle"}, '$.state: unknown tag "idle"; expected one of busy, done'),
+        ({"event": "status", "state": "done", "reason": "ok"}, "$.at: missing required field"),
+        (
+            {"event": "status", "state": "done", "at": "x", "reason": "failed"},
+            "$.message: missing required field",
+        ),
+        ({"event": "status", "state": "busy", "progress": 101}, None),
+    ]:
+        with pytest.raises(pkg.DecodeError) as caught:
+            pkg.decode(pkg.Event, data)
+        if error is not None:
+            assert str(caught.value) == error
+    assert [c.__name__ for c in typing.get_args(pkg.Event)] == [
+        "EventNote",
+        "EventStatusBusy",
+        "EventStatusDoneOk",
+        "EventStatusDoneFailed",
+        "EventStatusDoneOther",
+        "EventStatusDoneNone",
+        "EventOther",
+    ]
+    # standalone, the inner unions have classes of their own, without the outer tags
+    done = pkg.decode(pkg.JobStatus, {"state": "done", "at": "x"})
+    assert type(done) is pkg.JobStatusDoneNone and pkg.encode(done) == {"state": "done", "at": "x"}
+
+
+@pytest.mark.parametrize("golden_package", ["nested_unions"], indirect=True)
+def test_a_catch_all_beside_a_branch_without_the_tag(golden_package: ModuleType) -> None:
+    pkg = golden_package
+    for data, cls in [
+        ({"kind": "circle", "r": 1}, pkg.ShapeCircle),
+        ({"kind": "_blob", "z": 1}, pkg.ShapeOther),
+        ({"points": [1, 2]}, pkg.ShapePoints),
+        ({"kind": "circle", "points": [1]}, pkg.ShapePoints),  # the circle rejects it
+        ({"kind": None, "points": [1]}, pkg.ShapePoints),
+    ]:
+        value = pkg.decode(pkg.Shape, data)
+        assert type(value) is cls, data
+        assert pkg.encode(value) == data
+    with pytest.raises(pkg.DecodeError) as caught:
+        pkg.decode(pkg.Shape, {"kind": "circle"})
+    assert str(caught.value) == "$.r: missing required field"  # the variant's error
