@@ -91,7 +91,9 @@ class _DataclassFields:
     import does not pay for running `@dataclass` on hundreds of classes."""
 
     def __get__(self, instance: object, owner: type) -> dict[str, Any]:
-        if owner is Model or "__slots__" not in owner.__dict__:
+        # Only a class with fields of its own (a union's private base has none): once made,
+        # a class's own `__dataclass_fields__` hides this descriptor from its subclasses.
+        if not owner.__dict__.get("__slots__"):
             raise AttributeError("__dataclass_fields__")
         dataclasses.dataclass(kw_only=True, init=False, repr=False, eq=False)(owner)
         fields: dict[str, Any] = owner.__dict__["__dataclass_fields__"]

@@ -4,6 +4,7 @@ numbered (`Foo2`) unless its `$defs` name itself ends with a digit."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import typing
 from pathlib import Path
@@ -91,3 +92,31 @@ def test_v2_variant_names_follow_the_rule() -> None:
     }
     assert issubclass(acp_v2.SessionUpdateOther, acp_v2.SessionUpdate)
     assert acp_v2.ContentBlockText.TAG == "text"  # `text` is a tag of other unions too
+
+
+def test_generated_classes_are_dataclasses_on_first_use() -> None:
+    """`dataclasses` sees every class as a dataclass, whichever it asks about first, though
+    the package does not run `@dataclass` at import."""
+    base = acp_v2.models._ContentBlockBase
+    assert "__dataclass_fields__" not in vars(acp_v2.ContentBlockImage)  # not made yet
+    assert not dataclasses.is_dataclass(base)  # a union's private base has no fields
+    image = acp_v2.ContentBlockImage(data="AA==", mime_type="image/png")
+    assert [f.name for f in dataclasses.fields(image)] == [
+        "data",
+        "mime_type",
+        "uri",
+        "annotations",
+        "meta",
+        "extra",
+    ]
+    moved = dataclasses.replace(image, uri="file:///a.png")
+    assert moved.to_json() == {
+        "type": "image",
+        "data": "AA==",
+        "mimeType": "image/png",
+        "uri": "file:///a.png",
+    }
+    assert dataclasses.asdict(acp_v2.ContentBlockText(text="hi"))["text"] == "hi"
+    assert repr(acp_v2.ContentBlockText(text="hi")) == (
+        "ContentBlockText(text='hi', annotations=UNSET, meta=UNSET, extra={})"
+    )
