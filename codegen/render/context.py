@@ -62,6 +62,18 @@ class FieldContext:
 
 
 @dataclass(slots=True, eq=False, repr=False)
+class ExclusiveContext:
+    """A class's exclusive alternatives: one field holding one of several classes, whose keys
+    sit on the class's own JSON object (decoded by which required keys are present)."""
+
+    py: str  # the field (`scope`)
+    annotation: str  # the union of the alternatives' classes
+    doc: str
+    options: tuple[tuple[tuple[str, ...], str], ...]  # (required keys, class), in schema order
+    table: str  # the module-level table of (keys, decoder) the runtime picks from
+
+
+@dataclass(slots=True, eq=False, repr=False)
 class ClassContext:
     """A generated class: an object type, or a tagged union's variant, open or fallback one."""
 
@@ -78,6 +90,7 @@ class ClassContext:
     open_tag_py: str = ""  # open variant: the Python name of its tag field
     known_keys: tuple[str, ...] = ()  # every wire key the class declares, the tag included
     min_keys: int = 0  # keys a decoded object always has: the required fields and the tag
+    exclusive: ExclusiveContext | None = None  # exactly one of several classes, flattened
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -405,6 +405,31 @@ def or_null(item: Decoder) -> Decoder:
     return decode_nullable
 
 
+def first_of(what: str, *decoders: Decoder) -> Decoder:
+    """An inline union: the first alternative that decodes the value, in schema order (as the
+    SDK's zod union); none is an error naming `what`."""
+
+    def decode_first(value: Any) -> Any:
+        for decoder in decoders:
+            try:
+                return decoder(value)
+            except DecodeError:
+                pass
+        raise expected(what, value)
+
+    return decode_first
+
+
+def exclusive(data: dict[str, Any], options: tuple[tuple[list[str], Decoder], ...]) -> Any:
+    """Exactly one of several objects flattened into `data`: the one whose required keys are
+    all present, decoded from `data` itself (its `extra` holds every other key)."""
+    found = [decoder for keys, decoder in options if all(k in data for k in keys)]
+    if len(found) == 1:
+        return found[0](data)
+    wanted = " or ".join(" + ".join(f"`{k}`" for k in keys) for keys, _ in options)
+    raise DecodeError(f"expected exactly one of {wanted}, found {len(found) or 'none'}")
+
+
 # -- scalars -------------------------------------------------------------------------------------
 def d_any(value: Any) -> Any:
     return value
