@@ -124,14 +124,17 @@ class Alternative(Node):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Exclusive(Node):
-    """Exactly one of several `$defs` objects, flattened into the owner's JSON object: an
-    object-level `oneOf`/`anyOf` whose alternatives have disjoint required keys (the
-    elicitation scopes: `sessionId` (+ `toolCallId`) or `requestId`). The alternative whose
-    required keys are all present is decoded from the same object; none or several is an
-    error. The owner's own fields never include the alternatives' properties."""
+    """One of several `$defs` objects, flattened into the owner's JSON object: an object-level
+    `oneOf`/`anyOf` whose alternatives have disjoint required keys (the elicitation scopes:
+    `sessionId` (+ `toolCallId`) or `requestId`). An alternative applies when its required
+    keys are all present, and is decoded from the same object. `oneOf` (`exactly_one`): none
+    or several applying is an error. `anyOf`: the first that applies and decodes, in schema
+    order; none is an error. The owner's own fields never include the alternatives'
+    properties."""
 
     alternatives: tuple[Alternative, ...]
     pointer: str  # the `oneOf`/`anyOf` itself
+    exactly_one: bool = True  # `oneOf`; False for `anyOf`
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

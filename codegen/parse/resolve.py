@@ -281,7 +281,7 @@ class Resolver:
             doc = b.get("description") if isinstance(b.get("description"), str) else ""
             title = b.get("title") if isinstance(b.get("title"), str) else ""
             out.append(Alternative(name, keys, title, doc))
-        return Exclusive(tuple(out), pointer)
+        return Exclusive(tuple(out), pointer, exactly_one=pointer.endswith("/oneOf"))
 
 
 def def_pointer(name: str) -> str:

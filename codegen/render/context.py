@@ -71,6 +71,7 @@ class ExclusiveContext:
     doc: str
     options: tuple[tuple[tuple[str, ...], str], ...]  # (required keys, class), in schema order
     table: str  # the module-level table of (keys, decoder) the runtime picks from
+    pick: str  # the runtime's function: `exclusive` (`oneOf`) or `first_present` (`anyOf`)
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -216,16 +216,21 @@ class Lowering:
             + " present"
             for keys, cls in options
         )
-        doc = _wrap(
-            f"Exactly one of: {said}. Its keys sit on this object's own JSON (flattened); none"
-            " or more than one is a DecodeError."
-        )
+        if group.exactly_one:
+            rule = f"Exactly one of: {said}. None or more than one is a DecodeError."
+        else:
+            rule = (
+                f"One of: {said}; when several are, the first in this order that decodes"
+                " (the others' keys are `extra`). None is a DecodeError."
+            )
+        doc = _wrap(rule + " Its keys sit on this object's own JSON (flattened).")
         exclusive = ExclusiveContext(
             py=self.names.exclusive[c.py],
             annotation=" | ".join(cls for _, cls in options),
             doc=doc,
             options=options,
             table="_X_" + c.py,
+            pick="exclusive" if group.exactly_one else "first_present",
         )
         note = f"`{exclusive.py}` holds one of {len(options)} exclusive alternatives, on this same object."
         return replace(c, exclusive=exclusive, note=(c.note + "\n\n" if c.note else "") + _wrap(note))

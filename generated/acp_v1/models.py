@@ -4570,9 +4570,10 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
     scope: ElicitationSessionScope | ElicitationRequestScope
-    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    """One of: `ElicitationSessionScope` when `sessionId` is present; `ElicitationRequestScope`
+    when `requestId` is present; when several are, the first in this order that decodes (the
+    others' keys are `extra`). None is a DecodeError. Its keys sit on this object's own JSON
+    (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -4656,9 +4657,9 @@ def _d_CreateElicitationRequestForm(
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
-        v = _rt.exclusive(data, _X_CreateElicitationRequestForm)
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.first_present(data, _X_CreateElicitationRequestForm)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
         self.scope = v
@@ -4696,9 +4697,10 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     url: str
     """The URL to direct the user to."""
     scope: ElicitationSessionScope | ElicitationRequestScope
-    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    """One of: `ElicitationSessionScope` when `sessionId` is present; `ElicitationRequestScope`
+    when `requestId` is present; when several are, the first in this order that decodes (the
+    others' keys are `extra`). None is a DecodeError. Its keys sit on this object's own JSON
+    (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -4791,9 +4793,9 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
             raise _rt.expected("a string", v)
         self.url = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
-        v = _rt.exclusive(data, _X_CreateElicitationRequestUrl)
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.first_present(data, _X_CreateElicitationRequestUrl)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
         self.scope = v
@@ -4843,9 +4845,10 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     future ACP variants.
     """
     scope: ElicitationSessionScope | ElicitationRequestScope
-    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    """One of: `ElicitationSessionScope` when `sessionId` is present; `ElicitationRequestScope`
+    when `requestId` is present; when several are, the first in this order that decodes (the
+    others' keys are `extra`). None is a DecodeError. Its keys sit on this object's own JSON
+    (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -4922,9 +4925,9 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
             raise _rt.reserved_tag(v)
         self.mode = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
-        v = _rt.exclusive(data, _X_CreateElicitationRequestOther)
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.first_present(data, _X_CreateElicitationRequestOther)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
         self.scope = v
@@ -7536,9 +7539,10 @@ class ElicitationFormMode(_rt.Model):
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
     scope: ElicitationSessionScope | ElicitationRequestScope
-    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    """One of: `ElicitationSessionScope` when `sessionId` is present; `ElicitationRequestScope`
+    when `requestId` is present; when several are, the first in this order that decodes (the
+    others' keys are `extra`). None is a DecodeError. Its keys sit on this object's own JSON
+    (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -7587,9 +7591,9 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
-        v = _rt.exclusive(data, _X_ElicitationFormMode)
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.first_present(data, _X_ElicitationFormMode)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
         self.scope = v
@@ -7611,9 +7615,10 @@ class ElicitationUrlMode(_rt.Model):
     url: str
     """The URL to direct the user to."""
     scope: ElicitationSessionScope | ElicitationRequestScope
-    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    """One of: `ElicitationSessionScope` when `sessionId` is present; `ElicitationRequestScope`
+    when `requestId` is present; when several are, the first in this order that decodes (the
+    others' keys are `extra`). None is a DecodeError. Its keys sit on this object's own JSON
+    (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -7673,9 +7678,9 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
             raise _rt.expected("a string", v)
         self.url = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
-        v = _rt.exclusive(data, _X_ElicitationUrlMode)
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.first_present(data, _X_ElicitationUrlMode)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
         self.scope = v

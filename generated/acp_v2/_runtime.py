@@ -421,13 +421,32 @@ def first_of(what: str, *decoders: Decoder) -> Decoder:
 
 
 def exclusive(data: dict[str, Any], options: tuple[tuple[list[str], Decoder], ...]) -> Any:
-    """Exactly one of several objects flattened into `data`: the one whose required keys are
-    all present, decoded from `data` itself (its `extra` holds every other key)."""
+    """Exactly one of several objects flattened into `data` (`oneOf`): the one whose required
+    keys are all present, decoded from `data` itself (its `extra` holds every other key)."""
     found = [decoder for keys, decoder in options if all(k in data for k in keys)]
     if len(found) == 1:
         return found[0](data)
-    wanted = " or ".join(" + ".join(f"`{k}`" for k in keys) for keys, _ in options)
-    raise DecodeError(f"expected exactly one of {wanted}, found {len(found) or 'none'}")
+    raise DecodeError(f"expected exactly one of {_key_sets(options)}, found {len(found) or 'none'}")
+
+
+def first_present(data: dict[str, Any], options: tuple[tuple[list[str], Decoder], ...]) -> Any:
+    """One of several objects flattened into `data` (`anyOf`): the first, in schema order,
+    whose required keys are all present and which decodes; the first one's error if none
+    decodes."""
+    error: DecodeError | None = None
+    for keys, decoder in options:
+        if all(k in data for k in keys):
+            try:
+                return decoder(data)
+            except DecodeError as exc:
+                error = error or exc
+    if error is not None:
+        raise error
+    raise DecodeError(f"expected one of {_key_sets(options)}, found none")
+
+
+def _key_sets(options: tuple[tuple[list[str], Decoder], ...]) -> str:
+    return " or ".join(" + ".join(f"`{k}`" for k in keys) for keys, _ in options)
 
 
 # -- scalars -------------------------------------------------------------------------------------

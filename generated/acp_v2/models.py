@@ -6308,8 +6308,8 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """A JSON Schema describing the form fields to present to the user."""
     scope: ElicitationSessionScope | ElicitationRequestScope
     """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -6393,8 +6393,8 @@ def _d_CreateElicitationRequestForm(
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
         v = _rt.exclusive(data, _X_CreateElicitationRequestForm)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
@@ -6432,8 +6432,8 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """The URL to direct the user to."""
     scope: ElicitationSessionScope | ElicitationRequestScope
     """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -6526,8 +6526,8 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
             raise _rt.expected("a string", v)
         self.url = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
         v = _rt.exclusive(data, _X_CreateElicitationRequestUrl)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
@@ -6577,8 +6577,8 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     """
     scope: ElicitationSessionScope | ElicitationRequestScope
     """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -6655,8 +6655,8 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
             raise _rt.reserved_tag(v)
         self.mode = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
         v = _rt.exclusive(data, _X_CreateElicitationRequestOther)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
@@ -9266,8 +9266,8 @@ class ElicitationFormMode(_rt.Model):
     """A JSON Schema describing the form fields to present to the user."""
     scope: ElicitationSessionScope | ElicitationRequestScope
     """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -9316,8 +9316,8 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
         v = _rt.exclusive(data, _X_ElicitationFormMode)
         rest = v.extra
         v.extra = _rt.NO_EXTRA
@@ -9341,8 +9341,8 @@ class ElicitationUrlMode(_rt.Model):
     """The URL to direct the user to."""
     scope: ElicitationSessionScope | ElicitationRequestScope
     """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
-    `ElicitationRequestScope` when `requestId` is present. Its keys sit on this object's own
-    JSON (flattened); none or more than one is a DecodeError.
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
     extra: dict[str, _Any] = _dc.field(default_factory=dict)
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -9402,8 +9402,8 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
             raise _rt.expected("a string", v)
         self.url = v
         key = None
-        # Exactly one alternative, decoded from this same object; the keys it does not
-        # declare are left for this object.
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
         v = _rt.exclusive(data, _X_ElicitationUrlMode)
         rest = v.extra
         v.extra = _rt.NO_EXTRA

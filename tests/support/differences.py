@@ -162,20 +162,6 @@ def _empty_list_fallback(lane: Lane, value: Any, e: Entry) -> bool:
 
 
 # -- gaps ----------------------------------------------------------------------------------------
-def _elicitation_scope(_: Lane, __: str, value: Any) -> Any:
-    """Give every elicitation exactly one scope, the session one (with its own keys only)."""
-
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        if not ("requestedSchema" in obj or "elicitationId" in obj or "mode" in obj):
-            return obj
-        out = {k: v for k, v in obj.items() if k != "requestId"}
-        if not isinstance(out.get("sessionId"), str):
-            out["sessionId"] = "s"
-        return out
-
-    return rewrite(value, fix)
-
-
 def _multi_select_items(_: Lane, __: str, value: Any) -> Any:
     def fix(obj: dict[str, Any]) -> dict[str, Any]:
         if isinstance(obj.get("items"), dict):  # a MultiSelectPropertySchema's
@@ -289,12 +275,6 @@ def _tag_fallback(lane: Lane, _: str, value: Any) -> Any:
     return rewrite(value, fix)
 
 
-ENVELOPES = frozenset(
-    f"{side}{kind}"
-    for side in ("Agent", "Client")
-    for kind in ("Request", "Response", "Notification")
-)
-
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "uri-format",
@@ -335,27 +315,12 @@ DIFFERENCES: tuple[Difference, ...] = (
         entry=_empty_list_fallback,
     ),
     Difference(
-        "elicitation-scope",
-        "gap",
-        "an elicitation needs exactly one scope (`oneOf` session | request); our IR makes both"
-        " scopes' fields optional, so we accept none, both, and keep the other scope's keys",
-        repair=_elicitation_scope,
-        types=frozenset({"ElicitationFormMode", "ElicitationUrlMode"}),
-    ),
-    Difference(
         "multi-select-items",
         "gap",
         "MultiSelectItems is a union on `type` with a catch-all and a tagless branch; we"
         " classify it as untagged by required keys and choose the wrong branch",
         repair=_multi_select_items,
         types=frozenset({"MultiSelectItems"}),
-    ),
-    Difference(
-        "envelope-unions",
-        "gap",
-        "the JSON-RPC envelope unions (AgentRequest...) decode their inline object branches as"
-        " raw JSON: params and results are not checked, unknown keys are kept",
-        types=ENVELOPES,
     ),
     Difference(
         "nested-unions",

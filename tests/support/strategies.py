@@ -16,6 +16,7 @@ from codegen.ir import (
     Alias,
     Branch,
     EnumType,
+    Exclusive,
     Field,
     Model,
     ObjectType,
@@ -48,7 +49,7 @@ class WireStrategies:
     def _build(self, name: str) -> st.SearchStrategy[Any]:
         t = self.model.get(name)
         if isinstance(t, ObjectType):
-            return self._object(t.fields)
+            return self.with_exclusive(self._object(t.fields), t.exclusive)
         if isinstance(t, EnumType):
             known = st.sampled_from([m.value for m in t.members])
             if not t.open:
@@ -66,7 +67,18 @@ class WireStrategies:
         assert isinstance(t, Alias)
         return self.shape(t.shape)
 
+    def with_exclusive(
+        self, objects: st.SearchStrategy[Any], exclusive: Exclusive | None
+    ) -> st.SearchStrategy[Any]:
+        """Objects with exactly one of the exclusive alternatives' keys merged in."""
+        if exclusive is None:
+            return objects
+        one = st.one_of([self.of(a.ref) for a in exclusive.alternatives])
+        return st.tuples(objects, one).map(lambda pair: {**pair[1], **pair[0]})
+
     def _branch(self, branch: Branch) -> st.SearchStrategy[Any]:
+        if branch.inline is not None:
+            return self.with_exclusive(self._object(branch.inline.fields), branch.inline.exclusive)
         if branch.shape.kind != "object":
             return self.shape(branch.shape)
         # An inline object alternative: raw JSON, but with the keys that select it.
@@ -88,14 +100,24 @@ class WireStrategies:
         return st.tuples(base, extra).map(lambda pair: {**pair[1], **pair[0]})
 
     def _tagged(self, t: TaggedUnion) -> st.SearchStrategy[Any]:
-        options = [self._object(v.fields, {t.tag: v.tag}) for v in t.variants]
+        options = [
+            self.with_exclusive(self._object(v.fields, {t.tag: v.tag}), v.exclusive)
+            for v in t.variants
+        ]
         if t.open is not None:
             reserved = set(t.open.reserved)
             tags = st.text(min_size=1, max_size=10).filter(lambda tag: tag not in reserved)
             payload = [f for f in t.open.fields if f.wire != t.tag]
-            options.append(tags.flatmap(lambda tag: self._object(tuple(payload), {t.tag: tag})))
+            exclusive = t.open.exclusive
+            options.append(
+                tags.flatmap(
+                    lambda tag: self.with_exclusive(
+                        self._object(tuple(payload), {t.tag: tag}), exclusive
+                    )
+                )
+            )
         if t.fallback is not None:
-            options.append(self._object(t.fallback.fields))
+            options.append(self.with_exclusive(self._object(t.fallback.fields), t.fallback.exclusive))
         return st.one_of(options)
 
     def shape(self, shape: Shape) -> st.SearchStrategy[Any]:
@@ -130,6 +152,8 @@ class WireStrategies:
             )
         if kind == "object":
             return st.dictionaries(st.text(max_size=6), JSON, max_size=3)
+        if kind == "union":
+            return st.one_of([self.shape(o) for o in shape.options])
         return JSON
 
 
