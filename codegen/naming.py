@@ -127,7 +127,7 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
         if u.fallback is not None:
             wanted.add(ruled.default)
     inline = _inline_names(model, plain, reserved)
-    wanted.update(inline.values())
+    wanted.update(py for py, _ in inline.values())
     for t in model.types:
         py = plain[t.name] + "Payload" if plain[t.name] in wanted else plain[t.name]
         names.types[t.name] = py
@@ -147,10 +147,9 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
             names.fallback_variants[u.name] = ruled.default
             claim(ruled.default, u.fallback.pointer)
 
-    for (union, index), py in inline.items():
-        names.inline[(union, index)] = py
-        branch = model.get(union).branches[index]  # type: ignore[union-attr]
-        claim(py, branch.inline.pointer)
+    for key, (py, pointer) in inline.items():
+        names.inline[key] = py
+        claim(py, pointer)
 
     classes = frozenset(taken)  # a field may not hide a class its annotations name
     for t in model.types:
@@ -184,16 +183,19 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
 
 def _inline_names(
     model: Model, plain: dict[str, str], reserved: frozenset[str]
-) -> dict[tuple[str, int], str]:
-    """`{Union}{Title}` for every inline object alternative of an untagged union."""
-    out: dict[tuple[str, int], str] = {}
+) -> dict[tuple[str, int], tuple[str, str]]:
+    """`{Union}{Title}` for every inline object alternative of an untagged union, with the
+    alternative's pointer."""
+    out: dict[tuple[str, int], tuple[str, str]] = {}
     for t in model.types:
         if not isinstance(t, UntaggedUnion):
             continue
         for i, b in enumerate(t.branches):
             if b.inline is not None:
-                py = identifier(plain[t.name] + (pascal(b.title or "") or f"Alternative{i + 1}"), "Type")
-                out[(t.name, i)] = py + "_" if py in reserved else py
+                py = identifier(
+                    plain[t.name] + (pascal(b.title or "") or f"Alternative{i + 1}"), "Type"
+                )
+                out[(t.name, i)] = (py + "_" if py in reserved else py, b.inline.pointer)
     return out
 
 
@@ -232,7 +234,10 @@ def _exclusive_name(
         return
     py = exclusive_field(exclusive)
     if py in names._fields[owner].values():
-        diags.error(exclusive.pointer, f"exclusive alternatives of {owner} map to field {py!r}, as does a property")
+        diags.error(
+            exclusive.pointer,
+            f"exclusive alternatives of {owner} map to field {py!r}, as does a property",
+        )
     names.exclusive[owner] = py
 
 

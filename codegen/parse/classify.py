@@ -309,7 +309,11 @@ class _Builder:
             json_kind, required = self._json_kind(shape, b)
             if any((o.shape, o.json_kind, o.required) == (shape, json_kind, required) for o in out):
                 continue  # the same alternative again (v0.2's ClientResponse has `null` thrice)
-            inline = _inline_object(self.r, f"{name}/{i}", b, bdoc, bat) if shape.kind == "object" else None
+            inline = (
+                _inline_object(self.r, f"{name}/{i}", b, bdoc, bat)
+                if shape.kind == "object"
+                else None
+            )
             out.append(Branch(title or None, bdoc, shape, json_kind, required, inline))
         return UntaggedUnion(name, doc, tuple(out), at)
 

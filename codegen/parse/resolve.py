@@ -237,7 +237,6 @@ class Resolver:
                 in_all = all(wire in other and other[wire].required for other in per_branch)
                 out[wire] = replace(f, required=f.required and in_all)
 
-
     # -- exclusive alternatives ----------------------------------------------------------
     def exclusive(self, node: Any, pointer: str, depth: int = 0) -> Exclusive | None:
         """The `Exclusive` group of an object node, found on it or through its `allOf`s and
@@ -246,7 +245,11 @@ class Resolver:
             return None
         if "$ref" in node:
             name = self.ref_name(node, pointer)
-            return self.exclusive(self.definition(name), def_pointer(name), depth + 1) if name else None
+            return (
+                self.exclusive(self.definition(name), def_pointer(name), depth + 1)
+                if name
+                else None
+            )
         for key in ("anyOf", "oneOf"):
             branches = node.get(key)
             if isinstance(branches, list) and not isinstance(node.get("discriminator"), dict):
@@ -274,13 +277,23 @@ class Resolver:
             name = self.ref_name(b, pointer) if "$ref" in b or "allOf" in b else None
             target = self.definition(name) if name else {}
             required = target.get("required")
-            keys = tuple(k for k in required if isinstance(k, str)) if isinstance(required, list) else ()
+            keys = (
+                tuple(k for k in required if isinstance(k, str))
+                if isinstance(required, list)
+                else ()
+            )
             if name is None or target.get("type") != "object" or not keys or taken & set(keys):
                 return None
             taken.update(keys)
-            doc = b.get("description") if isinstance(b.get("description"), str) else ""
-            title = b.get("title") if isinstance(b.get("title"), str) else ""
-            out.append(Alternative(name, keys, title, doc))
+            doc, title = b.get("description"), b.get("title")
+            out.append(
+                Alternative(
+                    name,
+                    keys,
+                    title if isinstance(title, str) else "",
+                    doc if isinstance(doc, str) else "",
+                )
+            )
         return Exclusive(tuple(out), pointer, exactly_one=pointer.endswith("/oneOf"))
 
 

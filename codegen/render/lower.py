@@ -152,7 +152,9 @@ class Lowering:
             if isinstance(t, EnumType):
                 enums.append(self._enum(t, py))
             elif isinstance(t, ObjectType):
-                classes.append(self._with_exclusive(self._class(py, t.doc, "", t.fields), exclusive))
+                classes.append(
+                    self._with_exclusive(self._class(py, t.doc, "", t.fields), exclusive)
+                )
             elif isinstance(t, TaggedUnion):
                 unions.append(self._union(t, py))
                 for cls, made in self._variants(t, py):
@@ -232,8 +234,13 @@ class Lowering:
             table="_X_" + c.py,
             pick="exclusive" if group.exactly_one else "first_present",
         )
-        note = f"`{exclusive.py}` holds one of {len(options)} exclusive alternatives, on this same object."
-        return replace(c, exclusive=exclusive, note=(c.note + "\n\n" if c.note else "") + _wrap(note))
+        note = (
+            f"`{exclusive.py}` holds one of {len(options)} exclusive alternatives, on this same"
+            " object."
+        )
+        return replace(
+            c, exclusive=exclusive, note=(c.note + "\n\n" if c.note else "") + _wrap(note)
+        )
 
     def _inline_classes(self, t: UntaggedUnion) -> Iterable[tuple[str, ClassContext]]:
         for i, b in enumerate(t.branches):
@@ -428,7 +435,9 @@ class Lowering:
 
     def _untagged(self, t: UntaggedUnion, py: str) -> AliasContext:
         by_kind: dict[str, list[Option]] = {}
-        inline = {id(b): self.names.inline[(t.name, i)] for i, b in enumerate(t.branches) if b.inline}
+        inline = {
+            id(b): self.names.inline[(t.name, i)] for i, b in enumerate(t.branches) if b.inline
+        }
         for b in t.branches:
             options = by_kind.setdefault(b.json_kind, [])
             if options and options[-1].always:

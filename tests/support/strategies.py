@@ -117,7 +117,9 @@ class WireStrategies:
                 )
             )
         if t.fallback is not None:
-            options.append(self.with_exclusive(self._object(t.fallback.fields), t.fallback.exclusive))
+            options.append(
+                self.with_exclusive(self._object(t.fallback.fields), t.fallback.exclusive)
+            )
         return st.one_of(options)
 
     def shape(self, shape: Shape) -> st.SearchStrategy[Any]:
