@@ -159,8 +159,9 @@ class Resolver:
     def fields(self, node: Any, pointer: str, skip: frozenset[str] = frozenset()) -> list[Field]:
         """Every property of an object node, through `allOf` and untagged object `anyOf`s.
 
-        Alternatives (an untagged `anyOf` of objects, like elicitation scopes) contribute
-        their properties as optional unless every alternative requires them.
+        Alternatives (an untagged `anyOf` of objects) contribute their properties as optional
+        unless every alternative requires them; an exclusive group (`exclusive_group`, like the
+        elicitation scopes) contributes none: it is the owner's `Exclusive`.
         """
         out: dict[str, Field] = {}
         self._collect(node, pointer, out, set(), skip)
