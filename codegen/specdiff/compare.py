@@ -13,7 +13,9 @@ from __future__ import annotations
 from ..ir import (
     Alias,
     EnumType,
+    Exclusive,
     Field,
+    Model,
     ObjectType,
     Shape,
     TaggedUnion,
@@ -21,6 +23,7 @@ from ..ir import (
     UntaggedUnion,
     Variant,
 )
+from ..naming import Names
 from .context import Owners
 from .finding import Change
 from .load import Input
@@ -272,6 +275,37 @@ class Comparer(UnionComparer):
                 python=f"{cls_py}.{n_py[f.wire]} added"
                 + (" (a required keyword)" if f.required else ""),
             )
+        self.exclusive(path, owners, classes)
+
+    def exclusive(self, path: str, owners: Owners, classes: tuple[str, str]) -> None:
+        """The exclusive alternatives of a pair of classes (the elicitation scopes)."""
+        o = _exclusive_groups(self.old.model, self.old.names).get(classes[0])
+        n = _exclusive_groups(self.new.model, self.new.names).get(classes[1])
+        cls_py = self.py_class(classes[1], new=True)
+        if o is not None and n is not None:
+            o_alts = [(self.rename(a.ref), a.keys) for a in o[0].alternatives]
+            n_alts = [(a.ref, a.keys) for a in n[0].alternatives]
+            if o_alts != n_alts or o[0].exactly_one != n[0].exactly_one:
+                self.add(
+                    "exclusive-changed",
+                    path,
+                    f"exclusive alternatives {_spell_group(o[0])} → {_spell_group(n[0])}",
+                    owners,
+                    python=f"{cls_py}.{n[1]}: its annotation changes",
+                )
+            return
+        one = o or n
+        if one is None:
+            return
+        group, field = one
+        verb = "added" if o is None else "removed"
+        self.add(
+            f"exclusive-{verb}",
+            path,
+            f"exclusive alternatives {_spell_group(group)} {verb}",
+            owners,
+            python=f"{cls_py}.{field} {verb}",
+        )
 
     def field(
         self,
@@ -385,6 +419,35 @@ class Comparer(UnionComparer):
         if ow.kind == nw.kind == "str" and ow.format != nw.format:
             formats = f"`{ow.format or 'none'}` → `{nw.format or 'none'}`"
             self.add("format-changed", path, f"string format {formats}", owners)
+
+
+_GROUPS: dict[int, tuple[Model, dict[str, tuple[Exclusive, str]]]] = {}
+
+
+def _exclusive_groups(model: Model, names: Names) -> dict[str, tuple[Exclusive, str]]:
+    """The exclusive group of each class and the Python field holding it, by the keys
+    `fields` gets: an object's `$defs` name, a variant's class (worked out once per model)."""
+    cached = _GROUPS.get(id(model))
+    if cached is not None and cached[0] is model:
+        return cached[1]
+    out: dict[str, tuple[Exclusive, str]] = {}
+    for t in model.types:
+        if isinstance(t, ObjectType) and t.exclusive is not None:
+            out[t.name] = (t.exclusive, names.exclusive[names.types[t.name]])
+        elif isinstance(t, TaggedUnion):
+            owners = [(names.variants[(t.name, v.tag)], v.exclusive) for v in t.variants]
+            if t.open is not None:
+                owners.append((names.open_variants[t.name], t.open.exclusive))
+            if t.fallback is not None:
+                owners.append((names.fallback_variants[t.name], t.fallback.exclusive))
+            out.update((py, (e, names.exclusive[py])) for py, e in owners if e is not None)
+    _GROUPS[id(model)] = (model, out)
+    return out
+
+
+def _spell_group(group: Exclusive) -> str:
+    joined = " | ".join(a.ref for a in group.alternatives)
+    return f"({'exactly one' if group.exactly_one else 'any'} of `{joined}`)"
 
 
 def _as_shape(t: TypeDef) -> Shape | None:

@@ -128,6 +128,24 @@ _TABLE = (
         "new tag as an unknown key)", "the class becomes a union of variant classes",
     ),
     _r(
+        "exclusive-added", "exclusive alternatives added to an object (exactly one required)",
+        "breaking", "senders", "breaking",
+        "old senders' objects carry none of the alternatives: new receivers reject them",
+        "a new required keyword holding one of the alternatives' classes",
+    ),
+    _r(
+        "exclusive-removed", "exclusive alternatives removed from an object", "breaking",
+        "receivers", "breaking",
+        "new senders' objects carry no alternative: old receivers reject them",
+        "the field holding the alternatives is gone",
+    ),
+    _r(
+        "exclusive-changed", "exclusive alternatives changed (which, their keys, one-of ↔ any-of)",
+        "breaking", "both", "breaking",
+        "an object one side takes as one alternative the other rejects or reads as another",
+        "the annotation of the field holding them changes",
+    ),
+    _r(
         "type-form-changed", "type written another way, same JSON (object ↔ one-branch union)",
         "info", "nobody", "breaking",
         "the JSON accepted is the same (what else changed inside is listed on its own)",
