@@ -264,6 +264,17 @@ class Resolver:
                 return found
         return None
 
+    def _quiet_ref(self, node: dict[str, Any]) -> str | None:
+        """The existing `$defs` entry a branch is a reference to, without reporting anything
+        (a broken reference is reported where the branch is resolved as usual)."""
+        all_of = node.get("allOf")
+        if "$ref" not in node and isinstance(all_of, list) and len(all_of) == 1:
+            node = all_of[0] if isinstance(all_of[0], dict) else {}
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(DEFS_PREFIX) and defs_name(ref) in self.defs:
+            return defs_name(ref)
+        return None
+
     def exclusive_group(self, branches: Any, pointer: str) -> Exclusive | None:
         """Alternatives that are each a reference to a `$defs` object, and nothing more, with
         non-empty, pairwise disjoint required keys: exactly one of them applies, told by which
@@ -275,7 +286,7 @@ class Resolver:
         for b in branches:
             if not isinstance(b, dict) or _declares_any(b) or "const" in b:
                 return None
-            name = self.ref_name(b, pointer) if "$ref" in b or "allOf" in b else None
+            name = self._quiet_ref(b)
             target = self.definition(name) if name else {}
             required = target.get("required")
             keys = (

@@ -10,6 +10,8 @@ that payload type, once, not again in every union that uses it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..ir import (
     Alias,
     EnumType,
@@ -283,15 +285,14 @@ class Comparer(UnionComparer):
         n = _exclusive_groups(self.new.model, self.new.names).get(classes[1])
         cls_py = self.py_class(classes[1], new=True)
         if o is not None and n is not None:
-            o_alts = [(self.rename(a.ref), a.keys) for a in o[0].alternatives]
-            n_alts = [(a.ref, a.keys) for a in n[0].alternatives]
-            if o_alts != n_alts or o[0].exactly_one != n[0].exactly_one:
+            kind = self._exclusive_change(o[0], n[0])
+            if kind:
                 self.add(
-                    "exclusive-changed",
+                    kind,
                     path,
                     f"exclusive alternatives {_spell_group(o[0])} → {_spell_group(n[0])}",
                     owners,
-                    python=f"{cls_py}.{n[1]}: its annotation changes",
+                    python=f"{cls_py}.{n[1]}: " + _annotation_change(o[0], n[0], self.rename),
                 )
             return
         one = o or n
@@ -306,6 +307,23 @@ class Comparer(UnionComparer):
             owners,
             python=f"{cls_py}.{field} {verb}",
         )
+
+    def _exclusive_change(self, o: Exclusive, n: Exclusive) -> str:
+        """How the JSON two groups accept relates: "" (the same), narrowed, widened, changed."""
+        o_alts = [(self.rename(a.ref), a.keys) for a in o.alternatives]
+        n_alts = [(a.ref, a.keys) for a in n.alternatives]
+        if o_alts == n_alts and o.exactly_one == n.exactly_one:
+            return ""
+        unordered = o.exactly_one and n.exactly_one  # the order matters to an any-of only
+        kept_old, kept_new = [a for a in o_alts if a in n_alts], [a for a in n_alts if a in o_alts]
+        if not unordered and kept_old != kept_new:
+            return "exclusive-changed"
+        fewer, more = set(n_alts) <= set(o_alts), set(n_alts) >= set(o_alts)
+        if fewer and n.exactly_one >= o.exactly_one:
+            return "exclusive-narrowed"
+        if more and n.exactly_one <= o.exactly_one:
+            return "exclusive-widened"
+        return "exclusive-changed"
 
     def field(
         self,
@@ -443,6 +461,14 @@ def _exclusive_groups(model: Model, names: Names) -> dict[str, tuple[Exclusive, 
             out.update((py, (e, names.exclusive[py])) for py, e in owners if e is not None)
     _GROUPS[id(model)] = (model, out)
     return out
+
+
+def _annotation_change(o: Exclusive, n: Exclusive, rename: Callable[[str], str]) -> str:
+    if [rename(a.ref) for a in o.alternatives] != [a.ref for a in n.alternatives]:
+        return "its annotation changes"
+    if n.exactly_one:
+        return "the same annotation; several alternatives' keys are now a DecodeError"
+    return "the same annotation; several alternatives' keys now decode as the first"
 
 
 def _spell_group(group: Exclusive) -> str:

@@ -140,8 +140,20 @@ _TABLE = (
         "the field holding the alternatives is gone",
     ),
     _r(
-        "exclusive-changed", "exclusive alternatives changed (which, their keys, one-of ↔ any-of)",
-        "breaking", "both", "breaking",
+        "exclusive-narrowed", "exclusive alternatives narrowed (any-of → exactly one, or one "
+        "removed)", "breaking", "senders", "warning",
+        "new receivers reject objects old senders may send (several alternatives' keys, or the "
+        "removed one's)", "a removed alternative's class leaves the field's annotation",
+    ),
+    _r(
+        "exclusive-widened", "exclusive alternatives widened (exactly one → any-of, or one "
+        "added)", "breaking", "receivers", "info",
+        "old receivers reject objects new senders may send",
+        "an added alternative's class joins the field's annotation",
+    ),
+    _r(
+        "exclusive-changed", "exclusive alternatives changed otherwise (their keys, their order "
+        "in an any-of)", "breaking", "both", "breaking",
         "an object one side takes as one alternative the other rejects or reads as another",
         "the annotation of the field holding them changes",
     ),

@@ -535,8 +535,13 @@ def test_any_json_to_object_or_null_narrows_without_a_null_change(tmp_path: Path
 def _scoped(
     s: dict[str, Any], key: str = "oneOf", alternatives: tuple[str, ...] = ("A", "B")
 ) -> None:
-    s["$defs"]["A"] = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
-    s["$defs"]["B"] = {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}
+    for name in alternatives:
+        prop = name.lower()
+        s["$defs"][name] = {
+            "type": "object",
+            "properties": {prop: {"type": "string"}},
+            "required": [prop],
+        }
     s["$defs"]["PromptRequest"][key] = [ref(name) for name in alternatives]
 
 
@@ -560,15 +565,42 @@ def test_exclusive_alternatives_removed_break_old_agents(tmp_path: Path) -> None
     assert f.python == "PromptRequest.one_of removed"
 
 
-def test_exclusive_alternatives_one_of_to_any_of_is_a_change(tmp_path: Path) -> None:
+def test_exclusive_alternatives_one_of_to_any_of_widens(tmp_path: Path) -> None:
     start = base()
     _scoped(start)
 
     def edit(s: dict[str, Any]) -> None:
         s["$defs"]["PromptRequest"]["anyOf"] = s["$defs"]["PromptRequest"].pop("oneOf")
 
-    f = only(changed(tmp_path, edit, start), "exclusive-changed")
+    f = only(changed(tmp_path, edit, start), "exclusive-widened")
     assert f.message.startswith(
         "exclusive alternatives (exactly one of `A | B`) → (any of `A | B`)"
     )
-    assert (f.severity, f.python) == ("breaking", "PromptRequest.one_of: its annotation changes")
+    assert summary(f) == ("breaking", "PromptRequest", "client->agent", "agents")
+    assert f.python == (
+        "PromptRequest.one_of: the same annotation; several alternatives' keys now decode as the"
+        " first"
+    )
+
+
+def test_exclusive_alternative_removed_narrows(tmp_path: Path) -> None:
+    start = base()
+    _scoped(start, "oneOf", ("A", "B", "C"))
+
+    def edit(s: dict[str, Any]) -> None:
+        s["$defs"]["PromptRequest"]["oneOf"].pop()
+
+    f = only(changed(tmp_path, edit, start), "exclusive-narrowed")
+    assert summary(f) == ("breaking", "PromptRequest", "client->agent", "clients")
+    assert f.python == "PromptRequest.one_of: its annotation changes"
+
+
+def test_exclusive_any_of_reordered_changes(tmp_path: Path) -> None:
+    start = base()
+    _scoped(start, "anyOf")
+
+    def edit(s: dict[str, Any]) -> None:
+        s["$defs"]["PromptRequest"]["anyOf"].reverse()
+
+    f = only(changed(tmp_path, edit, start), "exclusive-changed")
+    assert summary(f) == ("breaking", "PromptRequest", "client->agent", "clients and agents")
