@@ -18,7 +18,10 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 # A JSON-level shape. `ref` points at a named definition; `list` and `map` carry `item`.
-ShapeKind = Literal["any", "str", "int", "float", "bool", "null", "object", "ref", "list", "map"]
+# `union` carries `options`: an inline union of named types, the first that decodes wins.
+ShapeKind = Literal[
+    "any", "str", "int", "float", "bool", "null", "object", "ref", "list", "map", "union"
+]
 Side = Literal["agent", "client", "protocol", "proxy"]
 Role = Literal["agent", "client"]
 
@@ -63,6 +66,9 @@ class Shape(Node):
     min_items: int | None = None
     format: str | None = None
     min_length: int | None = None  # strings: `minLength` (counted in code points)
+    # `union`: the alternatives in schema order (each a `ref`); the first that decodes wins,
+    # as in an inline `anyOf` of named types (the JSON-RPC envelopes' `params` and `result`).
+    options: tuple[Shape, ...] = ()
 
     def non_null(self) -> Shape:
         return self.with_nullable(False)
@@ -81,6 +87,7 @@ class Shape(Node):
             self.min_items,
             self.format,
             self.min_length,
+            self.options,
         )
 
 
@@ -106,6 +113,31 @@ class Field(Node):
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Alternative(Node):
+    """One alternative of an `Exclusive` group: a `$defs` object, told by its required keys."""
+
+    ref: str
+    keys: tuple[str, ...]  # its required keys: all present selects it
+    title: str
+    doc: str
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Exclusive(Node):
+    """One of several `$defs` objects, flattened into the owner's JSON object: an object-level
+    `oneOf`/`anyOf` whose alternatives have disjoint required keys (the elicitation scopes:
+    `sessionId` (+ `toolCallId`) or `requestId`). An alternative applies when its required
+    keys are all present, and is decoded from the same object. `oneOf` (`exactly_one`): none
+    or several applying is an error. `anyOf`: the first that applies and decodes, in schema
+    order; none is an error. The owner's own fields never include the alternatives'
+    properties."""
+
+    alternatives: tuple[Alternative, ...]
+    pointer: str  # the `oneOf`/`anyOf` itself
+    exactly_one: bool = True  # `oneOf`; False for `anyOf`
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ObjectType(Node):
     """A JSON object with declared fields; undeclared keys are kept as `extra`."""
 
@@ -113,6 +145,7 @@ class ObjectType(Node):
     doc: str
     fields: tuple[Field, ...]
     pointer: str
+    exclusive: Exclusive | None = None  # exactly one of these objects, on the same JSON object
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -154,6 +187,7 @@ class Variant(Node):
     # (`state_update` → StateUpdate by `state`): its `$defs` name. `fields` are then only the
     # fields outside that union; each of its classes becomes one class of this union.
     nested: str | None = None
+    exclusive: Exclusive | None = None  # as on `ObjectType`
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -165,6 +199,7 @@ class OpenVariant(Node):
     fields: tuple[Field, ...]  # includes the tag field itself, typed as a free string
     reserved: tuple[str, ...]  # tags the catch-all must not take (from its `not` clause)
     pointer: str
+    exclusive: Exclusive | None = None  # as on `ObjectType`
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -204,6 +239,9 @@ class Branch(Node):
     # The keys that must be present: of the object (object branches), or of the first item
     # (list branches). Empty when the branch is not told apart by keys.
     required: tuple[str, ...]
+    # An inline object alternative with declared properties, as a class of its own (the
+    # JSON-RPC envelopes' `Result` and `Error` responses); its `name` is `{union}/{index}`.
+    inline: ObjectType | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -241,6 +279,7 @@ def alias_refs(t: TypeDef) -> list[str]:
             found.append(shape.ref)
         if shape.item is not None:
             shapes.append(shape.item)
+        shapes.extend(shape.options)
     return found
 
 

@@ -14,6 +14,14 @@ Rules:
   them would collide with yields and is renamed `{Name}Payload` (in ACP it is that variant's
   own payload struct). An overrides file keyed by (union, tag) pins names; a pinned name that
   collides is an error.
+- An untagged union's inline object alternative (the JSON-RPC envelopes' responses) is a class
+  `{Union}{Title}` after the alternative's title (`AgentResponseResult`, `AgentResponseError`;
+  `{Union}Alternative{N}`, counted from 1, when untitled); it takes precedence over a `$defs`
+  name the same way.
+- An object's exclusive alternatives (exactly one of several `$defs` objects on the same JSON
+  object) are one field named after the words their `$defs` names end with in common, in
+  snake_case (`ElicitationSessionScope` | `ElicitationRequestScope` → `scope`; `one_of` when
+  they share no last word).
 - Fields: camelCase → snake_case, `_meta` → `meta`; keywords and reserved attributes get `_`.
 - Enum members: UPPER_SNAKE of the title when there is one, else of the value.
 - Methods: the meta.json key when it is a usable identifier, else the wire name in snake_case
@@ -34,12 +42,14 @@ from typing import Any, NamedTuple
 from .diagnostics import Diagnostics
 from .ir import (
     EnumType,
+    Exclusive,
     Field,
     Method,
     Model,
     ObjectType,
     TaggedUnion,
     UnionLevel,
+    UntaggedUnion,
     merge_fields,
     union_levels,
 )
@@ -94,6 +104,10 @@ class Names:
     fallback_variants: dict[str, str] = field(default_factory=dict)
     members: dict[tuple[str, str | int], str] = field(default_factory=dict)
     methods: dict[str, str] = field(default_factory=dict)  # wire method → handler name
+    # (untagged union, branch index) → the class of that inline object alternative
+    inline: dict[tuple[str, int], str] = field(default_factory=dict)
+    # class → the Python name of its exclusive alternatives' field (`scope`)
+    exclusive: dict[str, str] = field(default_factory=dict)
     _fields: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def fields(self, owner: str) -> Mapping[str, str]:
@@ -123,6 +137,8 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
             wanted.update(ruled.variants.values())
             wanted.update(py for py in (ruled.other, ruled.default) if py)
     wanted -= set(pinned.values())
+    inline = _inline_names(model, plain, reserved)
+    wanted.update(py for py, _ in inline.values())
     for t in model.types:
         py = plain[t.name] + "Payload" if plain[t.name] in wanted else plain[t.name]
         names.types[t.name] = py
@@ -140,8 +156,18 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
                 names.fallback_variants[level.key] = ruled.default
                 claim(ruled.default, level.union.fallback.pointer)
 
+    for key, (py, pointer) in inline.items():
+        names.inline[key] = py
+        claim(py, pointer)
+
     classes = frozenset(taken)  # a field may not hide a class its annotations name
     for t in model.types:
+        if isinstance(t, UntaggedUnion):
+            for i, b in enumerate(t.branches):
+                if b.inline is not None:
+                    py = names.inline[(t.name, i)]
+                    names._fields[py] = _field_names(b.inline.fields, classes, diags)
+                    _exclusive_name(py, b.inline.exclusive, names, diags)
         if isinstance(t, ObjectType):
             names._fields[names.types[t.name]] = _field_names(t.fields, classes, diags)
         elif isinstance(t, TaggedUnion):
@@ -149,6 +175,8 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
                 _level_field_names(level, names, classes, diags)
         elif isinstance(t, EnumType):
             _member_names(t, names, diags)
+        for owner, exclusive in _exclusives(t, names):
+            _exclusive_name(owner, exclusive, names, diags)
     _method_names(model.methods, names, diags)
     return names
 
@@ -204,6 +232,66 @@ def _level_field_names(
         names._fields[fallback] = _field_names(
             merge_fields(level.fields, u.fallback.fields), classes, diags
         )
+
+
+def _inline_names(
+    model: Model, plain: dict[str, str], reserved: frozenset[str]
+) -> dict[tuple[str, int], tuple[str, str]]:
+    """`{Union}{Title}` for every inline object alternative of an untagged union, with the
+    alternative's pointer."""
+    out: dict[tuple[str, int], tuple[str, str]] = {}
+    for t in model.types:
+        if not isinstance(t, UntaggedUnion):
+            continue
+        for i, b in enumerate(t.branches):
+            if b.inline is not None:
+                py = identifier(
+                    plain[t.name] + (pascal(b.title or "") or f"Alternative{i + 1}"), "Type"
+                )
+                out[(t.name, i)] = (py + "_" if py in reserved else py, b.inline.pointer)
+    return out
+
+
+def _exclusives(t: Any, names: Names) -> list[tuple[str, Exclusive]]:
+    """(class, its exclusive group) for the classes of an object type or tagged union."""
+    if isinstance(t, ObjectType):
+        owners = [(names.types[t.name], t.exclusive)]
+    elif isinstance(t, TaggedUnion):
+        owners = [(names.variants[(t.name, v.tag)], v.exclusive) for v in t.variants]
+        if t.open is not None:
+            owners.append((names.open_variants[t.name], t.open.exclusive))
+        if t.fallback is not None:
+            owners.append((names.fallback_variants[t.name], t.fallback.exclusive))
+    else:
+        owners = []
+    return [(py, e) for py, e in owners if e is not None]
+
+
+def exclusive_field(exclusive: Exclusive) -> str:
+    """The field of a group of exclusive alternatives: the words their `$defs` names end
+    with in common (`ElicitationSessionScope`, `ElicitationRequestScope` → `scope`)."""
+    words = [_WORD.findall(a.ref) for a in exclusive.alternatives]
+    common: list[str] = []
+    while all(len(w) > len(common) for w in words):
+        last = {w[-1 - len(common)] for w in words}
+        if len(last) != 1:
+            break
+        common.insert(0, last.pop())
+    return field_name("".join(common)) if common else "one_of"
+
+
+def _exclusive_name(
+    owner: str, exclusive: Exclusive | None, names: Names, diags: Diagnostics
+) -> None:
+    if exclusive is None:
+        return
+    py = exclusive_field(exclusive)
+    if py in names._fields[owner].values():
+        diags.error(
+            exclusive.pointer,
+            f"exclusive alternatives of {owner} map to field {py!r}, as does a property",
+        )
+    names.exclusive[owner] = py
 
 
 def _type_name(name: str, reserved: frozenset[str]) -> str:

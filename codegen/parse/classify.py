@@ -6,7 +6,9 @@ The rules, in the order they are tried for one definition:
 2. A union whose branches share a required `const` property is a tagged union on that
    property (`discriminator.propertyName` names it outright). At most one branch lacks the
    const: that is the open catch-all, and its `not` clause lists the reserved tags.
-3. An object with an untagged union of object alternatives is one object (see `Resolver.fields`).
+3. An object with an untagged union of object alternatives is one object (see `Resolver.fields`);
+   alternatives that are `$defs` objects with disjoint required keys are its `Exclusive`
+   group instead (exactly one applies: `Resolver.exclusive`, attached by `_with_exclusive`).
 4. Any other union is untagged: decoded by JSON type, then by required keys.
 5. Objects become classes; everything else is an alias of a shape.
 """
@@ -14,7 +16,7 @@ The rules, in the order they are tried for one definition:
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..diagnostics import Diagnostics, pointer_join
 from ..ir import (
@@ -39,6 +41,8 @@ from .load import Source, meta_names
 from .methods import batch_titles, find_methods
 from .resolve import KNOWN_LENIENCY, Resolver, branches_of, def_pointer
 from .walk import iter_keys, pointer
+
+_V = TypeVar("_V", Variant, OpenVariant)
 
 
 def build_model(source: Source, diags: Diagnostics) -> Model:
@@ -121,7 +125,7 @@ class _Builder:
             if name in self.building:  # a union reaching itself: judge it by shape only
                 return Alias(name, "", Shape("any"), def_pointer(name))
             self.building.add(name)
-            self.built[name] = self._build(name, self.r.defs[name])
+            self.built[name] = _with_exclusive(self.r, self._build(name, self.r.defs[name]))
             self.building.discard(name)
         return self.built[name]
 
@@ -333,7 +337,12 @@ class _Builder:
             json_kind, required = self._json_kind(shape, b)
             if any((o.shape, o.json_kind, o.required) == (shape, json_kind, required) for o in out):
                 continue  # the same alternative again (v0.2's ClientResponse has `null` thrice)
-            out.append(Branch(title or None, bdoc, shape, json_kind, required))
+            inline = (
+                _inline_object(self.r, f"{name}/{i}", b, bdoc, bat)
+                if shape.kind == "object"
+                else None
+            )
+            out.append(Branch(title or None, bdoc, shape, json_kind, required, inline))
         return UntaggedUnion(name, doc, tuple(out), at)
 
     def _json_kind(self, shape: Shape, node: Any) -> tuple[JsonKind, tuple[str, ...]]:
@@ -358,6 +367,47 @@ class _Builder:
             kind, keys = self._json_kind(shape.item or Shape("any"), items)
             return "list", keys if kind == "object" else ()
         return _JSON_KINDS.get(shape.kind, "any"), ()
+
+
+def _inline_object(r: Resolver, name: str, node: Any, doc: str, at: str) -> ObjectType | None:
+    """An untagged union's inline object alternative that declares properties, as a class."""
+    if not isinstance(node, dict) or not isinstance(node.get("properties"), dict):
+        return None
+    return ObjectType(name, doc, tuple(r.fields(node, at)), at, r.exclusive(node, at))
+
+
+def _with_exclusive(r: Resolver, t: TypeDef) -> TypeDef:
+    """`t` with the `Exclusive` group of each of its objects (the object, or each variant of
+    a tagged union, found from the branch its pointer names); `t` itself when it has none."""
+    if isinstance(t, ObjectType):
+        found = r.exclusive(_node_at(r.defs, t.pointer), t.pointer)
+        return replace(t, exclusive=found) if found is not None else t
+    if isinstance(t, TaggedUnion):
+        variants = tuple(_variant_exclusive(r, v) for v in t.variants)
+        open_variant = _variant_exclusive(r, t.open) if t.open is not None else None
+        fallback = _variant_exclusive(r, t.fallback) if t.fallback is not None else None
+        if (variants, open_variant, fallback) != (t.variants, t.open, t.fallback):
+            return replace(t, variants=variants, open=open_variant, fallback=fallback)
+    return t
+
+
+def _variant_exclusive(r: Resolver, v: _V) -> _V:
+    found = r.exclusive(_node_at(r.defs, v.pointer), v.pointer)
+    return replace(v, exclusive=found) if found is not None else v
+
+
+def _node_at(defs: dict[str, Any], at: str) -> Any:
+    """The schema node a `#/$defs/...` pointer names (None when it names nothing)."""
+    node: Any = defs
+    for part in at.split("/")[2:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node
 
 
 _JSON_KINDS: dict[str, JsonKind] = {

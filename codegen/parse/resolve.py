@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..diagnostics import Diagnostics, pointer_join
-from ..ir import Field, Leniency, Shape
+from ..ir import Alternative, Exclusive, Field, Leniency, Shape
 from .walk import DEFS_PREFIX, defs_name
 
 KNOWN_LENIENCY = {
@@ -77,6 +77,9 @@ class Resolver:
                 if len(rest) == 1:
                     inner = self.shape(rest[0], pointer_join(pointer, key, branches.index(rest[0])))
                     return _with_null(inner, nullable)
+                options = self._inline_options(rest, pointer_join(pointer, key))
+                if options is not None:
+                    return Shape("union", options=options, nullable=nullable)
                 self.diags.info(pointer, "inline union without a tag is kept as raw JSON")
                 return Shape("any", nullable=nullable)
         types = node.get("type")
@@ -88,6 +91,21 @@ class Resolver:
         if types is None and "const" in node:
             types = {str: "string", int: "integer"}.get(type(node["const"]))
         return _with_null(self._typed_shape(node, types, pointer), nullable)
+
+    def _inline_options(self, branches: list[Any], pointer: str) -> tuple[Shape, ...] | None:
+        """The alternatives of an inline union that are each a reference to a `$defs` type or
+        a plain scalar type (`integer`, `string`...), or None for any other inline union."""
+        out: list[Shape] = []
+        for i, b in enumerate(branches):
+            at = pointer_join(pointer, i)
+            name = self.ref_name(b, at) if not _declares_any(b) else None
+            if name is not None:
+                out.append(Shape("ref", ref=name))
+            elif _plain_scalar(b):
+                out.append(self.shape(b, at))
+            else:
+                return None
+        return tuple(out)
 
     def _typed_shape(self, node: dict[str, Any], kind: Any, pointer: str) -> Shape:
         fmt = node.get("format") if isinstance(node.get("format"), str) else None
@@ -141,8 +159,9 @@ class Resolver:
     def fields(self, node: Any, pointer: str, skip: frozenset[str] = frozenset()) -> list[Field]:
         """Every property of an object node, through `allOf` and untagged object `anyOf`s.
 
-        Alternatives (an untagged `anyOf` of objects, like elicitation scopes) contribute
-        their properties as optional unless every alternative requires them.
+        Alternatives (an untagged `anyOf` of objects) contribute their properties as optional
+        unless every alternative requires them; an exclusive group (`exclusive_group`, like the
+        elicitation scopes) contributes none: it is the owner's `Exclusive`.
         """
         out: dict[str, Field] = {}
         self._collect(node, pointer, out, set(), skip)
@@ -191,6 +210,7 @@ class Resolver:
                 isinstance(branches, list)
                 and branches
                 and not isinstance(node.get("discriminator"), dict)
+                and self.exclusive_group(branches, pointer_join(pointer, key)) is None
             ):
                 self._collect_alternatives(branches, pointer_join(pointer, key), out, seen, skip)
         # Last: `required` also covers properties that came from `allOf` or alternatives.
@@ -218,6 +238,76 @@ class Resolver:
                 in_all = all(wire in other and other[wire].required for other in per_branch)
                 out[wire] = replace(f, required=f.required and in_all)
 
+    # -- exclusive alternatives ----------------------------------------------------------
+    def exclusive(self, node: Any, pointer: str, depth: int = 0) -> Exclusive | None:
+        """The `Exclusive` group of an object node, found on it or through its `allOf`s and
+        `$ref`s (a tagged union's variant reaches its payload's), or None."""
+        if not isinstance(node, dict) or depth > 8:
+            return None
+        if "$ref" in node:
+            name = self.ref_name(node, pointer)
+            return (
+                self.exclusive(self.definition(name), def_pointer(name), depth + 1)
+                if name
+                else None
+            )
+        for key in ("anyOf", "oneOf"):
+            branches = node.get(key)
+            if isinstance(branches, list) and not isinstance(node.get("discriminator"), dict):
+                found = self.exclusive_group(branches, pointer_join(pointer, key))
+                if found is not None:
+                    return found
+        all_of = node.get("allOf")
+        for i, sub in enumerate(all_of if isinstance(all_of, list) else ()):
+            found = self.exclusive(sub, pointer_join(pointer, "allOf", i), depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _quiet_ref(self, node: dict[str, Any]) -> str | None:
+        """The existing `$defs` entry a branch is a reference to, without reporting anything
+        (a broken reference is reported where the branch is resolved as usual)."""
+        all_of = node.get("allOf")
+        if "$ref" not in node and isinstance(all_of, list) and len(all_of) == 1:
+            node = all_of[0] if isinstance(all_of[0], dict) else {}
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(DEFS_PREFIX) and defs_name(ref) in self.defs:
+            return defs_name(ref)
+        return None
+
+    def exclusive_group(self, branches: Any, pointer: str) -> Exclusive | None:
+        """Alternatives that are each a reference to a `$defs` object, and nothing more, with
+        non-empty, pairwise disjoint required keys: exactly one of them applies, told by which
+        keys are present (the SDK's `exactlyOneByRequiredKeys`)."""
+        if not isinstance(branches, list) or len(branches) < 2:
+            return None
+        out: list[Alternative] = []
+        taken: set[str] = set()
+        for b in branches:
+            if not isinstance(b, dict) or _declares_any(b) or "const" in b:
+                return None
+            name = self._quiet_ref(b)
+            target = self.definition(name) if name else {}
+            required = target.get("required")
+            keys = (
+                tuple(k for k in required if isinstance(k, str))
+                if isinstance(required, list)
+                else ()
+            )
+            if name is None or target.get("type") != "object" or not keys or taken & set(keys):
+                return None
+            taken.update(keys)
+            doc, title = b.get("description"), b.get("title")
+            out.append(
+                Alternative(
+                    name,
+                    keys,
+                    title if isinstance(title, str) else "",
+                    doc if isinstance(doc, str) else "",
+                )
+            )
+        return Exclusive(tuple(out), pointer, exactly_one=pointer.endswith("/oneOf"))
+
 
 def def_pointer(name: str) -> str:
     return pointer_join("#/$defs", name)
@@ -229,6 +319,21 @@ def branches_of(node: dict[str, Any]) -> tuple[str, list[Any]] | None:
         if isinstance(value, list) and value:
             return key, value
     return None
+
+
+def _declares_any(node: Any) -> bool:
+    """A branch with properties, branches or a type of its own: more than a reference."""
+    return isinstance(node, dict) and any(
+        k in node for k in ("properties", "anyOf", "oneOf", "type", "enum")
+    )
+
+
+def _plain_scalar(node: Any) -> bool:
+    return (
+        isinstance(node, dict)
+        and node.get("type") in ("string", "integer", "number", "boolean")
+        and not any(k in node for k in ("properties", "anyOf", "oneOf", "allOf", "enum", "const"))
+    )
 
 
 def _only_ref(node: Any) -> bool:

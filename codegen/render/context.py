@@ -62,6 +62,19 @@ class FieldContext:
 
 
 @dataclass(slots=True, eq=False, repr=False)
+class ExclusiveContext:
+    """A class's exclusive alternatives: one field holding one of several classes, whose keys
+    sit on the class's own JSON object (decoded by which required keys are present)."""
+
+    py: str  # the field (`scope`)
+    annotation: str  # the union of the alternatives' classes
+    doc: str
+    options: tuple[tuple[tuple[str, ...], str], ...]  # (required keys, class), in schema order
+    table: str  # the module-level table of (keys, decoder) the runtime picks from
+    pick: str  # the runtime's function: `exclusive` (`oneOf`) or `first_present` (`anyOf`)
+
+
+@dataclass(slots=True, eq=False, repr=False)
 class ClassContext:
     """A generated class: an object type, or a tagged union's variant, open or fallback one."""
 
@@ -80,13 +93,17 @@ class ClassContext:
     open_tag_py: str = ""  # open variant: the Python name of its tag field
     known_keys: tuple[str, ...] = ()  # every wire key the class declares, the tags included
     min_keys: int = 0  # keys a decoded object always has: the required fields and the tags
+    exclusive: ExclusiveContext | None = None  # exactly one of several classes, flattened
 
     nested: bool = False  # a class of a nested union (it carries `TAGS`)
 
     @property
     def slots(self) -> str:
-        """`__slots__`: every field, then `extra`, as a tuple literal."""
-        return "(" + "".join(f"{f.py!r}, " for f in self.fields) + "'extra')"
+        """`__slots__`: every field (the exclusive one where its keys are), then `extra`."""
+        names = [f.py for f in self.fields]
+        if self.exclusive is not None:
+            names.append(self.exclusive.py)
+        return "(" + "".join(f"{name!r}, " for name in names) + "'extra')"
 
     @property
     def all_tags(self) -> dict[str, str]:

@@ -21,6 +21,7 @@ from ..diagnostics import InputError
 from ..ir import (
     Alias,
     EnumType,
+    Exclusive,
     Field,
     Method,
     Model,
@@ -43,6 +44,7 @@ from .context import (
     ClassContext,
     Encode,
     EnumContext,
+    ExclusiveContext,
     FieldContext,
     Group,
     InitContext,
@@ -148,25 +150,31 @@ class Lowering:
         classes: list[ClassContext] = []
         aliases: list[AliasContext] = []
         exports: list[str] = []
+        exclusive = self._exclusive_groups()
         for t in self.model.types:
             py = self.names.types[t.name]
             exports.append(py)
             if isinstance(t, EnumType):
                 enums.append(self._enum(t, py))
             elif isinstance(t, ObjectType):
-                classes.append(self._class(py, t.doc, "", t.fields))
+                classes.append(
+                    self._with_exclusive(self._class(py, t.doc, "", t.fields), exclusive)
+                )
             elif isinstance(t, TaggedUnion):
                 levels = union_levels(self.model, t)
                 for level in levels:
                     for cls, made in self._variants(level, union_base(py)):
                         exports.append(cls)
-                        classes.append(made)
+                        classes.append(self._with_exclusive(made, exclusive))
                 # Nested unions first: an alias names the aliases of the levels inside it.
                 for level in reversed(levels):
                     unions.append(self._union(level, py))
                     if level.parent is not None:
                         exports.append(self.names.variants[(level.parent, level.via)])
             elif isinstance(t, UntaggedUnion):
+                for cls, made in self._inline_classes(t):
+                    exports.append(cls)
+                    classes.append(self._with_exclusive(made, exclusive))
                 aliases.append(self._untagged(t, py))
             else:
                 aliases.append(self._alias(t, py))
@@ -183,6 +191,74 @@ class Lowering:
             or any("_Literal[" in a.annotation for a in aliases),
             needs_unset_type=any(c.optional for c in classes),
         )
+
+    # -- exclusive alternatives and inline classes ----------------------------------------
+    # An object's exclusive alternatives (the elicitation scopes) become ONE required field
+    # typed as the union of the alternatives' own classes (`scope: ElicitationSessionScope |
+    # ElicitationRequestScope`), flattened on the wire: a user cannot build an object with no
+    # scope or two (mypy), the decoder picks the class by which required keys are present,
+    # and a key of the other scope is the object's `extra`, never a field.
+    def _exclusive_groups(self) -> dict[str, Exclusive]:
+        """Class name → its exclusive group, for every class that has one."""
+        out: dict[str, Exclusive] = {}
+        for t in self.model.types:
+            if isinstance(t, ObjectType) and t.exclusive is not None:
+                out[self.names.types[t.name]] = t.exclusive
+            elif isinstance(t, TaggedUnion):
+                for v in t.variants:
+                    if v.exclusive is not None:
+                        out[self.names.variants[(t.name, v.tag)]] = v.exclusive
+                if t.open is not None and t.open.exclusive is not None:
+                    out[self.names.open_variants[t.name]] = t.open.exclusive
+                if t.fallback is not None and t.fallback.exclusive is not None:
+                    out[self.names.fallback_variants[t.name]] = t.fallback.exclusive
+            elif isinstance(t, UntaggedUnion):
+                for i, b in enumerate(t.branches):
+                    if b.inline is not None and b.inline.exclusive is not None:
+                        out[self.names.inline[(t.name, i)]] = b.inline.exclusive
+        return out
+
+    def _with_exclusive(self, c: ClassContext, groups: Mapping[str, Exclusive]) -> ClassContext:
+        group = groups.get(c.py)
+        if group is None:
+            return c
+        options = tuple((a.keys, self.names.types[a.ref]) for a in group.alternatives)
+        said = "; ".join(
+            f"`{cls}` when {' and '.join(f'`{k}`' for k in keys)} "
+            + ("is" if len(keys) == 1 else "are")
+            + " present"
+            for keys, cls in options
+        )
+        if group.exactly_one:
+            rule = f"Exactly one of: {said}. None or more than one is a DecodeError."
+        else:
+            rule = (
+                f"One of: {said}; when several are, the first in this order that decodes"
+                " (the others' keys are `extra`). None is a DecodeError."
+            )
+        doc = _wrap(rule + " Its keys sit on this object's own JSON (flattened).")
+        exclusive = ExclusiveContext(
+            py=self.names.exclusive[c.py],
+            annotation=" | ".join(cls for _, cls in options),
+            doc=doc,
+            options=options,
+            table="_X_" + c.py,
+            pick="exclusive" if group.exactly_one else "first_present",
+        )
+        note = (
+            f"`{exclusive.py}` holds one of {len(options)} exclusive alternatives, on this same"
+            " object."
+        )
+        return replace(
+            c, exclusive=exclusive, note=(c.note + "\n\n" if c.note else "") + _wrap(note)
+        )
+
+    def _inline_classes(self, t: UntaggedUnion) -> Iterable[tuple[str, ClassContext]]:
+        for i, b in enumerate(t.branches):
+            if b.inline is not None:
+                cls = self.names.inline[(t.name, i)]
+                note = f"The `{b.title or i + 1}` alternative of `{self.names.types[t.name]}`."
+                yield cls, self._class(cls, b.inline.doc, "", b.inline.fields, note=note)
 
     def _enum(self, t: EnumType, py: str) -> EnumContext:
         members = tuple(
@@ -444,11 +520,16 @@ class Lowering:
 
     def _untagged(self, t: UntaggedUnion, py: str) -> AliasContext:
         by_kind: dict[str, list[Option]] = {}
+        inline = {
+            id(b): self.names.inline[(t.name, i)] for i, b in enumerate(t.branches) if b.inline
+        }
         for b in t.branches:
             options = by_kind.setdefault(b.json_kind, [])
             if options and options[-1].always:
                 continue  # an earlier alternative of this JSON type takes every value
             check = self.check(b.shape, type_known=True)
+            if id(b) in inline:
+                check = Check("call", call="_d_" + inline[id(b)])
             if b.json_kind in ("object", "list"):
                 always = not b.required  # told apart by keys, or by nothing
             else:
@@ -472,7 +553,9 @@ class Lowering:
             groups[:-1] = [replace(g, falls_through=True) for g in groups[:-1]]
         words = [_EXPECTED[g.json_kind] for g in groups]
         expected = ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
-        annotation = " | ".join(dict.fromkeys(self.annotation(b.shape) for b in t.branches))
+        annotation = " | ".join(
+            dict.fromkeys(inline.get(id(b)) or self.annotation(b.shape) for b in t.branches)
+        )
         return AliasContext(
             py,
             t.doc,
@@ -524,6 +607,8 @@ class Lowering:
             base = f"list[{self.annotation(shape.item or Shape('any'))}]"
         elif shape.kind == "map":
             base = f"dict[str, {self.annotation(shape.item or Shape('any'))}]"
+        elif shape.kind == "union":
+            base = " | ".join(dict.fromkeys(self.annotation(o) for o in shape.options))
         else:
             base = _ANNOTATIONS.get(shape.kind, "_Any")
         if shape.nullable and base not in ("None", "_Any"):
@@ -563,6 +648,8 @@ class Lowering:
             return Check(kind, expected, lo=shape.minimum, hi=shape.maximum)
         if kind == "null":
             return Check("any") if type_known else Check("null", "null")
+        if kind == "union":
+            return Check("call", call=self._item_decoder(shape))
         if kind in ("list", "map"):
             return Check(
                 kind,
@@ -591,9 +678,22 @@ class Lowering:
             return f"_rt.{shape.kind}_decoder({item})"
         if shape.kind == "str" and shape.min_length is not None:
             return f"_rt.str_min({shape.min_length})"
+        if shape.kind == "union":  # the first alternative that decodes, in schema order
+            what = pylit(_or_words([self._expected_of(o) for o in shape.options]))
+            options = ", ".join(self.item_decoder(o) for o in shape.options)
+            return f"_rt.first_of({what}, {options})"
         if shape.kind in ("str", "bool", "object", "null"):
             return f"_rt.d_{shape.kind}"
         return "_rt.d_any"
+
+    def _expected_of(self, shape: Shape) -> str:
+        """How an error names one alternative of an inline union."""
+        wire = self._wire(shape)
+        if wire.kind == "ref" and wire.ref is not None:
+            return f"a {self.names.types[wire.ref]}"
+        if wire.kind in ("int", "float"):
+            return _number_expected(_EXPECTED[wire.kind], wire)
+        return _EXPECTED.get(wire.kind, "any value")
 
     def _encode(self, shape: Shape) -> tuple[Encode, str]:
         """How a field's value becomes JSON, and for enum members their plain type."""
@@ -617,7 +717,7 @@ class Lowering:
     def _is_plain(self, shape: Shape) -> bool:
         """JSON that encodes as itself: no models, no enum members inside."""
         shape = self._wire(shape)
-        if shape.kind == "ref":
+        if shape.kind in ("ref", "union"):
             return False
         if shape.kind in ("list", "map"):
             return self._is_plain(shape.item or Shape("any"))
@@ -842,6 +942,10 @@ def _number_expected(what: str, shape: Shape) -> str:
     if hi is not None:
         return f"{what} <= {hi}"
     return what
+
+
+def _or_words(words: list[str]) -> str:
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
 
 
 def _untagged_rule(groups: list[Group]) -> str:

@@ -10,10 +10,14 @@ that payload type, once, not again in every union that uses it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..ir import (
     Alias,
     EnumType,
+    Exclusive,
     Field,
+    Model,
     ObjectType,
     Shape,
     TaggedUnion,
@@ -21,6 +25,7 @@ from ..ir import (
     UntaggedUnion,
     Variant,
 )
+from ..naming import Names
 from .context import Owners
 from .finding import Change
 from .load import Input
@@ -302,6 +307,53 @@ class Comparer(UnionComparer):
                 python=f"{cls_py}.{n_py[f.wire]} added"
                 + (" (a required keyword)" if f.required else ""),
             )
+        self.exclusive(path, owners, classes)
+
+    def exclusive(self, path: str, owners: Owners, classes: tuple[str, str]) -> None:
+        """The exclusive alternatives of a pair of classes (the elicitation scopes)."""
+        o = _exclusive_groups(self.old.model, self.old.names).get(classes[0])
+        n = _exclusive_groups(self.new.model, self.new.names).get(classes[1])
+        cls_py = self.py_class(classes[1], new=True)
+        if o is not None and n is not None:
+            kind = self._exclusive_change(o[0], n[0])
+            if kind:
+                self.add(
+                    kind,
+                    path,
+                    f"exclusive alternatives {_spell_group(o[0])} → {_spell_group(n[0])}",
+                    owners,
+                    python=f"{cls_py}.{n[1]}: " + _annotation_change(o[0], n[0], self.rename),
+                )
+            return
+        one = o or n
+        if one is None:
+            return
+        group, field = one
+        verb = "added" if o is None else "removed"
+        self.add(
+            f"exclusive-{verb}",
+            path,
+            f"exclusive alternatives {_spell_group(group)} {verb}",
+            owners,
+            python=f"{cls_py}.{field} {verb}",
+        )
+
+    def _exclusive_change(self, o: Exclusive, n: Exclusive) -> str:
+        """How the JSON two groups accept relates: "" (the same), narrowed, widened, changed."""
+        o_alts = [(self.rename(a.ref), a.keys) for a in o.alternatives]
+        n_alts = [(a.ref, a.keys) for a in n.alternatives]
+        if o_alts == n_alts and o.exactly_one == n.exactly_one:
+            return ""
+        unordered = o.exactly_one and n.exactly_one  # the order matters to an any-of only
+        kept_old, kept_new = [a for a in o_alts if a in n_alts], [a for a in n_alts if a in o_alts]
+        if not unordered and kept_old != kept_new:
+            return "exclusive-changed"
+        fewer, more = set(n_alts) <= set(o_alts), set(n_alts) >= set(o_alts)
+        if fewer and n.exactly_one >= o.exactly_one:
+            return "exclusive-narrowed"
+        if more and n.exactly_one <= o.exactly_one:
+            return "exclusive-widened"
+        return "exclusive-changed"
 
     def field(
         self,
@@ -415,6 +467,43 @@ class Comparer(UnionComparer):
         if ow.kind == nw.kind == "str" and ow.format != nw.format:
             formats = f"`{ow.format or 'none'}` → `{nw.format or 'none'}`"
             self.add("format-changed", path, f"string format {formats}", owners)
+
+
+_GROUPS: dict[int, tuple[Model, dict[str, tuple[Exclusive, str]]]] = {}
+
+
+def _exclusive_groups(model: Model, names: Names) -> dict[str, tuple[Exclusive, str]]:
+    """The exclusive group of each class and the Python field holding it, by the keys
+    `fields` gets: an object's `$defs` name, a variant's class (worked out once per model)."""
+    cached = _GROUPS.get(id(model))
+    if cached is not None and cached[0] is model:
+        return cached[1]
+    out: dict[str, tuple[Exclusive, str]] = {}
+    for t in model.types:
+        if isinstance(t, ObjectType) and t.exclusive is not None:
+            out[t.name] = (t.exclusive, names.exclusive[names.types[t.name]])
+        elif isinstance(t, TaggedUnion):
+            owners = [(names.variants[(t.name, v.tag)], v.exclusive) for v in t.variants]
+            if t.open is not None:
+                owners.append((names.open_variants[t.name], t.open.exclusive))
+            if t.fallback is not None:
+                owners.append((names.fallback_variants[t.name], t.fallback.exclusive))
+            out.update((py, (e, names.exclusive[py])) for py, e in owners if e is not None)
+    _GROUPS[id(model)] = (model, out)
+    return out
+
+
+def _annotation_change(o: Exclusive, n: Exclusive, rename: Callable[[str], str]) -> str:
+    if [rename(a.ref) for a in o.alternatives] != [a.ref for a in n.alternatives]:
+        return "its annotation changes"
+    if n.exactly_one:
+        return "the same annotation; several alternatives' keys are now a DecodeError"
+    return "the same annotation; several alternatives' keys now decode as the first"
+
+
+def _spell_group(group: Exclusive) -> str:
+    joined = " | ".join(a.ref for a in group.alternatives)
+    return f"({'exactly one' if group.exactly_one else 'any'} of `{joined}`)"
 
 
 def _as_shape(t: TypeDef) -> Shape | None:

@@ -134,6 +134,36 @@ _TABLE = (
         "the class becomes a union of one class per value of the field",
     ),
     _r(
+        "exclusive-added", "exclusive alternatives added to an object (exactly one required)",
+        "breaking", "senders", "breaking",
+        "old senders' objects carry none of the alternatives: new receivers reject them",
+        "a new required keyword holding one of the alternatives' classes",
+    ),
+    _r(
+        "exclusive-removed", "exclusive alternatives removed from an object", "breaking",
+        "receivers", "breaking",
+        "new senders' objects carry no alternative: old receivers reject them",
+        "the field holding the alternatives is gone",
+    ),
+    _r(
+        "exclusive-narrowed", "exclusive alternatives narrowed (any-of → exactly one, or one "
+        "removed)", "breaking", "senders", "warning",
+        "new receivers reject objects old senders may send (several alternatives' keys, or the "
+        "removed one's)", "a removed alternative's class leaves the field's annotation",
+    ),
+    _r(
+        "exclusive-widened", "exclusive alternatives widened (exactly one → any-of, or one "
+        "added)", "breaking", "receivers", "info",
+        "old receivers reject objects new senders may send",
+        "an added alternative's class joins the field's annotation",
+    ),
+    _r(
+        "exclusive-changed", "exclusive alternatives changed otherwise (their keys, their order "
+        "in an any-of)", "breaking", "both", "breaking",
+        "an object one side takes as one alternative the other rejects or reads as another",
+        "the annotation of the field holding them changes",
+    ),
+    _r(
         "type-form-changed", "type written another way, same JSON (object ↔ one-branch union)",
         "info", "nobody", "breaking",
         "the JSON accepted is the same (what else changed inside is listed on its own)",

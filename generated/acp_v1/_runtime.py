@@ -424,6 +424,50 @@ def or_null(item: Decoder) -> Decoder:
     return decode_nullable
 
 
+def first_of(what: str, *decoders: Decoder) -> Decoder:
+    """An inline union: the first alternative that decodes the value, in schema order (as the
+    SDK's zod union); none is an error naming `what`."""
+
+    def decode_first(value: Any) -> Any:
+        for decoder in decoders:
+            try:
+                return decoder(value)
+            except DecodeError:
+                pass
+        raise expected(what, value)
+
+    return decode_first
+
+
+def exclusive(data: dict[str, Any], options: tuple[tuple[list[str], Decoder], ...]) -> Any:
+    """Exactly one of several objects flattened into `data` (`oneOf`): the one whose required
+    keys are all present, decoded from `data` itself (its `extra` holds every other key)."""
+    found = [decoder for keys, decoder in options if all(k in data for k in keys)]
+    if len(found) == 1:
+        return found[0](data)
+    raise DecodeError(f"expected exactly one of {_key_sets(options)}, found {len(found) or 'none'}")
+
+
+def first_present(data: dict[str, Any], options: tuple[tuple[list[str], Decoder], ...]) -> Any:
+    """One of several objects flattened into `data` (`anyOf`): the first, in schema order,
+    whose required keys are all present and which decodes; the first one's error if none
+    decodes."""
+    error: DecodeError | None = None
+    for keys, decoder in options:
+        if all(k in data for k in keys):
+            try:
+                return decoder(data)
+            except DecodeError as exc:
+                error = error or exc
+    if error is not None:
+        raise error
+    raise DecodeError(f"expected one of {_key_sets(options)}, found none")
+
+
+def _key_sets(options: tuple[tuple[list[str], Decoder], ...]) -> str:
+    return " or ".join(" + ".join(f"`{k}`" for k in keys) for keys, _ in options)
+
+
 # -- scalars -------------------------------------------------------------------------------------
 def d_any(value: Any) -> Any:
     return value

@@ -1182,7 +1182,7 @@ class AgentRequest(_rt.Model):
     """The request id used to correlate the matching response."""
     method: str
     """The method name to invoke."""
-    params: _Any | _UnsetType
+    params: RequestPermissionRequest | CreateElicitationRequest | ExtRequest | None | _UnsetType
     """Method-specific request parameters."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -1192,7 +1192,11 @@ class AgentRequest(_rt.Model):
         *,
         id: RequestId,
         method: str,
-        params: _Any | _UnsetType = _UNSET,
+        params: RequestPermissionRequest
+        | CreateElicitationRequest
+        | ExtRequest
+        | None
+        | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.id = id
@@ -1212,7 +1216,7 @@ class AgentRequest(_rt.Model):
             "method": self.method,
         }
         if self.params is not _UNSET:
-            out["params"] = self.params
+            out["params"] = _rt.enc(self.params)
         if self.extra:
             out.update(self.extra)
         return out
@@ -1245,6 +1249,13 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
         v = data.get("params", _UNSET)
         if v is not _UNSET:
             n += 1
+            if v is not None:
+                v = _rt.first_of(
+                    "a RequestPermissionRequest, a CreateElicitationRequest or any value",
+                    _d_RequestPermissionRequest,
+                    _d_CreateElicitationRequest,
+                    _d_ExtRequest,
+                )(v)
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
@@ -6415,17 +6426,11 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     Wire tag: `mode: form`. Payload: `ElicitationFormMode`.
+
+    `scope` holds one of 2 exclusive alternatives, on this same object.
     """
 
-    __slots__ = (
-        "message",
-        "meta",
-        "requested_schema",
-        "session_id",
-        "tool_call_id",
-        "request_id",
-        "extra",
-    )
+    __slots__ = ("message", "meta", "requested_schema", "scope", "extra")
     TAG: _ClassVar[_Literal["form"]] = "form"
     message: str
     """A human-readable message describing what input is needed."""
@@ -6438,16 +6443,11 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
     """
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
-    session_id: SessionId | _UnsetType
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
-    request_id: RequestId | _UnsetType
-    """The pending Client-to-Agent request this elicitation is tied to."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
@@ -6456,18 +6456,14 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
         *,
         message: str,
         requested_schema: ElicitationSchema,
+        scope: ElicitationSessionScope | ElicitationRequestScope,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.message = message
         self.meta = meta
         self.requested_schema = requested_schema
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
+        self.scope = scope
         self.extra = {} if extra is None else extra
 
     @classmethod
@@ -6482,21 +6478,16 @@ class CreateElicitationRequestForm(_CreateElicitationRequestBase):
             "message": self.message,
             "requestedSchema": self.requested_schema.to_json(),
         }
+        out.update(self.scope.to_json())
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
         if self.extra:
             out.update(self.extra)
         return out
 
 
 _K_CreateElicitationRequestForm: frozenset[str] = frozenset(
-    ["mode", "message", "_meta", "requestedSchema", "sessionId", "toolCallId", "requestId"]
+    ["mode", "message", "_meta", "requestedSchema"]
 )
 
 
@@ -6538,33 +6529,15 @@ def _d_CreateElicitationRequestForm(
             raise _rt.missing()
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
         key = None
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.exclusive(data, _X_CreateElicitationRequestForm)
+        rest = v.extra
+        v.extra = _rt.NO_EXTRA
+        self.scope = v
         self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestForm) if len(data) > n else _rt.NO_EXTRA
+            _rt.extras(rest, _K_CreateElicitationRequestForm) if len(rest) > n else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -6575,18 +6548,11 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """URL-based elicitation where the client directs the user to a URL.
 
     Wire tag: `mode: url`. Payload: `ElicitationUrlMode`.
+
+    `scope` holds one of 2 exclusive alternatives, on this same object.
     """
 
-    __slots__ = (
-        "message",
-        "meta",
-        "elicitation_id",
-        "url",
-        "session_id",
-        "tool_call_id",
-        "request_id",
-        "extra",
-    )
+    __slots__ = ("message", "meta", "elicitation_id", "url", "scope", "extra")
     TAG: _ClassVar[_Literal["url"]] = "url"
     message: str
     """A human-readable message describing what input is needed."""
@@ -6601,16 +6567,11 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
     """The unique identifier for this elicitation."""
     url: str
     """The URL to direct the user to."""
-    session_id: SessionId | _UnsetType
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
-    request_id: RequestId | _UnsetType
-    """The pending Client-to-Agent request this elicitation is tied to."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
@@ -6620,19 +6581,15 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
         message: str,
         elicitation_id: ElicitationId,
         url: str,
+        scope: ElicitationSessionScope | ElicitationRequestScope,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.message = message
         self.meta = meta
         self.elicitation_id = elicitation_id
         self.url = url
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
+        self.scope = scope
         self.extra = {} if extra is None else extra
 
     @classmethod
@@ -6648,21 +6605,16 @@ class CreateElicitationRequestUrl(_CreateElicitationRequestBase):
             "elicitationId": self.elicitation_id,
             "url": self.url,
         }
+        out.update(self.scope.to_json())
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
         if self.extra:
             out.update(self.extra)
         return out
 
 
 _K_CreateElicitationRequestUrl: frozenset[str] = frozenset(
-    ["mode", "message", "_meta", "elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+    ["mode", "message", "_meta", "elicitationId", "url"]
 )
 
 
@@ -6710,33 +6662,15 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
         key = None
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.exclusive(data, _X_CreateElicitationRequestUrl)
+        rest = v.extra
+        v.extra = _rt.NO_EXTRA
+        self.scope = v
         self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestUrl) if len(data) > n else _rt.NO_EXTRA
+            _rt.extras(rest, _K_CreateElicitationRequestUrl) if len(rest) > n else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -6756,9 +6690,11 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
 
     The open variant: any `mode` outside the known and reserved tags, with its whole payload
     kept.
+
+    `scope` holds one of 2 exclusive alternatives, on this same object.
     """
 
-    __slots__ = ("message", "meta", "mode", "session_id", "tool_call_id", "request_id", "extra")
+    __slots__ = ("message", "meta", "mode", "scope", "extra")
     RESERVED_TAGS: _ClassVar[frozenset[str]] = frozenset(["form", "url"])
     message: str
     """A human-readable message describing what input is needed."""
@@ -6776,16 +6712,11 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
-    session_id: SessionId | _UnsetType
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
-    request_id: RequestId | _UnsetType
-    """The pending Client-to-Agent request this elicitation is tied to."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
@@ -6794,18 +6725,14 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
         *,
         message: str,
         mode: str,
+        scope: ElicitationSessionScope | ElicitationRequestScope,
         meta: dict[str, _Any] | None | _UnsetType = _UNSET,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.message = message
         self.meta = meta
         self.mode = mode
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
+        self.scope = scope
         self.extra = {} if extra is None else extra
 
     @classmethod
@@ -6819,22 +6746,15 @@ class CreateElicitationRequestOther(_CreateElicitationRequestBase):
             "message": self.message,
             "mode": self.mode,
         }
+        out.update(self.scope.to_json())
         if self.meta is not _UNSET:
             out["_meta"] = self.meta
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_K_CreateElicitationRequestOther: frozenset[str] = frozenset(
-    ["message", "_meta", "mode", "sessionId", "toolCallId", "requestId"]
-)
+_K_CreateElicitationRequestOther: frozenset[str] = frozenset(["message", "_meta", "mode"])
 
 
 def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOther:
@@ -6871,33 +6791,15 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
         if v in CreateElicitationRequestOther.RESERVED_TAGS:
             raise _rt.reserved_tag(v)
         self.mode = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
         key = None
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.exclusive(data, _X_CreateElicitationRequestOther)
+        rest = v.extra
+        v.extra = _rt.NO_EXTRA
+        self.scope = v
         self.extra = (
-            _rt.extras(data, _K_CreateElicitationRequestOther) if len(data) > n else _rt.NO_EXTRA
+            _rt.extras(rest, _K_CreateElicitationRequestOther) if len(rest) > n else _rt.NO_EXTRA
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
@@ -9716,21 +9618,19 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
 
 
 class ElicitationFormMode(_rt.Model):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
+    """Form-based elicitation mode where the client renders a form from the provided schema.
 
-    __slots__ = ("requested_schema", "session_id", "tool_call_id", "request_id", "extra")
+    `scope` holds one of 2 exclusive alternatives, on this same object.
+    """
+
+    __slots__ = ("requested_schema", "scope", "extra")
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
-    session_id: SessionId | _UnsetType
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
-    request_id: RequestId | _UnsetType
-    """The pending Client-to-Agent request this elicitation is tied to."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
@@ -9738,15 +9638,11 @@ class ElicitationFormMode(_rt.Model):
         self,
         *,
         requested_schema: ElicitationSchema,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
+        scope: ElicitationSessionScope | ElicitationRequestScope,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.requested_schema = requested_schema
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
+        self.scope = scope
         self.extra = {} if extra is None else extra
 
     @classmethod
@@ -9759,20 +9655,13 @@ class ElicitationFormMode(_rt.Model):
         out: dict[str, _Any] = {
             "requestedSchema": self.requested_schema.to_json(),
         }
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
+        out.update(self.scope.to_json())
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_K_ElicitationFormMode: frozenset[str] = frozenset(
-    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
-)
+_K_ElicitationFormMode: frozenset[str] = frozenset(["requestedSchema"])
 
 
 def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
@@ -9788,55 +9677,35 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
             raise _rt.missing()
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationFormMode) if len(data) > n else _rt.NO_EXTRA
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.exclusive(data, _X_ElicitationFormMode)
+        rest = v.extra
+        v.extra = _rt.NO_EXTRA
+        self.scope = v
+        self.extra = _rt.extras(rest, _K_ElicitationFormMode) if len(rest) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
 
 
 class ElicitationUrlMode(_rt.Model):
-    """URL-based elicitation mode where the client directs the user to a URL."""
+    """URL-based elicitation mode where the client directs the user to a URL.
 
-    __slots__ = ("elicitation_id", "url", "session_id", "tool_call_id", "request_id", "extra")
+    `scope` holds one of 2 exclusive alternatives, on this same object.
+    """
+
+    __slots__ = ("elicitation_id", "url", "scope", "extra")
     elicitation_id: ElicitationId
     """The unique identifier for this elicitation."""
     url: str
     """The URL to direct the user to."""
-    session_id: SessionId | _UnsetType
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | _UnsetType
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
+    scope: ElicitationSessionScope | ElicitationRequestScope
+    """Exactly one of: `ElicitationSessionScope` when `sessionId` is present;
+    `ElicitationRequestScope` when `requestId` is present. None or more than one is a
+    DecodeError. Its keys sit on this object's own JSON (flattened).
     """
-    request_id: RequestId | _UnsetType
-    """The pending Client-to-Agent request this elicitation is tied to."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
 
@@ -9845,16 +9714,12 @@ class ElicitationUrlMode(_rt.Model):
         *,
         elicitation_id: ElicitationId,
         url: str,
-        session_id: SessionId | _UnsetType = _UNSET,
-        tool_call_id: ToolCallId | None | _UnsetType = _UNSET,
-        request_id: RequestId | _UnsetType = _UNSET,
+        scope: ElicitationSessionScope | ElicitationRequestScope,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.elicitation_id = elicitation_id
         self.url = url
-        self.session_id = session_id
-        self.tool_call_id = tool_call_id
-        self.request_id = request_id
+        self.scope = scope
         self.extra = {} if extra is None else extra
 
     @classmethod
@@ -9868,20 +9733,13 @@ class ElicitationUrlMode(_rt.Model):
             "elicitationId": self.elicitation_id,
             "url": self.url,
         }
-        if self.session_id is not _UNSET:
-            out["sessionId"] = self.session_id
-        if self.tool_call_id is not _UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.request_id is not _UNSET:
-            out["requestId"] = _rt.enc(self.request_id)
+        out.update(self.scope.to_json())
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_K_ElicitationUrlMode: frozenset[str] = frozenset(
-    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
-)
+_K_ElicitationUrlMode: frozenset[str] = frozenset(["elicitationId", "url"])
 
 
 def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
@@ -9905,32 +9763,204 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
-        key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            if type(v) is not str:
-                raise _rt.expected("a string", v)
-        self.session_id = v
-        key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            try:
-                if v is not None:
-                    if type(v) is not str:
-                        raise _rt.expected("a string", v)
-            except _DecodeError:
-                v = _UNSET
-        self.tool_call_id = v
-        key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is not _UNSET:
-            n += 1
-            v = _d_RequestId(v)
-        self.request_id = v
         key = None
-        self.extra = _rt.extras(data, _K_ElicitationUrlMode) if len(data) > n else _rt.NO_EXTRA
+        # One alternative, decoded from this same object; the keys it does not declare
+        # are left for this object.
+        v = _rt.exclusive(data, _X_ElicitationUrlMode)
+        rest = v.extra
+        v.extra = _rt.NO_EXTRA
+        self.scope = v
+        self.extra = _rt.extras(rest, _K_ElicitationUrlMode) if len(rest) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+class AgentResponseResult(_rt.Model):
+    """A successful JSON-RPC response.
+
+    The `Result` alternative of `AgentResponse`.
+    """
+
+    __slots__ = ("id", "result", "extra")
+    id: RequestId
+    """The id of the request this response answers."""
+    result: (
+        InitializeResponse
+        | LoginAuthResponse
+        | LogoutAuthResponse
+        | NewSessionResponse
+        | ListSessionsResponse
+        | DeleteSessionResponse
+        | ResumeSessionResponse
+        | CloseSessionResponse
+        | CancelToolCallResponse
+        | CancelTerminalResponse
+        | SetSessionConfigOptionResponse
+        | PromptResponse
+        | ExtResponse
+    )
+    """Method-specific response data."""
+    extra: dict[str, _Any]
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: RequestId,
+        result: InitializeResponse
+        | LoginAuthResponse
+        | LogoutAuthResponse
+        | NewSessionResponse
+        | ListSessionsResponse
+        | DeleteSessionResponse
+        | ResumeSessionResponse
+        | CloseSessionResponse
+        | CancelToolCallResponse
+        | CancelTerminalResponse
+        | SetSessionConfigOptionResponse
+        | PromptResponse
+        | ExtResponse,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.result = result
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentResponseResult:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentResponseResult, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": _rt.enc(self.id),
+            "result": _rt.enc(self.result),
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentResponseResult: frozenset[str] = frozenset(["id", "result"])
+
+
+def _d_AgentResponseResult(data: _Any) -> AgentResponseResult:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AgentResponseResult)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_RequestId(v)
+        self.id = v
+        key = "result"
+        v = data.get("result", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _rt.first_of(
+            "a InitializeResponse, a LoginAuthResponse, a LogoutAuthResponse, a NewSessionResponse, a ListSessionsResponse, a DeleteSessionResponse, a ResumeSessionResponse, a CloseSessionResponse, a CancelToolCallResponse, a CancelTerminalResponse, a SetSessionConfigOptionResponse, a PromptResponse or any value",
+            _d_InitializeResponse,
+            _d_LoginAuthResponse,
+            _d_LogoutAuthResponse,
+            _d_NewSessionResponse,
+            _d_ListSessionsResponse,
+            _d_DeleteSessionResponse,
+            _d_ResumeSessionResponse,
+            _d_CloseSessionResponse,
+            _d_CancelToolCallResponse,
+            _d_CancelTerminalResponse,
+            _d_SetSessionConfigOptionResponse,
+            _d_PromptResponse,
+            _d_ExtResponse,
+        )(v)
+        self.result = v
+        key = None
+        self.extra = _rt.extras(data, _K_AgentResponseResult) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+class AgentResponseError(_rt.Model):
+    """A failed JSON-RPC response.
+
+    The `Error` alternative of `AgentResponse`.
+    """
+
+    __slots__ = ("id", "error", "extra")
+    id: int | str | None
+    """The id of the request this response answers.
+
+    Required. `null` only when the request's id could not be determined, such as
+    for a parse error or an invalid request.
+    """
+    error: Error
+    """Method-specific error data."""
+    extra: dict[str, _Any]
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: int | str | None,
+        error: Error,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.error = error
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> AgentResponseError:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_AgentResponseError, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": _rt.enc(self.id),
+            "error": self.error.to_json(),
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_AgentResponseError: frozenset[str] = frozenset(["id", "error"])
+
+
+def _d_AgentResponseError(data: _Any) -> AgentResponseError:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(AgentResponseError)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if v is not None:
+            v = _rt.first_of(
+                "an integer from -9223372036854775808 to 9223372036854775807 or a string",
+                _rt.int_range(-9223372036854775808, 9223372036854775807),
+                _rt.d_str,
+            )(v)
+        self.id = v
+        key = "error"
+        v = data.get("error", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_Error(v)
+        self.error = v
+        key = None
+        self.extra = _rt.extras(data, _K_AgentResponseError) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
     return self
@@ -14928,7 +14958,13 @@ class AgentNotification(_rt.Model):
     __slots__ = ("method", "params", "extra")
     method: str
     """The notification method name."""
-    params: _Any | _UnsetType
+    params: (
+        UpdateSessionNotification
+        | CompleteElicitationNotification
+        | ExtNotification
+        | None
+        | _UnsetType
+    )
     """Method-specific notification parameters."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -14937,7 +14973,11 @@ class AgentNotification(_rt.Model):
         self,
         *,
         method: str,
-        params: _Any | _UnsetType = _UNSET,
+        params: UpdateSessionNotification
+        | CompleteElicitationNotification
+        | ExtNotification
+        | None
+        | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.method = method
@@ -14955,7 +14995,7 @@ class AgentNotification(_rt.Model):
             "method": self.method,
         }
         if self.params is not _UNSET:
-            out["params"] = self.params
+            out["params"] = _rt.enc(self.params)
         if self.extra:
             out.update(self.extra)
         return out
@@ -14982,6 +15022,13 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
         v = data.get("params", _UNSET)
         if v is not _UNSET:
             n += 1
+            if v is not None:
+                v = _rt.first_of(
+                    "a UpdateSessionNotification, a CompleteElicitationNotification or any value",
+                    _d_UpdateSessionNotification,
+                    _d_CompleteElicitationNotification,
+                    _d_ExtNotification,
+                )(v)
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else _rt.NO_EXTRA
@@ -24551,7 +24598,23 @@ class ClientRequest(_rt.Model):
     """The request id used to correlate the matching response."""
     method: str
     """The method name to invoke."""
-    params: _Any | _UnsetType
+    params: (
+        InitializeRequest
+        | LoginAuthRequest
+        | LogoutAuthRequest
+        | NewSessionRequest
+        | ListSessionsRequest
+        | DeleteSessionRequest
+        | ResumeSessionRequest
+        | CloseSessionRequest
+        | CancelToolCallRequest
+        | CancelTerminalRequest
+        | SetSessionConfigOptionRequest
+        | PromptRequest
+        | ExtRequest
+        | None
+        | _UnsetType
+    )
     """Method-specific request parameters."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -24561,7 +24624,21 @@ class ClientRequest(_rt.Model):
         *,
         id: RequestId,
         method: str,
-        params: _Any | _UnsetType = _UNSET,
+        params: InitializeRequest
+        | LoginAuthRequest
+        | LogoutAuthRequest
+        | NewSessionRequest
+        | ListSessionsRequest
+        | DeleteSessionRequest
+        | ResumeSessionRequest
+        | CloseSessionRequest
+        | CancelToolCallRequest
+        | CancelTerminalRequest
+        | SetSessionConfigOptionRequest
+        | PromptRequest
+        | ExtRequest
+        | None
+        | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.id = id
@@ -24581,7 +24658,7 @@ class ClientRequest(_rt.Model):
             "method": self.method,
         }
         if self.params is not _UNSET:
-            out["params"] = self.params
+            out["params"] = _rt.enc(self.params)
         if self.extra:
             out.update(self.extra)
         return out
@@ -24614,6 +24691,23 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
         v = data.get("params", _UNSET)
         if v is not _UNSET:
             n += 1
+            if v is not None:
+                v = _rt.first_of(
+                    "a InitializeRequest, a LoginAuthRequest, a LogoutAuthRequest, a NewSessionRequest, a ListSessionsRequest, a DeleteSessionRequest, a ResumeSessionRequest, a CloseSessionRequest, a CancelToolCallRequest, a CancelTerminalRequest, a SetSessionConfigOptionRequest, a PromptRequest or any value",
+                    _d_InitializeRequest,
+                    _d_LoginAuthRequest,
+                    _d_LogoutAuthRequest,
+                    _d_NewSessionRequest,
+                    _d_ListSessionsRequest,
+                    _d_DeleteSessionRequest,
+                    _d_ResumeSessionRequest,
+                    _d_CloseSessionRequest,
+                    _d_CancelToolCallRequest,
+                    _d_CancelTerminalRequest,
+                    _d_SetSessionConfigOptionRequest,
+                    _d_PromptRequest,
+                    _d_ExtRequest,
+                )(v)
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else _rt.NO_EXTRA
@@ -27598,6 +27692,160 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
     return self
 
 
+class ClientResponseResult(_rt.Model):
+    """A successful JSON-RPC response.
+
+    The `Result` alternative of `ClientResponse`.
+    """
+
+    __slots__ = ("id", "result", "extra")
+    id: RequestId
+    """The id of the request this response answers."""
+    result: RequestPermissionResponse | CreateElicitationResponse | ExtResponse
+    """Method-specific response data."""
+    extra: dict[str, _Any]
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: RequestId,
+        result: RequestPermissionResponse | CreateElicitationResponse | ExtResponse,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.result = result
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientResponseResult:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientResponseResult, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": _rt.enc(self.id),
+            "result": _rt.enc(self.result),
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientResponseResult: frozenset[str] = frozenset(["id", "result"])
+
+
+def _d_ClientResponseResult(data: _Any) -> ClientResponseResult:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ClientResponseResult)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_RequestId(v)
+        self.id = v
+        key = "result"
+        v = data.get("result", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _rt.first_of(
+            "a RequestPermissionResponse, a CreateElicitationResponse or any value",
+            _d_RequestPermissionResponse,
+            _d_CreateElicitationResponse,
+            _d_ExtResponse,
+        )(v)
+        self.result = v
+        key = None
+        self.extra = _rt.extras(data, _K_ClientResponseResult) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
+class ClientResponseError(_rt.Model):
+    """A failed JSON-RPC response.
+
+    The `Error` alternative of `ClientResponse`.
+    """
+
+    __slots__ = ("id", "error", "extra")
+    id: int | str | None
+    """The id of the request this response answers.
+
+    Required. `null` only when the request's id could not be determined, such as
+    for a parse error or an invalid request.
+    """
+    error: Error
+    """Method-specific error data."""
+    extra: dict[str, _Any]
+    """Keys the schema does not declare, kept so that re-encoding loses nothing."""
+
+    def __init__(
+        self,
+        *,
+        id: int | str | None,
+        error: Error,
+        extra: dict[str, _Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.error = error
+        self.extra = {} if extra is None else extra
+
+    @classmethod
+    def from_json(cls, data: _Any) -> ClientResponseError:
+        """Decode parsed JSON; raises `DecodeError` with a JSON path."""
+        return _rt.guard(_d_ClientResponseError, data)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, _Any]:
+        """Encode to plain JSON values; omitted fields stay omitted, `None` becomes null."""
+        out: dict[str, _Any] = {
+            "id": _rt.enc(self.id),
+            "error": self.error.to_json(),
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+_K_ClientResponseError: frozenset[str] = frozenset(["id", "error"])
+
+
+def _d_ClientResponseError(data: _Any) -> ClientResponseError:
+    if type(data) is not dict:
+        raise _rt.not_object(data)
+    self = _new(ClientResponseError)
+    n = 2
+    key: str | None = None
+    try:
+        key = "id"
+        v = data.get("id", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        if v is not None:
+            v = _rt.first_of(
+                "an integer from -9223372036854775808 to 9223372036854775807 or a string",
+                _rt.int_range(-9223372036854775808, 9223372036854775807),
+                _rt.d_str,
+            )(v)
+        self.id = v
+        key = "error"
+        v = data.get("error", _UNSET)
+        if v is _UNSET:
+            raise _rt.missing()
+        v = _d_Error(v)
+        self.error = v
+        key = None
+        self.extra = _rt.extras(data, _K_ClientResponseError) if len(data) > n else _rt.NO_EXTRA
+    except _DecodeError as exc:
+        raise exc.at(key) from None
+    return self
+
+
 class RequestPermissionResponse(_rt.Model):
     """Response to a permission request."""
 
@@ -28525,7 +28773,7 @@ class ClientNotification(_rt.Model):
     __slots__ = ("method", "params", "extra")
     method: str
     """The notification method name."""
-    params: _Any | _UnsetType
+    params: CancelSessionNotification | ExtNotification | None | _UnsetType
     """Method-specific notification parameters."""
     extra: dict[str, _Any]
     """Keys the schema does not declare, kept so that re-encoding loses nothing."""
@@ -28534,7 +28782,7 @@ class ClientNotification(_rt.Model):
         self,
         *,
         method: str,
-        params: _Any | _UnsetType = _UNSET,
+        params: CancelSessionNotification | ExtNotification | None | _UnsetType = _UNSET,
         extra: dict[str, _Any] | None = None,
     ) -> None:
         self.method = method
@@ -28552,7 +28800,7 @@ class ClientNotification(_rt.Model):
             "method": self.method,
         }
         if self.params is not _UNSET:
-            out["params"] = self.params
+            out["params"] = _rt.enc(self.params)
         if self.extra:
             out.update(self.extra)
         return out
@@ -28579,6 +28827,12 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
         v = data.get("params", _UNSET)
         if v is not _UNSET:
             n += 1
+            if v is not None:
+                v = _rt.first_of(
+                    "a CancelSessionNotification or any value",
+                    _d_CancelSessionNotification,
+                    _d_ExtNotification,
+                )(v)
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else _rt.NO_EXTRA
@@ -29669,7 +29923,9 @@ def _d_ExtRequest(v: _Any) -> _Any:
     return v
 
 
-AgentResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("AgentResponse")]
+AgentResponse: _TypeAlias = _Annotated[
+    AgentResponseResult | AgentResponseError, _rt.Alias("AgentResponse")
+]
 """A JSON-RPC response object.
 
 Untagged union: every alternative is an object. Among objects, the first alternative in
@@ -29680,9 +29936,9 @@ schema order whose required keys are all present.
 def _d_AgentResponse(v: _Any) -> _Any:
     if type(v) is dict:
         if "id" in v and "result" in v:
-            return v
+            return _d_AgentResponseResult(v)
         if "id" in v and "error" in v:
-            return v
+            return _d_AgentResponseError(v)
         raise _rt.DecodeError(
             "object matches no alternative: "
             + "needs the keys of one of {id, result} or {id, error}"
@@ -29882,7 +30138,9 @@ def _d_ExtNotification(v: _Any) -> _Any:
     return v
 
 
-ClientResponse: _TypeAlias = _Annotated[dict[str, _Any], _rt.Alias("ClientResponse")]
+ClientResponse: _TypeAlias = _Annotated[
+    ClientResponseResult | ClientResponseError, _rt.Alias("ClientResponse")
+]
 """A JSON-RPC response object.
 
 Untagged union: every alternative is an object. Among objects, the first alternative in
@@ -29893,9 +30151,9 @@ schema order whose required keys are all present.
 def _d_ClientResponse(v: _Any) -> _Any:
     if type(v) is dict:
         if "id" in v and "result" in v:
-            return v
+            return _d_ClientResponseResult(v)
         if "id" in v and "error" in v:
-            return v
+            return _d_ClientResponseError(v)
         raise _rt.DecodeError(
             "object matches no alternative: "
             + "needs the keys of one of {id, result} or {id, error}"
@@ -30072,6 +30330,26 @@ _T_CreateElicitationResponse: dict[str, _Any] = {
     "decline": _d_CreateElicitationResponseDecline,
     "cancel": _d_CreateElicitationResponseCancel,
 }
+_X_CreateElicitationRequestForm: tuple[tuple[list[str], _Any], ...] = (
+    (["sessionId"], _d_ElicitationSessionScope),
+    (["requestId"], _d_ElicitationRequestScope),
+)
+_X_CreateElicitationRequestUrl: tuple[tuple[list[str], _Any], ...] = (
+    (["sessionId"], _d_ElicitationSessionScope),
+    (["requestId"], _d_ElicitationRequestScope),
+)
+_X_CreateElicitationRequestOther: tuple[tuple[list[str], _Any], ...] = (
+    (["sessionId"], _d_ElicitationSessionScope),
+    (["requestId"], _d_ElicitationRequestScope),
+)
+_X_ElicitationFormMode: tuple[tuple[list[str], _Any], ...] = (
+    (["sessionId"], _d_ElicitationSessionScope),
+    (["requestId"], _d_ElicitationRequestScope),
+)
+_X_ElicitationUrlMode: tuple[tuple[list[str], _Any], ...] = (
+    (["sessionId"], _d_ElicitationSessionScope),
+    (["requestId"], _d_ElicitationRequestScope),
+)
 _rt.register(RequestId, _d_RequestId)
 _rt.register(SessionId, _d_SessionId)
 _rt.register(ToolCallId, _d_ToolCallId)
@@ -30207,6 +30485,8 @@ _rt.DECODERS.update(
         MultiSelectPropertySchema: _d_MultiSelectPropertySchema,
         ElicitationFormMode: _d_ElicitationFormMode,
         ElicitationUrlMode: _d_ElicitationUrlMode,
+        AgentResponseResult: _d_AgentResponseResult,
+        AgentResponseError: _d_AgentResponseError,
         InitializeResponse: _d_InitializeResponse,
         Implementation: _d_Implementation,
         AgentCapabilities: _d_AgentCapabilities,
@@ -30370,6 +30650,8 @@ _rt.DECODERS.update(
         SetSessionConfigOptionRequestBoolean: _d_SetSessionConfigOptionRequestBoolean,
         SetSessionConfigOptionRequestOther: _d_SetSessionConfigOptionRequestOther,
         PromptRequest: _d_PromptRequest,
+        ClientResponseResult: _d_ClientResponseResult,
+        ClientResponseError: _d_ClientResponseError,
         RequestPermissionResponse: _d_RequestPermissionResponse,
         RequestPermissionOutcomeCancelled: _d_RequestPermissionOutcomeCancelled,
         RequestPermissionOutcomeSelected: _d_RequestPermissionOutcomeSelected,
@@ -30483,6 +30765,8 @@ __all__ = [
     "ElicitationUrlMode",
     "ExtRequest",
     "AgentResponse",
+    "AgentResponseResult",
+    "AgentResponseError",
     "InitializeResponse",
     "ProtocolVersion",
     "Implementation",
@@ -30681,6 +30965,8 @@ __all__ = [
     "SetSessionConfigOptionRequestOther",
     "PromptRequest",
     "ClientResponse",
+    "ClientResponseResult",
+    "ClientResponseError",
     "RequestPermissionResponse",
     "RequestPermissionOutcome",
     "RequestPermissionOutcomeCancelled",

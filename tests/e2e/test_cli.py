@@ -258,7 +258,7 @@ def test_warnings_are_printed_and_do_not_fail(cli: Cli, tmp_path: Path) -> None:
             "Broken": 42,
             "U": {
                 "type": "object",
-                "properties": {"v": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                "properties": {"v": {"anyOf": [{"type": "string"}, {"type": "array"}]}},
             },
         }
     }

@@ -194,7 +194,10 @@ def test_nested_unions_package_has_one_class_per_path_of_tags(golden_package: Mo
     assert other.to_json() == {"event": "status", "state": "done", "reason": "_late", "at": "y"}
     for data, error in [
         ({"event": "status"}, "$.state: missing tag"),
-        ({"event": "status", "state": "idle"}, '$.state: unknown tag "idle"; expected one of busy, done'),
+        (
+            {"event": "status", "state": "idle"},
+            '$.state: unknown tag "idle"; expected one of busy, done',
+        ),
         ({"event": "status", "state": "done", "reason": "ok"}, "$.at: missing required field"),
         (
             {"event": "status", "state": "done", "at": "x", "reason": "failed"},

@@ -322,12 +322,32 @@ NPM_BREAKING = {
     "AvailableCommand",
     "PromptRequest.prompt",
     "ElicitationContentValue(Other)",
+    # the elicitation scopes went from `anyOf` (alpha.8) to `oneOf`: exactly one, both refused
+    "ElicitationFormMode",
+    "ElicitationUrlMode",
+    "CreateElicitationRequest[form]",
+    "CreateElicitationRequest[url]",
+    "CreateElicitationRequest[*]",
 }
 
 
 def test_v2_alpha8_to_npm_sdk_2_4_0(mirror: Path) -> None:
     found = v2(mirror, "schema-v2.0.0-alpha.8", "npm-sdk-2.4.0")
     assert {f.path for f in found if f.severity == "breaking"} == NPM_BREAKING
+    scope = next(f for f in found if f.path == "ElicitationUrlMode")
+    assert (scope.kind, scope.direction, scope.breaks) == (
+        "exclusive-narrowed",
+        "agent->client",
+        "agents",
+    )
+    assert scope.message.startswith(
+        "exclusive alternatives (any of `ElicitationSessionScope | ElicitationRequestScope`) →"
+        " (exactly one of `ElicitationSessionScope | ElicitationRequestScope`)"
+    )
+    assert scope.python == (
+        "ElicitationUrlMode.scope: the same annotation; several alternatives' keys are now a"
+        " DecodeError"
+    )
     warnings = {(f.kind, f.path) for f in found if f.severity == "warning"}
     assert warnings == {
         ("method-added-request", "method:tool_call/cancel"),

@@ -101,27 +101,3 @@ def test_unknown_keys_are_kept_here_and_stripped_there(check: Any, lanes: dict[s
     assert round_trip(lanes, "PromptResponse", value) == value
     mine, sdk = check("PromptResponse", value)
     assert mine.data == sdk.data == {"messageId": "m"}
-
-
-# -- gaps ----------------------------------------------------------------------------------------
-def test_elicitation_scope(check: Any) -> None:
-    unscoped = {"elicitationId": "e", "url": "https://example.com/"}
-    mine, sdk = check("ElicitationUrlMode", unscoped)
-    assert mine.data == unscoped
-    message = "Expected exactly one of `sessionId` or `requestId`, found {}"
-    assert sdk == Rejected((Issue((), "custom", message.format(0)),))
-    mine, sdk = check("ElicitationUrlMode", {**unscoped, "sessionId": "s", "requestId": 1})
-    assert mine.ok and sdk == Rejected((Issue((), "custom", message.format(2)),))
-    # toolCallId belongs to the session scope only: the SDK strips it from a request scope
-    mine, sdk = check("ElicitationUrlMode", {**unscoped, "requestId": 1, "toolCallId": "t"})
-    assert mine.data == {**unscoped, "requestId": 1, "toolCallId": "t"}
-    assert sdk == Accepted({**unscoped, "requestId": 1})
-
-
-def test_envelope_unions(check: Any) -> None:
-    mine, sdk = check("AgentResponse", {"id": None, "result": {}})  # RequestId has no null
-    assert mine.data == {"id": None, "result": {}}
-    assert sdk == Rejected((Issue((), "invalid_union", "Invalid input"),))
-    mine, sdk = check("AgentResponse", {"id": 1, "result": {}, "vendorKey": 1})
-    assert mine.data == {"id": 1, "result": {}, "vendorKey": 1}  # raw JSON: nothing to strip
-    assert sdk == Accepted({"id": 1, "result": {}})

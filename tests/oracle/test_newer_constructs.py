@@ -345,3 +345,99 @@ def test_a_nested_class_checks_every_tag_it_carries(lanes: dict[str, Lane]) -> N
     assert isinstance(value, pkg.SessionUpdateStateUpdateIdleNone)
     assert isinstance(value, pkg.SessionUpdateStateUpdateIdle)
     assert isinstance(value, pkg.SessionUpdate)
+
+
+# -- exclusive alternatives: the elicitation scopes ----------------------------------------------
+URL_MODE = {"elicitationId": "e", "url": "https://example.com/"}
+
+
+def test_elicitation_needs_exactly_one_scope_in_v2(check: Any) -> None:
+    message = "Expected exactly one of `sessionId` or `requestId`, found {}"
+    mine, sdk = check("ElicitationUrlMode", URL_MODE)
+    assert mine.error == "$: expected exactly one of `sessionId` or `requestId`, found none"
+    assert sdk == Rejected((Issue((), "custom", message.format(0)),))
+    mine, sdk = check("ElicitationUrlMode", {**URL_MODE, "sessionId": "s", "requestId": 1})
+    assert mine.error == "$: expected exactly one of `sessionId` or `requestId`, found 2"
+    assert sdk == Rejected((Issue((), "custom", message.format(2)),))
+    mine, sdk = check("ElicitationUrlMode", {**URL_MODE, "sessionId": 5})
+    assert mine.error == "$.sessionId: expected a string, got an integer"
+    assert isinstance(sdk, Rejected) and sdk.issues[0].path == ("sessionId",)
+
+
+def test_the_other_scopes_keys_are_extra_and_round_trip(check: Any, lanes: dict[str, Lane]) -> None:
+    # toolCallId belongs to the session scope only: the SDK strips it from a request scope
+    value = {**URL_MODE, "requestId": 1, "toolCallId": "t"}
+    mine, sdk = check("ElicitationUrlMode", value)
+    assert mine.data == sdk.data == {**URL_MODE, "requestId": 1}
+    assert round_trip(lanes, "ElicitationUrlMode", value) == value
+    pkg = lanes["v2"].package
+    decoded = pkg.ElicitationUrlMode.from_json(value)
+    assert decoded.scope == pkg.ElicitationRequestScope(request_id=1)
+    assert decoded.extra == {"toolCallId": "t"}
+
+
+def test_a_custom_elicitation_mode_needs_a_scope_too(check: Any, lanes: dict[str, Lane]) -> None:
+    value = {"mode": "_x", "message": "m", "sessionId": "s", "vendor": [1]}
+    mine, sdk = check("CreateElicitationRequest", value)
+    assert sdk == Accepted(mine.data) and mine.data == value  # the custom payload kept whole
+    assert round_trip(lanes, "CreateElicitationRequest", value) == value
+    mine, sdk = check("CreateElicitationRequest", {"mode": "_x", "message": "m"})
+    assert mine.error == "$: expected exactly one of `sessionId` or `requestId`, found none"
+    assert isinstance(sdk, Rejected)
+
+
+def test_v1_scopes_are_any_of_the_first_that_decodes_wins(
+    check: Any, lanes: dict[str, Lane]
+) -> None:
+    both = {**URL_MODE, "sessionId": "s", "requestId": 1}
+    mine, sdk = check("ElicitationUrlMode", both, "v1")
+    assert mine.data == sdk.data == {**URL_MODE, "sessionId": "s"}
+    assert round_trip(lanes, "ElicitationUrlMode", both, "v1") == both  # requestId kept as extra
+    mine, sdk = check("ElicitationUrlMode", {**URL_MODE, "sessionId": 5, "requestId": 1}, "v1")
+    assert mine.data == sdk.data == {**URL_MODE, "requestId": 1}
+    mine, sdk = check("ElicitationUrlMode", URL_MODE, "v1")
+    assert mine.error == "$: expected one of `sessionId` or `requestId`, found none"
+    assert isinstance(sdk, Rejected)
+
+
+# -- the JSON-RPC envelopes ----------------------------------------------------------------------
+def test_envelope_response_branches_are_classes(check: Any, lanes: dict[str, Lane]) -> None:
+    pkg = lanes["v2"].package
+    mine, sdk = check("AgentResponse", {"id": None, "result": {}})  # RequestId has no null
+    assert mine.error == "$.id: expected an integer or a string, got null"
+    assert isinstance(sdk, Rejected)
+    value = {"id": 1, "result": {"messageId": "m"}, "vendorKey": 1}
+    mine, sdk = check("AgentResponse", value)
+    # the untyped envelope cannot know the method: the first result type that decodes takes
+    # it, here `LoginAuthResponse` (all optional), on both sides; unknown keys stripped there
+    assert mine.data == sdk.data == {"id": 1, "result": {}}
+    assert round_trip(lanes, "AgentResponse", value) == value
+    decoded = pkg.decode(pkg.AgentResponse, value)
+    assert type(decoded) is pkg.AgentResponseResult and decoded.extra == {"vendorKey": 1}
+    assert decoded.result == pkg.LoginAuthResponse(extra={"messageId": "m"})
+    error = {"id": None, "error": {"code": -32600, "message": "Invalid request"}}
+    mine, sdk = check("AgentResponse", error)
+    assert mine.data == sdk.data == error
+    assert type(pkg.decode(pkg.AgentResponse, error)) is pkg.AgentResponseError
+    mine, sdk = check("AgentResponse", {"id": True, "error": error["error"]})
+    assert mine.error == (
+        "$.id: expected an integer from -9223372036854775808 to 9223372036854775807"
+        " or a string, got a boolean"
+    )
+    assert isinstance(sdk, Rejected)
+
+
+def test_envelope_params_are_the_first_alternative_that_decodes(
+    check: Any, lanes: dict[str, Lane]
+) -> None:
+    pkg = lanes["v2"].package
+    params = {"sessionId": "s", "vendor": 1}
+    value = {"method": "session/cancel", "params": params}
+    mine, sdk = check("ClientNotification", value)
+    assert mine.data == sdk.data == {"method": "session/cancel", "params": {"sessionId": "s"}}
+    decoded = pkg.ClientNotification.from_json(value)
+    assert decoded.params == pkg.CancelSessionNotification(session_id="s", extra={"vendor": 1})
+    assert decoded.to_json() == value
+    raw = {"method": "_x", "params": [1, "two"]}  # ExtNotification: any value, kept as it is
+    mine, sdk = check("ClientNotification", raw)
+    assert mine.data == sdk.data == raw

@@ -161,53 +161,6 @@ def _empty_list_fallback(lane: Lane, value: Any, e: Entry) -> bool:
     )
 
 
-# -- gaps ----------------------------------------------------------------------------------------
-def _elicitation_scope(_: Lane, __: str, value: Any) -> Any:
-    """Give every elicitation exactly one scope, the session one (with its own keys only)."""
-
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        if not ("requestedSchema" in obj or "elicitationId" in obj or "mode" in obj):
-            return obj
-        out = {k: v for k, v in obj.items() if k != "requestId"}
-        if not isinstance(out.get("sessionId"), str):
-            out["sessionId"] = "s"
-        return out
-
-    return rewrite(value, fix)
-
-
-def _tag_fallback(lane: Lane, _: str, value: Any) -> Any:
-    """Drop the tag of a member of a union with a tag-less branch when its variant rejects it
-    but that branch takes it (what the SDK and serde's untagged variant do)."""
-    pkg = lane.package
-    unions = [t for t in lane.model.types if isinstance(t, TaggedUnion) and t.fallback]
-
-    def takes(py_name: str, obj: dict[str, Any]) -> bool:
-        try:
-            pkg.decode(getattr(pkg, py_name), obj)
-        except pkg.DecodeError:
-            return False
-        return True
-
-    def fix(obj: dict[str, Any]) -> dict[str, Any]:
-        for u in unions:
-            tag = obj.get(u.tag)
-            if u.tag not in obj or (isinstance(tag, str) and tag not in u.known_tags):
-                continue
-            fallback = lane.names.fallback_variants[u.name]
-            if not takes(lane.names.types[u.name], obj) and takes(fallback, obj):
-                return {k: v for k, v in obj.items() if k != u.tag}
-        return obj
-
-    return rewrite(value, fix)
-
-
-ENVELOPES = frozenset(
-    f"{side}{kind}"
-    for side in ("Agent", "Client")
-    for kind in ("Request", "Response", "Notification")
-)
-
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "uri-format",
@@ -246,21 +199,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         "for an invalid optional list with default-on-error the SDK falls back to `[]`;"
         " we fall back to omitted",
         entry=_empty_list_fallback,
-    ),
-    Difference(
-        "elicitation-scope",
-        "gap",
-        "an elicitation needs exactly one scope (`oneOf` session | request); our IR makes both"
-        " scopes' fields optional, so we accept none, both, and keep the other scope's keys",
-        repair=_elicitation_scope,
-        types=frozenset({"ElicitationFormMode", "ElicitationUrlMode"}),
-    ),
-    Difference(
-        "envelope-unions",
-        "gap",
-        "the JSON-RPC envelope unions (AgentRequest...) decode their inline object branches as"
-        " raw JSON: params and results are not checked, unknown keys are kept",
-        types=ENVELOPES,
     ),
 )
 BY_ID = {d.id: d for d in DIFFERENCES}

@@ -33,6 +33,7 @@ from codegen.ir import (
     Alias,
     Branch,
     EnumType,
+    Exclusive,
     Field,
     Model,
     ObjectType,
@@ -107,6 +108,8 @@ class OracleStrategies(WireStrategies):
         return super()._shape(shape)
 
     def _branch(self, branch: Branch) -> st.SearchStrategy[Any]:
+        if branch.inline is not None:
+            return super()._branch(branch)
         if branch.shape.kind != "object":
             return self.shape(branch.shape)
         keys = st.fixed_dictionaries({key: JSON for key in branch.required})
@@ -233,7 +236,21 @@ def edges(model: Model, name: str, base: Any) -> list[Any]:
         if f.wire in base:
             out.append({k: v for k, v in base.items() if k != f.wire})
         out.extend({**base, f.wire: v} for v in _edge_values(f.shape, model))
+    exclusive = _exclusive_of(t, base)
+    if exclusive is not None:  # no alternative's keys, and every alternative's
+        keys = {k for a in exclusive.alternatives for k in a.keys}
+        out.append({k: v for k, v in base.items() if k not in keys})
+        out.append({**{k: "x" for k in keys}, **base})
     return _unique(out)
+
+
+def _exclusive_of(t: Any, base: dict[str, Any]) -> Exclusive | None:
+    if isinstance(t, ObjectType):
+        return t.exclusive
+    if isinstance(t, TaggedUnion):
+        variant = next((v for v in t.variants if v.tag == base.get(t.tag)), None)
+        return variant.exclusive if variant is not None else None
+    return None
 
 
 def _fields_of(model: Model, t: Any, base: Any) -> tuple[Field, ...] | None:
@@ -283,6 +300,8 @@ def _edge_values(shape: Shape, model: Model, depth: int = 0) -> list[Any]:
         out += [[], [None], {}]
     elif kind in ("map", "object"):
         out += [[], {"k": None}]
+    elif kind == "union":
+        out += [True, [None], {}]
     return out
 
 

@@ -16,6 +16,7 @@ from codegen.ir import (
     Alias,
     Branch,
     EnumType,
+    Exclusive,
     Field,
     Model,
     ObjectType,
@@ -51,7 +52,7 @@ class WireStrategies:
     def _build(self, name: str) -> st.SearchStrategy[Any]:
         t = self.model.get(name)
         if isinstance(t, ObjectType):
-            return self._object(t.fields)
+            return self.with_exclusive(self._object(t.fields), t.exclusive)
         if isinstance(t, EnumType):
             known = st.sampled_from([m.value for m in t.members])
             if not t.open:
@@ -69,7 +70,18 @@ class WireStrategies:
         assert isinstance(t, Alias)
         return self.shape(t.shape)
 
+    def with_exclusive(
+        self, objects: st.SearchStrategy[Any], exclusive: Exclusive | None
+    ) -> st.SearchStrategy[Any]:
+        """Objects with exactly one of the exclusive alternatives' keys merged in."""
+        if exclusive is None:
+            return objects
+        one = st.one_of([self.of(a.ref) for a in exclusive.alternatives])
+        return st.tuples(objects, one).map(lambda pair: {**pair[1], **pair[0]})
+
     def _branch(self, branch: Branch) -> st.SearchStrategy[Any]:
+        if branch.inline is not None:
+            return self.with_exclusive(self._object(branch.inline.fields), branch.inline.exclusive)
         if branch.shape.kind != "object":
             return self.shape(branch.shape)
         # An inline object alternative: raw JSON, but with the keys that select it.
@@ -99,7 +111,8 @@ class WireStrategies:
             for v in u.variants:
                 if not is_nested(self.model, v):
                     fields = merge_fields(level.fields, v.fields)
-                    options.append(self._object(fields, {**outer, u.tag: v.tag}))
+                    obj = self._object(fields, {**outer, u.tag: v.tag})
+                    options.append(self.with_exclusive(obj, v.exclusive))
             if u.open is not None:
                 reserved = set(u.open.reserved)
                 tags = st.text(min_size=1, max_size=10).filter(lambda tag, r=reserved: tag not in r)
@@ -108,12 +121,15 @@ class WireStrategies:
                 )
                 options.append(
                     tags.flatmap(
-                        lambda tag, p=payload, o=outer, w=u.tag: self._object(p, {**o, w: tag})
+                        lambda tag, p=payload, o=outer, w=u.tag, x=u.open.exclusive: (
+                            self.with_exclusive(self._object(p, {**o, w: tag}), x)
+                        )
                     )
                 )
             if u.fallback is not None:
                 fields = merge_fields(level.fields, u.fallback.fields)
-                options.append(self._object(fields, outer))
+                obj = self._object(fields, outer)
+                options.append(self.with_exclusive(obj, u.fallback.exclusive))
         return st.one_of(options)
 
     def shape(self, shape: Shape) -> st.SearchStrategy[Any]:
@@ -148,6 +164,8 @@ class WireStrategies:
             )
         if kind == "object":
             return st.dictionaries(st.text(max_size=6), JSON, max_size=3)
+        if kind == "union":
+            return st.one_of([self.shape(o) for o in shape.options])
         return JSON
 
 

@@ -8,8 +8,10 @@ import pytest
 
 from codegen.ir import (
     Alias,
+    Alternative,
     EnumMember,
     EnumType,
+    Exclusive,
     Method,
     ObjectType,
     Shape,
@@ -576,4 +578,108 @@ def test_x_side_disagreeing_with_meta_and_unlisted_definitions_are_warnings(buil
         "protocol",
         None,
         None,
+    )
+
+
+# -- exclusive alternatives and inline envelope unions ---------------------------------------------
+SCOPES = {
+    "SessionScope": obj(("sessionId",), sessionId=STR, toolCallId={"type": ["string", "null"]}),
+    "RequestScope": obj(("requestId",), requestId={"type": "integer"}),
+}
+
+
+def scoped(key: str = "oneOf", **props: Any) -> dict[str, Any]:
+    return {
+        **obj(tuple(props), **props),
+        key: [
+            {"title": "Session", "description": "By session.", "allOf": [ref("SessionScope")]},
+            {"title": "Request", "allOf": [ref("RequestScope")]},
+        ],
+    }
+
+
+@pytest.mark.parametrize(("key", "exactly_one"), [("oneOf", True), ("anyOf", False)])
+def test_scopes_are_an_exclusive_group_not_fields(
+    build_ir: Any, key: str, exactly_one: bool
+) -> None:
+    model, diags = build_ir({"$defs": {**SCOPES, "Form": scoped(key, url=STR)}})
+    form = model.get("Form")
+    assert isinstance(form, ObjectType) and not diags.has_errors
+    assert [f.wire for f in form.fields] == ["url"]  # no sessionId, toolCallId, requestId
+    assert form.exclusive == Exclusive(
+        (
+            Alternative("SessionScope", ("sessionId",), "Session", "By session."),
+            Alternative("RequestScope", ("requestId",), "Request", ""),
+        ),
+        f"#/$defs/Form/{key}",
+        exactly_one=exactly_one,
+    )
+
+
+def test_each_variant_finds_the_group_of_its_payload_and_the_catch_all_its_own(
+    build_ir: Any,
+) -> None:
+    other = {**catch_all("mode", []), **{k: v for k, v in scoped().items() if k == "oneOf"}}
+    union = {"anyOf": [const_branch("mode", "form", "Form"), other]}
+    model, _ = build_ir({"$defs": {**SCOPES, "Form": scoped(url=STR), "Elicit": union}})
+    elicit = model.get("Elicit")
+    assert isinstance(elicit, TaggedUnion) and elicit.open is not None
+    assert [f.wire for f in elicit.variants[0].fields] == ["url"]
+    assert elicit.variants[0].exclusive == model.get("Form").exclusive
+    assert [f.wire for f in elicit.open.fields] == ["mode"]
+    assert elicit.open.exclusive is not None
+    assert elicit.open.exclusive.pointer == "#/$defs/Elicit/anyOf/1/oneOf"
+
+
+def test_alternatives_sharing_a_required_key_stay_merged_fields(build_ir: Any) -> None:
+    defs = {
+        "A": obj(("id", "a"), id=STR, a=STR),
+        "B": obj(("id", "b"), id=STR, b=STR),
+        "Both": {**obj(), "anyOf": [ref("A"), ref("B")]},
+    }
+    model, _ = build_ir({"$defs": defs})
+    both = model.get("Both")
+    assert both.exclusive is None
+    assert [(f.wire, f.required) for f in both.fields] == [("id", True), ("a", False), ("b", False)]
+
+
+def test_envelope_branches_are_inline_classes_and_inline_unions_keep_alternatives(
+    build_ir: Any,
+) -> None:
+    result = {
+        "anyOf": [{"title": "Answer", "allOf": [ref("Answer")]}, {"title": "Ext", **ref("Ext")}]
+    }
+    schema = {
+        "$defs": {
+            "Answer": obj(("content",), content=STR),
+            "Ext": True,
+            "Response": {
+                "anyOf": [
+                    {"title": "Result", **obj(("id", "result"), id=STR, result=result)},
+                    {
+                        "title": "Error",
+                        **obj(
+                            ("id", "error"),
+                            id={"anyOf": [{"type": "integer"}, STR, {"type": "null"}]},
+                            error=ref("Answer"),
+                        ),
+                    },
+                ]
+            },
+        }
+    }
+    model, diags = build_ir(schema)
+    response = model.get("Response")
+    assert isinstance(response, UntaggedUnion) and not diags.items
+    ok, error = response.branches
+    assert (ok.title, ok.required, ok.shape) == ("Result", ("id", "result"), Shape("object"))
+    assert ok.inline is not None and ok.inline.name == "Response/0"
+    assert ok.inline.pointer == "#/$defs/Response/anyOf/0"
+    assert [(f.wire, f.shape) for f in ok.inline.fields] == [
+        ("id", Shape("str")),
+        ("result", Shape("union", options=(Shape("ref", ref="Answer"), Shape("ref", ref="Ext")))),
+    ]
+    assert error.inline is not None
+    assert error.inline.fields[0].shape == Shape(
+        "union", nullable=True, options=(Shape("int"), Shape("str"))
     )

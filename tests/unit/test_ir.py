@@ -40,7 +40,8 @@ def test_copies_with_a_change_and_their_repr() -> None:
     assert Shape("int").with_nullable(True) == Shape("int", nullable=True)
     assert repr(Shape("ref", ref="X")) == (
         "Shape(kind='ref', ref='X', item=None, nullable=False, minimum=None, maximum=None,"
-        " min_items=None, format=None, min_length=None)"
+        " min_items=None, format=None, min_length=None,"
+        " options=())"
     )
 
 

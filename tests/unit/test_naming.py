@@ -452,3 +452,52 @@ def test_enum_values_mapping_to_one_member_are_an_error(name_ir: Any) -> None:
     members, errors = enum_names(name_ir, {"enum": ["a-b", "a_b"]})
     assert members == {"a-b": "A_B"}
     assert errors == ["error at #/$defs/E: enum values 'a-b' and 'a_b' both map to member A_B"]
+
+
+# -- exclusive alternatives and inline alternatives ------------------------------------------------
+def _scopes(**props: Any) -> dict[str, Any]:
+    def scope(key: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {key: {"type": "string"}}, "required": [key]}
+
+    return {
+        "ElicitationSessionScope": scope("sessionId"),
+        "ElicitationRequestScope": scope("requestId"),
+        "Form": {
+            "type": "object",
+            "properties": props,
+            "oneOf": [ref("ElicitationSessionScope"), ref("ElicitationRequestScope")],
+        },
+    }
+
+
+def test_exclusive_alternatives_are_one_field_named_after_their_common_last_words(
+    name_ir: Any,
+) -> None:
+    _, names, diags = name_ir(schema(**_scopes(url={"type": "string"})))
+    assert names.exclusive == {"Form": "scope"}
+    assert names.fields("Form") == {"url": "url"}
+    assert not errors_of(diags)
+
+
+def test_exclusive_field_taken_by_a_property_is_an_error(name_ir: Any) -> None:
+    _, _, diags = name_ir(schema(**_scopes(scope={"type": "string"})))
+    assert errors_of(diags) == [
+        "error at #/$defs/Form/oneOf: exclusive alternatives of Form map to field 'scope',"
+        " as does a property"
+    ]
+
+
+def test_inline_alternatives_are_the_union_then_the_title(name_ir: Any) -> None:
+    def inline(title: str | None, key: str) -> dict[str, Any]:
+        branch = {"type": "object", "properties": {key: {"type": "string"}}, "required": [key]}
+        return {**branch, "title": title} if title else branch
+
+    response = {"anyOf": [inline("Result", "result"), inline(None, "error")]}
+    _, names, diags = name_ir(schema(Response=response, ResponseResult=PAYLOAD))
+    assert names.inline == {
+        ("Response", 0): "ResponseResult",
+        ("Response", 1): "ResponseAlternative2",
+    }
+    assert names.types["ResponseResult"] == "ResponseResultPayload"  # the rule's name comes first
+    assert names.fields("ResponseResult") == {"result": "result"}
+    assert not errors_of(diags)

@@ -106,9 +106,18 @@ def test_shape_of(node: Any, shape: Shape) -> None:
     assert not errors(diags)
 
 
-def test_inline_untagged_union_is_raw_json_with_an_info() -> None:
+def test_inline_union_of_plain_types_and_references_keeps_its_alternatives() -> None:
+    r, diags = resolver({"Error": {"type": "object"}})
+    node = {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/Error"}, {"type": "null"}]}
+    assert r.shape(node, "#/$defs/A/properties/v") == Shape(
+        "union", nullable=True, options=(Shape("str"), Shape("ref", ref="Error"))
+    )
+    assert diags.items == []
+
+
+def test_inline_union_with_an_inline_object_is_raw_json_with_an_info() -> None:
     r, diags = resolver({})
-    node = {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}
+    node = {"anyOf": [{"type": "string"}, {"type": "object", "properties": {}}, {"type": "null"}]}
     assert r.shape(node, "#/$defs/A/properties/v") == Shape("any", nullable=True)
     assert [str(d) for d in diags.items] == [
         "info at #/$defs/A/properties/v: inline union without a tag is kept as raw JSON"

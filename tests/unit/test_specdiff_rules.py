@@ -529,3 +529,78 @@ def test_any_json_to_object_or_null_narrows_without_a_null_change(tmp_path: Path
 
     f = only(changed(tmp_path, edit, start), "type-narrowed")  # `any` already took null
     assert f.message.startswith("field `any JSON` → `object | null`: old agents may send")
+
+
+# -- exclusive alternatives (the elicitation scopes) --------------------------------------------
+def _scoped(
+    s: dict[str, Any], key: str = "oneOf", alternatives: tuple[str, ...] = ("A", "B")
+) -> None:
+    for name in alternatives:
+        prop = name.lower()
+        s["$defs"][name] = {
+            "type": "object",
+            "properties": {prop: {"type": "string"}},
+            "required": [prop],
+        }
+    s["$defs"]["PromptRequest"][key] = [ref(name) for name in alternatives]
+
+
+def test_exclusive_alternatives_added_break_old_clients(tmp_path: Path) -> None:
+    found = changed(tmp_path, _scoped)
+    f = only([x for x in found if x.kind != "type-added"], "exclusive-added")
+    assert summary(f) == ("breaking", "PromptRequest", "client->agent", "clients")
+    assert f.message.startswith("exclusive alternatives (exactly one of `A | B`) added")
+    assert (f.python, f.python_severity) == ("PromptRequest.one_of added", "breaking")
+
+
+def test_exclusive_alternatives_removed_break_old_agents(tmp_path: Path) -> None:
+    start = base()
+    _scoped(start)
+
+    def edit(s: dict[str, Any]) -> None:
+        del s["$defs"]["PromptRequest"]["oneOf"]
+
+    f = only(changed(tmp_path, edit, start), "exclusive-removed")
+    assert summary(f) == ("breaking", "PromptRequest", "client->agent", "agents")
+    assert f.python == "PromptRequest.one_of removed"
+
+
+def test_exclusive_alternatives_one_of_to_any_of_widens(tmp_path: Path) -> None:
+    start = base()
+    _scoped(start)
+
+    def edit(s: dict[str, Any]) -> None:
+        s["$defs"]["PromptRequest"]["anyOf"] = s["$defs"]["PromptRequest"].pop("oneOf")
+
+    f = only(changed(tmp_path, edit, start), "exclusive-widened")
+    assert f.message.startswith(
+        "exclusive alternatives (exactly one of `A | B`) → (any of `A | B`)"
+    )
+    assert summary(f) == ("breaking", "PromptRequest", "client->agent", "agents")
+    assert f.python == (
+        "PromptRequest.one_of: the same annotation; several alternatives' keys now decode as the"
+        " first"
+    )
+
+
+def test_exclusive_alternative_removed_narrows(tmp_path: Path) -> None:
+    start = base()
+    _scoped(start, "oneOf", ("A", "B", "C"))
+
+    def edit(s: dict[str, Any]) -> None:
+        s["$defs"]["PromptRequest"]["oneOf"].pop()
+
+    f = only(changed(tmp_path, edit, start), "exclusive-narrowed")
+    assert summary(f) == ("breaking", "PromptRequest", "client->agent", "clients")
+    assert f.python == "PromptRequest.one_of: its annotation changes"
+
+
+def test_exclusive_any_of_reordered_changes(tmp_path: Path) -> None:
+    start = base()
+    _scoped(start, "anyOf")
+
+    def edit(s: dict[str, Any]) -> None:
+        s["$defs"]["PromptRequest"]["anyOf"].reverse()
+
+    f = only(changed(tmp_path, edit, start), "exclusive-changed")
+    assert summary(f) == ("breaking", "PromptRequest", "client->agent", "clients and agents")

@@ -42,6 +42,14 @@ EXPECTED = {
         " SessionUpdateStateUpdateIdleCancelled | SessionUpdateStateUpdateIdleError |"
         ' SessionUpdateStateUpdateIdleOther | SessionUpdateStateUpdateIdleNone")  [assignment]',
     ],
+    "elicitation_scope_invalid.py": [
+        '7: error: Missing named argument "scope" for "CreateElicitationRequestForm"  [call-arg]',
+        '8: error: Unexpected keyword argument "session_id" for "ElicitationUrlMode"  [call-arg]',
+        '9: error: Argument "scope" to "ElicitationUrlMode" has incompatible type "str"; expected'
+        ' "ElicitationSessionScope | ElicitationRequestScope"  [arg-type]',
+        '10: error: Argument "id" to "AgentResponseResult" has incompatible type "None";'
+        ' expected "int | str"  [arg-type]',
+    ],
     "union_match_missing_arm.py": [
         '21: error: Argument 1 to "assert_never" has incompatible type "ContentBlockOther";'
         ' expected "Never"  [arg-type]',
