@@ -65,6 +65,14 @@ def find_methods(
         )
         if not found:
             diags.warning("", f"method {wire!r} from meta.json has no x-method definitions")
+        if "notification" in found and "request" in found:
+            # One wire name, two kinds (unstable `proxy/successor`): a dispatcher keys its
+            # routes by name, so the request's types are generated but not routed.
+            diags.warning(
+                f"#/$defs/{found['request']}",
+                f"{wire!r} is both a request ({found['request']}) and a notification"
+                f" ({found['notification']}); only the notification is routed",
+            )
         annotated = sides.get(wire)
         if annotated is not None and annotated != side:
             diags.warning(
