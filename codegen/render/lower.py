@@ -7,7 +7,9 @@ templates only loop over it and look things up. `lower` makes the contexts of a 
 - models: each shape becomes a `Check` (how a decoder validates and converts a value) and an
   annotation; each field, class, union, enum and alias a context in declaration order.
 - methods and rpc: each method with its handler name (from `naming`) and its payload types.
-- session_state: which `SessionUpdate` kinds follow which rule of the protocol.
+- session_state: which `SessionUpdate` kinds follow which rule of the protocol (`session.py`).
+
+How a shape is annotated, checked and encoded is `shapes.py`.
 - __init__: what the package exports, eagerly and lazily.
 """
 
@@ -17,7 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from ..diagnostics import InputError
 from ..ir import (
     Alias,
     EnumType,
@@ -30,7 +31,6 @@ from ..ir import (
     TaggedUnion,
     UnionLevel,
     UntaggedUnion,
-    Variant,
     alias_refs,
     is_nested,
     merge_fields,
@@ -42,7 +42,6 @@ from .context import (
     AliasContext,
     Check,
     ClassContext,
-    Encode,
     EnumContext,
     ExclusiveContext,
     FieldContext,
@@ -56,32 +55,12 @@ from .context import (
     Option,
     ReferenceContext,
     RpcContext,
-    SessionStateContext,
     UnionContext,
 )
-from .env import pylit
+from .session import SESSION_RULES, SESSION_RULES_V1, SESSION_TEMPLATE_V1, session_state
+from .shapes import EXPECTED, Shapes
 
 NOTE_WIDTH = 88  # our own docstring paragraphs are wrapped; the schema's text is kept as is
-_EXPECTED = {
-    "null": "null",
-    "bool": "a boolean",
-    "int": "an integer",
-    "float": "a number",
-    "str": "a string",
-    "list": "a list",
-    "map": "an object",
-    "object": "an object",
-    "any": "any value",
-}
-_PLAIN_TYPES = {"str": "str", "bool": "bool", "object": "dict"}
-_ANNOTATIONS = {
-    "str": "str",
-    "int": "int",
-    "float": "float",
-    "bool": "bool",
-    "null": "None",
-    "object": "dict[str, _Any]",
-}
 # Untagged unions: the JSON types in the order they are tested, and how each is tested.
 _KIND_ORDER = ("null", "bool", "int", "float", "str", "list", "object", "any")
 _CONDITIONS = {
@@ -132,7 +111,7 @@ def lower(
     if "session_state" in wanted:
         template = next(m.template for m in modules if m.module == "session_state")
         rules = SESSION_RULES_V1 if template == SESSION_TEMPLATE_V1 else SESSION_RULES
-        made["session_state"] = lowering.session_state(banner, rules)
+        made["session_state"] = session_state(model, names, banner, rules)
     for name in wanted - made.keys():  # a template that needs the banner only (the toolkit)
         made[name] = ModuleContext(banner)
     return {name: made[name] for name in wanted}
@@ -142,6 +121,11 @@ class Lowering:
     def __init__(self, model: Model, names: Names) -> None:
         self.model = model
         self.names = names
+        self.shapes = Shapes(model, names)
+
+    def annotation(self, shape: Shape) -> str:
+        """The Python type of a shape, as `models.py` writes it (`specdiff` names types so)."""
+        return self.shapes.annotation(shape)
 
     # -- models.py --------------------------------------------------------------------------
     def models(self, banner: str) -> ModelsContext:
@@ -266,27 +250,10 @@ class Lowering:
         )
         note = "Closed: any other value is a DecodeError."
         if t.open:
-            note = _wrap(f"Open: any other {_EXPECTED[t.value_kind][2:]} decodes as itself.")
+            note = _wrap(f"Open: any other {EXPECTED[t.value_kind][2:]} decodes as itself.")
             note += f"\n\n{t.open_doc}" if t.open_doc.strip() else ""
-        return EnumContext(py, t.doc, note, t.value_kind, members, t.open, self._enum_check(t))
-
-    def _enum_check(self, t: EnumType) -> Check:
-        py = self.names.types[t.name]
-        expected = _EXPECTED[t.value_kind]
-        if not t.open:
-            expected = "one of " + ", ".join(repr(m.value) for m in t.members)
-        else:
-            expected = _number_expected(
-                expected, Shape("int", minimum=t.minimum, maximum=t.maximum)
-            )
-        return Check(
-            "enum",
-            expected,
-            pytype=t.value_kind,
-            table="_E_" + py,
-            open=t.open,
-            lo=t.minimum,
-            hi=t.maximum,
+        return EnumContext(
+            py, t.doc, note, t.value_kind, members, t.open, self.shapes.enum_check(t)
         )
 
     def _union(self, level: UnionLevel, top: str) -> UnionContext:
@@ -368,25 +335,6 @@ class Lowering:
             lenient_tag=t.lenient_tag,
             nested=nested,
         )
-
-    def _always_present(self, v: Variant) -> set[str]:
-        """The wire keys every value of a variant has: its required fields, and the tag of
-        the union nested in it unless that union may lack it."""
-        keys = {f.wire for f in v.fields if f.required}
-        inner = self.model.index.get(v.nested or "")
-        if isinstance(inner, TaggedUnion) and inner.fallback is None:
-            keys.add(inner.tag)
-        return keys
-
-    def _own_classes(self, level: UnionLevel) -> list[str]:
-        """The classes of one level (not those of the levels nested in it)."""
-        key, u = level.key, level.union
-        out = [
-            self.names.variants[(key, v.tag)] for v in u.variants if not is_nested(self.model, v)
-        ]
-        out += [self.names.open_variants[key]] if u.open is not None else []
-        out += [self.names.fallback_variants[key]] if u.fallback is not None else []
-        return out
 
     def _inner_tag(self, t: TaggedUnion, tag: str) -> str:
         v = next(v for v in t.variants if v.tag == tag)
@@ -484,18 +432,18 @@ class Lowering:
 
     def _field(self, f: Field, py: str) -> FieldContext:
         shape = f.shape
-        check = self.check(shape.non_null(), skip_invalid=f.leniency.skip_invalid_items)
-        empty = {"list": "[]", "map": "{}", "object": "{}"}.get(self._wire(shape).kind, "")
+        check = self.shapes.check(shape.non_null(), skip_invalid=f.leniency.skip_invalid_items)
+        empty = {"list": "[]", "map": "{}", "object": "{}"}.get(self.shapes.wire(shape).kind, "")
         on_null: Literal["check", "keep", "empty"] = "check"
         if f.leniency.default_on_null and empty:
             on_null = "empty"
         elif shape.nullable and check.kind != "any":
             on_null = "keep"
-        encode, enum_type = self._encode(shape)
+        encode, enum_type = self.shapes.encode(shape)
         return FieldContext(
             py=py,
             wire=f.wire,
-            annotation=self.annotation(shape) + ("" if f.required else " | _UnsetType"),
+            annotation=self.shapes.annotation(shape) + ("" if f.required else " | _UnsetType"),
             required=f.required,
             nullable=shape.nullable,
             doc=f.doc,
@@ -516,7 +464,9 @@ class Lowering:
         if shape.kind == "ref" and shape.ref is not None and not shape.nullable:
             target = self.names.types[shape.ref]
             return AliasContext(py, t.doc, "", "name", target, target=target)
-        return AliasContext(py, t.doc, "", "shape", self.annotation(shape), check=self.check(shape))
+        return AliasContext(
+            py, t.doc, "", "shape", self.shapes.annotation(shape), check=self.shapes.check(shape)
+        )
 
     def _untagged(self, t: UntaggedUnion, py: str) -> AliasContext:
         by_kind: dict[str, list[Option]] = {}
@@ -527,7 +477,7 @@ class Lowering:
             options = by_kind.setdefault(b.json_kind, [])
             if options and options[-1].always:
                 continue  # an earlier alternative of this JSON type takes every value
-            check = self.check(b.shape, type_known=True)
+            check = self.shapes.check(b.shape, type_known=True)
             if id(b) in inline:
                 check = Check("call", call="_d_" + inline[id(b)])
             if b.json_kind in ("object", "list"):
@@ -551,10 +501,10 @@ class Lowering:
         if catch_all and len(groups) > 1:
             # Order decides: what fails every typed alternative is the catch-all's.
             groups[:-1] = [replace(g, falls_through=True) for g in groups[:-1]]
-        words = [_EXPECTED[g.json_kind] for g in groups]
+        words = [EXPECTED[g.json_kind] for g in groups]
         expected = ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
         annotation = " | ".join(
-            dict.fromkeys(inline.get(id(b)) or self.annotation(b.shape) for b in t.branches)
+            dict.fromkeys(inline.get(id(b)) or self.shapes.annotation(b.shape) for b in t.branches)
         )
         return AliasContext(
             py,
@@ -591,138 +541,6 @@ class Lowering:
         return tuple(done.values())
 
     # -- shapes -----------------------------------------------------------------------------
-    def annotation(self, shape: Shape) -> str:
-        """The Python type of a shape, as written in `models.py` (`list[ContentBlock] | None`)."""
-        if shape.kind == "ref" and shape.ref is not None:
-            target = self.model.get(shape.ref)
-            base = self.names.types[shape.ref]
-            if isinstance(target, EnumType):
-                # Its members, or its values as literals (so a misspelling is a type error);
-                # an open enum's other values are `OpenStr`/`OpenInt` (what decoding gives).
-                values = ", ".join(pylit(m.value) for m in target.members)
-                base += f" | _Literal[{values}]" if values else ""
-                if target.open:
-                    base += " | _rt." + _OPEN_VALUE[target.value_kind]
-        elif shape.kind == "list":
-            base = f"list[{self.annotation(shape.item or Shape('any'))}]"
-        elif shape.kind == "map":
-            base = f"dict[str, {self.annotation(shape.item or Shape('any'))}]"
-        elif shape.kind == "union":
-            base = " | ".join(dict.fromkeys(self.annotation(o) for o in shape.options))
-        else:
-            base = _ANNOTATIONS.get(shape.kind, "_Any")
-        if shape.nullable and base not in ("None", "_Any"):
-            base += " | None"
-        return base
-
-    def _wire(self, shape: Shape) -> Shape:
-        return self.model.look_through(shape)
-
-    def check(self, shape: Shape, skip_invalid: bool = False, type_known: bool = False) -> Check:
-        """How to check a value of `shape`; with `type_known`, its JSON type was tested already
-        (and found to be the shape's own), so only the rest is checked."""
-        shape = self._wire(shape)
-        kind = shape.kind
-        if kind == "ref" and shape.ref is not None:
-            target = self.model.get(shape.ref)
-            if isinstance(target, EnumType):
-                check = self._enum_check(target)
-                return replace(check, type_known=True) if type_known else check
-            return Check("call", call="_d_" + self.names.types[shape.ref])
-        if kind in _PLAIN_TYPES:
-            if type_known and shape.min_length is None:
-                return Check("any")
-            return Check(
-                "type",
-                _EXPECTED[kind],
-                pytype=_PLAIN_TYPES[kind],
-                min_length=shape.min_length,
-                type_known=type_known,
-            )
-        if kind in ("int", "float"):
-            expected = _number_expected(_EXPECTED[kind], shape)
-            if type_known:
-                if shape.minimum is None and shape.maximum is None:
-                    return Check("any")
-                return Check("bounds", expected, lo=shape.minimum, hi=shape.maximum)
-            return Check(kind, expected, lo=shape.minimum, hi=shape.maximum)
-        if kind == "null":
-            return Check("any") if type_known else Check("null", "null")
-        if kind == "union":
-            return Check("call", call=self._item_decoder(shape))
-        if kind in ("list", "map"):
-            return Check(
-                kind,
-                _EXPECTED[kind],
-                call=self.item_decoder(shape.item or Shape("any")),
-                min_items=shape.min_items,
-                skip_invalid=skip_invalid,
-                type_known=type_known,
-            )
-        return Check("any")
-
-    def item_decoder(self, shape: Shape) -> str:
-        """A Python expression for a function `(value) -> decoded` (items of lists and maps)."""
-        base = self._item_decoder(shape if self._wire(shape).nullable else shape.non_null())
-        return f"_rt.or_null({base})" if shape.nullable else base
-
-    def _item_decoder(self, shape: Shape) -> str:
-        if shape.kind == "ref" and shape.ref is not None:
-            return "_d_" + self.names.types[shape.ref]
-        if shape.kind in ("int", "float"):
-            if shape.minimum is None and shape.maximum is None:
-                return f"_rt.d_{shape.kind}"
-            return f"_rt.{shape.kind}_range({pylit(shape.minimum)}, {pylit(shape.maximum)})"
-        if shape.kind in ("list", "map"):
-            item = self.item_decoder(shape.item or Shape("any"))
-            return f"_rt.{shape.kind}_decoder({item})"
-        if shape.kind == "str" and shape.min_length is not None:
-            return f"_rt.str_min({shape.min_length})"
-        if shape.kind == "union":  # the first alternative that decodes, in schema order
-            what = pylit(_or_words([self._expected_of(o) for o in shape.options]))
-            options = ", ".join(self.item_decoder(o) for o in shape.options)
-            return f"_rt.first_of({what}, {options})"
-        if shape.kind in ("str", "bool", "object", "null"):
-            return f"_rt.d_{shape.kind}"
-        return "_rt.d_any"
-
-    def _expected_of(self, shape: Shape) -> str:
-        """How an error names one alternative of an inline union."""
-        wire = self._wire(shape)
-        if wire.kind == "ref" and wire.ref is not None:
-            return f"a {self.names.types[wire.ref]}"
-        if wire.kind in ("int", "float"):
-            return _number_expected(_EXPECTED[wire.kind], wire)
-        return _EXPECTED.get(wire.kind, "any value")
-
-    def _encode(self, shape: Shape) -> tuple[Encode, str]:
-        """How a field's value becomes JSON, and for enum members their plain type."""
-        if self._is_model(shape):
-            return "model", ""
-        wire = self._wire(shape)
-        target = self.model.index.get(wire.ref or "") if wire.kind == "ref" else None
-        if isinstance(target, EnumType):  # members become plain str/int on the wire
-            return "enum", target.value_kind
-        if shape.kind in ("list", "map") and shape.item is not None:
-            if self._is_model(shape.item) and not shape.item.nullable:
-                return ("list_model" if shape.kind == "list" else "map_model"), ""
-            return ("plain" if self._is_plain(shape.item) else "generic"), ""
-        return ("plain" if self._is_plain(shape) else "generic"), ""
-
-    def _is_model(self, shape: Shape) -> bool:
-        if shape.kind != "ref" or shape.ref is None:
-            return False
-        return isinstance(self.model.get(shape.ref), ObjectType | TaggedUnion)
-
-    def _is_plain(self, shape: Shape) -> bool:
-        """JSON that encodes as itself: no models, no enum members inside."""
-        shape = self._wire(shape)
-        if shape.kind in ("ref", "union"):
-            return False
-        if shape.kind in ("list", "map"):
-            return self._is_plain(shape.item or Shape("any"))
-        return True
-
     # -- methods.py and rpc.py --------------------------------------------------------------
     def methods(self) -> tuple[MethodContext, ...]:
         return tuple(self._method(m) for m in self.model.methods)
@@ -754,105 +572,6 @@ class Lowering:
         )
 
     # -- session_state.py -------------------------------------------------------------------
-    def session_state(
-        self, banner: str, rules: Mapping[str, tuple[str, tuple[str, ...]]]
-    ) -> SessionStateContext:
-        union = self.model.index.get(SESSION_UPDATE)
-        if not isinstance(union, TaggedUnion):
-            raise InputError(f"{SESSION_UPDATE} is not a tagged union: no session model for it")
-        kinds = tuple((v.tag, self.names.variants[(union.name, v.tag)]) for v in union.variants)
-        usable = {
-            v.tag: v
-            for v in union.variants
-            if v.tag in rules and set(rules[v.tag][1]) <= self._always_present(v)
-        }
-        leaves: dict[str, list[str]] = {}  # a nested kind's classes, by its tag
-        for level in union_levels(self.model, union)[1:]:
-            leaves.setdefault(level.tags[0][1], []).extend(self._own_classes(level))
-        tool_call = usable.get("tool_call_update")
-        usage = usable.get("usage_update")
-        return SessionStateContext(
-            banner,
-            tag_wire=union.tag,
-            kinds=kinds,
-            roles=tuple(
-                (tag, MESSAGE_ROLES[tag])
-                for tag, _ in kinds
-                if tag in usable and tag in MESSAGE_ROLES
-            ),
-            rules=tuple(
-                (leaf, rules[tag][0])
-                for tag, cls in kinds
-                if tag in usable
-                for leaf in leaves.get(tag, (cls,))
-            ),
-            tool_call_collections=tuple(
-                f.wire
-                for f in (tool_call.fields if tool_call else ())
-                if self._wire(f.shape).kind == "list"
-            ),
-            usage_fields=tuple(
-                f.wire for f in (usage.fields if usage else ()) if f.wire != "_meta"
-            ),
-        )
-
-
-# The session model (`session_state.py`): the rule each `session/update` kind follows is
-# protocol semantics (upsert, chunk, patch, replace), so it is written here, keyed by tag, as
-# (the SessionState method, the wire fields it reads). A rule is used only for a variant that
-# has those fields as required ones, so a draft or v1 lane of another shape gets no wrong
-# rule; a kind without a usable rule is kept raw in `unknown`, like an unknown kind.
-SESSION_UPDATE = "SessionUpdate"
-SESSION_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "user_message": ("_message_upsert", ("messageId",)),
-    "agent_message": ("_message_upsert", ("messageId",)),
-    "agent_thought": ("_message_upsert", ("messageId",)),
-    "user_message_chunk": ("_message_chunk", ("messageId", "content")),
-    "agent_message_chunk": ("_message_chunk", ("messageId", "content")),
-    "agent_thought_chunk": ("_message_chunk", ("messageId", "content")),
-    "tool_call_update": ("_tool_call_update", ("toolCallId",)),
-    "tool_call_content_chunk": ("_tool_call_chunk", ("toolCallId", "content")),
-    "plan_update": ("_plan_update", ("plan",)),
-    "available_commands_update": ("_available_commands_update", ("availableCommands",)),
-    "config_option_update": ("_config_option_update", ("configOptions",)),
-    "session_info_update": ("_session_info_update", ()),
-    "usage_update": ("_usage_update", ("used", "size")),
-    "state_update": ("_state_update", ("state",)),
-    "terminal_update": ("_terminal_update", ("terminalId",)),
-    "terminal_output_chunk": ("_terminal_output_chunk", ("terminalId", "data")),
-    "notice": ("_notice", ("severity", "title")),
-    "compaction_update": ("_compaction_update", ("compactionId", "status")),
-    "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
-}
-# v1's session model (`session_state_v1.py.j2`, v1's `session_state.py`): chunks without
-# message ids, `tool_call` then `tool_call_update` (null keeps a field), one plan, modes,
-# notices and compactions.
-SESSION_TEMPLATE_V1 = "session_state_v1.py.j2"
-SESSION_RULES_V1: dict[str, tuple[str, tuple[str, ...]]] = {
-    "user_message_chunk": ("_message_chunk", ("content",)),
-    "agent_message_chunk": ("_message_chunk", ("content",)),
-    "agent_thought_chunk": ("_message_chunk", ("content",)),
-    "tool_call": ("_tool_call", ("toolCallId",)),
-    "tool_call_update": ("_tool_call_update", ("toolCallId",)),
-    "plan": ("_plan_update", ("entries",)),
-    "available_commands_update": ("_available_commands_update", ("availableCommands",)),
-    "current_mode_update": ("_current_mode_update", ("currentModeId",)),
-    "config_option_update": ("_config_option_update", ("configOptions",)),
-    "session_info_update": ("_session_info_update", ()),
-    "usage_update": ("_usage_update", ("used", "size")),
-    "notice": ("_notice", ("severity", "title")),
-    "compaction_update": ("_compaction_update", ("compactionId", "status")),
-    "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
-}
-# The role of the message that a message update or chunk creates.
-MESSAGE_ROLES = {
-    "user_message": "user",
-    "user_message_chunk": "user",
-    "agent_message": "agent",
-    "agent_message_chunk": "agent",
-    "agent_thought": "thought",
-    "agent_thought_chunk": "thought",
-}
 
 
 def _rpc(
@@ -933,28 +652,13 @@ def _sorted_imports(
     )
 
 
-def _number_expected(what: str, shape: Shape) -> str:
-    lo, hi = shape.minimum, shape.maximum
-    if lo is not None and hi is not None:
-        return f"{what} from {lo} to {hi}"
-    if lo is not None:
-        return f"{what} >= {lo}"
-    if hi is not None:
-        return f"{what} <= {hi}"
-    return what
-
-
-def _or_words(words: list[str]) -> str:
-    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
-
-
 def _untagged_rule(groups: list[Group]) -> str:
     """What the decoder of an untagged union does, said for the JSON types it has."""
     kinds = [_KIND_WORDS[g.json_kind] for g in groups]
     if len(kinds) > 1:
         text = f"Untagged union, decided by JSON type first, in this order: {', '.join(kinds)}."
     else:
-        text = f"Untagged union: every alternative is {_EXPECTED[groups[0].json_kind]}."
+        text = f"Untagged union: every alternative is {EXPECTED[groups[0].json_kind]}."
     several = {g.json_kind for g in groups if len(g.options) > 1}
     if "number" in kinds and "integer" not in kinds:
         text += " An integer may fill a number."
@@ -979,9 +683,6 @@ def _untagged_rule(groups: list[Group]) -> str:
             " before it is kept as it is (order decides)."
         )
     return _wrap(text)
-
-
-_OPEN_VALUE = {"str": "OpenStr", "int": "OpenInt"}
 
 
 def union_base(union: str) -> str:
