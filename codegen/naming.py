@@ -14,6 +14,13 @@ Rules:
   them would collide with yields and is renamed `{Name}Payload` (in ACP it is that variant's
   own payload struct). An overrides file keyed by (union, tag) pins names; a pinned name that
   collides is an error.
+- A variant whose payload is itself a tagged union (on another property of the same object)
+  is that union's classes, named by the same rule after the variant: `SessionUpdateStateUpdate`
+  + `idle` → `SessionUpdateStateUpdateIdle` (itself a union on `stopReason`) + `end_turn` →
+  `SessionUpdateStateUpdateIdleEndTurn`, so a class's name spells its whole path of tags. The
+  catch-all of such a nested union takes the unknown tag as `other_{tag}`
+  (`SessionUpdateStateUpdateOther(other_state=...)`): no class of the outer union has a
+  free-string parameter named after an inner union's tag.
 - An untagged union's inline object alternative (the JSON-RPC envelopes' responses) is a class
   `{Union}{Title}` after the alternative's title (`AgentResponseResult`, `AgentResponseError`;
   `{Union}Alternative{N}`, counted from 1, when untitled); it takes precedence over a `$defs`
