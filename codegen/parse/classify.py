@@ -247,7 +247,7 @@ class _Builder:
             b, bat = branches[i], pointer_join(at, key, i)
             own = self.r.fields(b, bat)
             tag_field = next((f for f in own if f.wire == tag), None)
-            if tag_field is None and not _declares(b, tag) or _is_null_tag(tag_field):
+            if (tag_field is None and not _declares(b, tag)) or _is_null_tag(tag_field):
                 if fallback is not None:
                     return None
                 # Without the tag, or with it as `null` (kept as the branch's own field, with

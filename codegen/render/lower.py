@@ -378,13 +378,11 @@ class Lowering:
     def _open_variant(self, level: UnionLevel, cls: str, base: str) -> ClassContext:
         t = level.union
         assert t.open is not None
+        where = ", ".join(f"`{wire}: {value}`" for wire, value in level.tags)
         note = (
-            f"The open variant: any `{t.tag}` outside the known and reserved tags, "
-            "with its whole payload kept."
+            f"The open variant{' of ' + where if where else ''}: any `{t.tag}` outside the"
+            " known and reserved tags, with its whole payload kept."
         )
-        if level.tags:
-            outer = ", ".join(f"`{wire}: {value}`" for wire, value in level.tags)
-            note = f"The open variant of {outer}: " + note[len("The open variant: ") :]
         return self._class(
             cls,
             t.open.doc,
