@@ -182,7 +182,7 @@ def assign_names(model: Model, overrides: dict[str, Any] | None, diags: Diagnost
                 _level_field_names(level, names, classes, diags)
         elif isinstance(t, EnumType):
             _member_names(t, names, diags)
-        for owner, exclusive in _exclusives(t, names):
+        for owner, exclusive in exclusive_owners(t, names):
             _exclusive_name(owner, exclusive, names, diags)
     _method_names(model.methods, names, diags)
     return names
@@ -259,7 +259,7 @@ def _inline_names(
     return out
 
 
-def _exclusives(t: Any, names: Names) -> list[tuple[str, Exclusive]]:
+def exclusive_owners(t: Any, names: Names) -> list[tuple[str, Exclusive]]:
     """(class, its exclusive group) for the classes of an object type or tagged union."""
     if isinstance(t, ObjectType):
         owners = [(names.types[t.name], t.exclusive)]

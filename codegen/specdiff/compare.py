@@ -25,7 +25,7 @@ from ..ir import (
     UntaggedUnion,
     Variant,
 )
-from ..naming import Names
+from ..naming import Names, exclusive_owners
 from .context import Owners
 from .finding import Change
 from .load import Input
@@ -480,15 +480,8 @@ def _exclusive_groups(model: Model, names: Names) -> dict[str, tuple[Exclusive, 
         return cached[1]
     out: dict[str, tuple[Exclusive, str]] = {}
     for t in model.types:
-        if isinstance(t, ObjectType) and t.exclusive is not None:
-            out[t.name] = (t.exclusive, names.exclusive[names.types[t.name]])
-        elif isinstance(t, TaggedUnion):
-            owners = [(names.variants[(t.name, v.tag)], v.exclusive) for v in t.variants]
-            if t.open is not None:
-                owners.append((names.open_variants[t.name], t.open.exclusive))
-            if t.fallback is not None:
-                owners.append((names.fallback_variants[t.name], t.fallback.exclusive))
-            out.update((py, (e, names.exclusive[py])) for py, e in owners if e is not None)
+        for py, exclusive in exclusive_owners(t, names):
+            out[t.name if isinstance(t, ObjectType) else py] = (exclusive, names.exclusive[py])
     _GROUPS[id(model)] = (model, out)
     return out
 
