@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar, overload
 
 from ._runtime import DECODERS, DecodeError, decode, encode
+from ._wire import to_text
 from .jsonrpc import (
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
@@ -299,7 +300,7 @@ class Connection:
                 # The same bytes as dump_line of the whole message: the envelope's text is
                 # made once per method, and only the params are encoded each time.
                 head = self._note_heads.get(method) or self._note_head(method)
-                line = (head + dump_text(encode(params)) + "}\n").encode()
+                line = (head + to_text(params) + "}\n").encode()
         except UnencodableMessage as exc:
             raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
         self._enqueue(line)

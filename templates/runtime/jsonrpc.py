@@ -222,10 +222,15 @@ def dump_text(value: Any) -> str:
         raise UnencodableMessage(f"not JSON: {exc}") from None
     except RecursionError:
         raise UnencodableMessage("not JSON: nested too deeply (or a cycle)") from None
-    if not text.isascii():
-        for char, escaped in _ESCAPES:
-            if char in text:
-                text = text.replace(char, escaped)
+    return text if text.isascii() else escape_separators(text)
+
+
+def escape_separators(text: str) -> str:
+    """JSON text with the line separators some readers split on (U+2028, U+2029, U+0085)
+    escaped: `dump_text` does it to every line it writes."""
+    for char, escaped in _ESCAPES:
+        if char in text:
+            text = text.replace(char, escaped)
     return text
 
 
