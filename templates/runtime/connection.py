@@ -437,7 +437,17 @@ class Connection:
                 and message.get("jsonrpc") == "2.0"
                 and method != self._cancel_method
             ):
-                self._on_notification(method, message.get("params", _ABSENT))
+                server = self._note_servers.get(method)
+                if server is None or self._held or len(self._notes) >= self._max_notes:
+                    self._on_notification(method, message.get("params", _ABSENT))
+                elif not self._closing:  # _on_notification and _admit_note, for the usual case
+                    params = message.get("params", _ABSENT)
+                    if params is _ABSENT:
+                        params = None if server[1] is None else {}
+                    self._notes.append((server[0], server[1], method, params))
+                    ready = self._note_ready
+                    if ready is not None and not ready.done():
+                        ready.set_result(None)
             else:
                 self._dispatch(message, None)
         elif type(message) is list:
