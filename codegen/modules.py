@@ -120,6 +120,10 @@ EXTRA_MODULES = (
         runtime="jsonrpc.py",
     ),
     ModuleSpec("_wire", template="wire.py.j2", context="models"),
+    # `Connection` in layers (each module's class is the base of the next one's).
+    ModuleSpec("_output", runtime="_output.py"),
+    ModuleSpec("_dispatch", runtime="_dispatch.py"),
+    ModuleSpec("_reading", runtime="_reading.py"),
     ModuleSpec("connection", ("Connection",), runtime="connection.py", lazy=True),
     ModuleSpec(
         "rpc",
