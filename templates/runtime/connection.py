@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import logging
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, TypeVar, overload
@@ -55,7 +54,6 @@ MAX_ABANDONED_IDS: Final = 4096
 MAX_NOTE_HEADS: Final = 64
 
 T = TypeVar("T")
-_log = logging.getLogger(__name__)
 
 
 class Connection(ConnectionReading):
