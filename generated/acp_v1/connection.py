@@ -53,7 +53,7 @@ MAX_RUNNING_REQUESTS: Final = 64
 MAX_QUEUED_NOTIFICATIONS: Final = 256
 MAX_HELD_MESSAGES: Final = 256
 MAX_ABANDONED_IDS: Final = 4096
-MAX_NOTE_HEADS: Final = 64
+MAX_METHOD_TEXTS: Final = 64
 
 T = TypeVar("T")
 
@@ -115,7 +115,7 @@ class Connection(ConnectionReading):
         self._notes: deque[Note] = deque()
         self._held: deque[InFlight | Note] = deque()  # read, waiting for room, in order
         self._note_servers: dict[str, NoteServer] = {}  # per routed method, made on first use
-        self._note_heads: dict[str, str] = {}  # the text before an outgoing notification's params
+        self._method_texts: dict[str, str] = {}  # a call's JSON text from its method to its params
         self._room: asyncio.Future[None] | None = None  # the reader waits on it when held is full
         self._note_ready: asyncio.Future[None] | None = None
         # Output: lines not yet handed to the transport, and the writer task's state.
@@ -234,10 +234,7 @@ class Connection(ConnectionReading):
         if self._input_done:
             raise ConnectionClosed("the connection is closed")
         rid = next(self._ids)
-        message: Message = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            message["params"] = encode(params)
-        line = _encode_call(method, message)
+        line = self._call_line(method, rid, params)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[rid] = future
         try:
@@ -275,29 +272,38 @@ class Connection(ConnectionReading):
         UnencodableMessage when `params` has no JSON form."""
         if self._reader_task is None:
             self.start()
-        try:
-            if params is None or type(method) is not str:
-                message: Message = {"jsonrpc": "2.0", "method": method}
-                if params is not None:
-                    message["params"] = encode(params)
-                line = dump_line(message)
-            else:
-                # The same bytes as dump_line of the whole message: the envelope's text is
-                # made once per method, and only the params are encoded each time.
-                head = self._note_heads.get(method) or self._note_head(method)
-                line = (head + to_text(params) + "}\n").encode()
-        except UnencodableMessage as exc:
-            raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
+        line = self._call_line(method, None, params)
         self._enqueue(line)
         if self._queued_bytes >= WRITE_CHUNK:
             await self._let_output_flow()
 
-    def _note_head(self, method: str) -> str:
-        """`{"jsonrpc":"2.0","method":METHOD,"params":`, remembered for a few dozen methods."""
-        head = f'{{"jsonrpc":"2.0","method":{dump_text(method)},"params":'
-        if len(self._note_heads) < MAX_NOTE_HEADS:
-            self._note_heads[method] = head
-        return head
+    def _call_line(self, method: str, rid: int | None, params: Any) -> bytes:
+        """The line of a request (`rid`) or a notification (None): the bytes dump_line makes
+        of the message, made as text from the params' (`to_text`) and the envelope's, which is
+        made once per method."""
+        try:
+            if params is None or type(method) is not str:
+                message: Message = {"jsonrpc": "2.0"}
+                if rid is not None:
+                    message["id"] = rid
+                message["method"] = method
+                if params is not None:
+                    message["params"] = encode(params)
+                return dump_line(message)
+            named = self._method_texts.get(method) or self._method_text(method)
+            params_text = to_text(params)
+        except UnencodableMessage as exc:
+            raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
+        if rid is None:
+            return f'{{"jsonrpc":"2.0",{named}{params_text}}}\n'.encode()
+        return f'{{"jsonrpc":"2.0","id":{rid},{named}{params_text}}}\n'.encode()
+
+    def _method_text(self, method: str) -> str:
+        """`"method":METHOD,"params":`, remembered for a few dozen methods."""
+        text = f'"method":{dump_text(method)},"params":'
+        if len(self._method_texts) < MAX_METHOD_TEXTS:
+            self._method_texts[method] = text
+        return text
 
     def _abandon(self, rid: int) -> None:
         """Stop waiting for `rid`: its late answer is dropped quietly, and the peer is asked to
@@ -311,10 +317,3 @@ class Connection(ConnectionReading):
         if cancel is not None and not self._input_done and not self._output_closed:
             notice: Message = {"jsonrpc": "2.0", "method": cancel, "params": {"requestId": rid}}
             self._enqueue(dump_line(notice))
-
-
-def _encode_call(method: str, message: Message) -> bytes:
-    try:
-        return dump_line(message)
-    except UnencodableMessage as exc:
-        raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None

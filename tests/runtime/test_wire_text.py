@@ -4,6 +4,7 @@ values drawn from the IR's strategies), and raise what that raises where it cann
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 from functools import cache
@@ -134,3 +135,61 @@ def test_the_bench_stream_goes_the_direct_way_with_the_same_bytes() -> None:
         direct = writers[type(value)](value)  # raises where the direct way does not apply
         assert direct == general(acp_v2, value)
         assert json.loads(direct) == message["params"]
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    async def drain(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _Silent:
+    async def read(self, n: int = -1) -> bytes:
+        await asyncio.sleep(3600)
+        return b""
+
+
+@pytest.mark.parametrize("pkg", PACKAGES.values(), ids=PACKAGES.keys())
+def test_calls_are_written_as_dump_line_writes_their_messages(pkg: ModuleType) -> None:
+    chunk = pkg.decode(
+        pkg.SessionUpdate,
+        {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": TEXT},
+    )
+    chunk.content.text = 'é \u2028 "q"'
+    methods = ["session/update", 'odd "method"\u2028', "_x/ext"]
+
+    async def run() -> bytes:
+        capture = _Capture()
+        connection = pkg.Connection(pkg.ClientBase(), _Silent(), capture)
+        connection.start()
+        for method in methods:
+            await connection.notify(method, chunk)
+            await connection.notify(method)
+            waiting = asyncio.ensure_future(connection.request(method, chunk, timeout=0.5))
+            await asyncio.sleep(0)
+            waiting.cancel()
+            await asyncio.gather(waiting, return_exceptions=True)  # its $/cancel_request now
+        await connection.close()
+        return capture.data
+
+    written = asyncio.run(run())
+    encoded = pkg.encode(chunk)
+    expected = []
+    rid = 0
+    for method in methods:
+        expected.append({"jsonrpc": "2.0", "method": method, "params": encoded})
+        expected.append({"jsonrpc": "2.0", "method": method})
+        expected.append({"jsonrpc": "2.0", "id": rid, "method": method, "params": encoded})
+        cancel = pkg.ClientBase.CANCEL_METHOD
+        if cancel is not None:
+            expected.append({"jsonrpc": "2.0", "method": cancel, "params": {"requestId": rid}})
+        rid += 1
+    assert written == b"".join(pkg.jsonrpc.dump_line(m) for m in expected)
