@@ -57,7 +57,8 @@ def _v(x: _Any) -> str:
 
 
 def _o(x: _Any) -> str:
-    """A model (KeyError for anything else: the general way takes over)."""
+    """A model in a list or a map (KeyError for anything else: the general way takes over; a
+    model field calls its writer from `_WRITERS` itself)."""
     return _WRITERS[type(x)](x)
 
 
@@ -107,7 +108,7 @@ def _w_RequestPermissionRequest(o: _m.RequestPermissionRequest) -> str:
     if o.extra:
         raise _Indirect
     s = '{"sessionId":' + (_quote(o.session_id) if type(o.session_id) is str else _v(o.session_id))
-    s += ',"toolCall":' + _o(o.tool_call)
+    s += ',"toolCall":' + _WRITERS[type(o.tool_call)](o.tool_call)
     s += ',"options":' + ("[" + ",".join([_o(i) for i in o.options]) + "]")
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -149,7 +150,7 @@ def _w_ToolCallContentContent(o: _m.ToolCallContentContent) -> str:
     if o.extra:
         raise _Indirect
     s = '{"type":"content"'
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -186,7 +187,9 @@ def _w_ContentBlockText(o: _m.ContentBlockText) -> str:
     s = '{"type":"text"'
     s += ',"text":' + (_quote(o.text) if type(o.text) is str else _v(o.text))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -199,7 +202,9 @@ def _w_ContentBlockImage(o: _m.ContentBlockImage) -> str:
     s += ',"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.uri is not _UNSET:
         s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
     if o.meta is not _UNSET:
@@ -214,7 +219,9 @@ def _w_ContentBlockAudio(o: _m.ContentBlockAudio) -> str:
     s += ',"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -227,7 +234,9 @@ def _w_ContentBlockResourceLink(o: _m.ContentBlockResourceLink) -> str:
     s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.description is not _UNSET:
         s += ',"description":' + (
             _quote(o.description) if type(o.description) is str else _v(o.description)
@@ -249,7 +258,9 @@ def _w_ContentBlockResource(o: _m.ContentBlockResource) -> str:
     s = '{"type":"resource"'
     s += ',"resource":' + _v(_enc(o.resource))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -277,7 +288,9 @@ def _w_TextContent(o: _m.TextContent) -> str:
         raise _Indirect
     s = '{"text":' + (_quote(o.text) if type(o.text) is str else _v(o.text))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -289,7 +302,9 @@ def _w_ImageContent(o: _m.ImageContent) -> str:
     s = '{"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.uri is not _UNSET:
         s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
     if o.meta is not _UNSET:
@@ -303,7 +318,9 @@ def _w_AudioContent(o: _m.AudioContent) -> str:
     s = '{"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -315,7 +332,9 @@ def _w_ResourceLink(o: _m.ResourceLink) -> str:
     s = '{"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.description is not _UNSET:
         s += ',"description":' + (
             _quote(o.description) if type(o.description) is str else _v(o.description)
@@ -360,7 +379,9 @@ def _w_EmbeddedResource(o: _m.EmbeddedResource) -> str:
         raise _Indirect
     s = '{"resource":' + _v(_enc(o.resource))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -369,7 +390,7 @@ def _w_EmbeddedResource(o: _m.EmbeddedResource) -> str:
 def _w_Content(o: _m.Content) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"content":' + _o(o.content)
+    s = '{"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -501,7 +522,7 @@ def _w_CreateElicitationRequestForm(o: _m.CreateElicitationRequestForm) -> str:
         raise _Indirect
     s = '{"mode":"form"'
     s += ',"message":' + (_quote(o.message) if type(o.message) is str else _v(o.message))
-    s += ',"requestedSchema":' + _o(o.requested_schema)
+    s += ',"requestedSchema":' + _WRITERS[type(o.requested_schema)](o.requested_schema)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     if o.session_id is not _UNSET:
@@ -867,7 +888,7 @@ def _w_MultiSelectPropertySchema(o: _m.MultiSelectPropertySchema) -> str:
 def _w_ElicitationFormMode(o: _m.ElicitationFormMode) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"requestedSchema":' + _o(o.requested_schema)
+    s = '{"requestedSchema":' + _WRITERS[type(o.requested_schema)](o.requested_schema)
     if o.session_id is not _UNSET:
         s += ',"sessionId":' + (
             _quote(o.session_id) if type(o.session_id) is str else _v(o.session_id)
@@ -906,11 +927,13 @@ def _w_InitializeResponse(o: _m.InitializeResponse) -> str:
         raise _Indirect
     s = '{"protocolVersion":' + _v(o.protocol_version)
     if o.agent_capabilities is not _UNSET:
-        s += ',"agentCapabilities":' + _o(o.agent_capabilities)
+        s += ',"agentCapabilities":' + _WRITERS[type(o.agent_capabilities)](o.agent_capabilities)
     if o.auth_methods is not _UNSET:
         s += ',"authMethods":' + ("[" + ",".join([_o(i) for i in o.auth_methods]) + "]")
     if o.agent_info is not _UNSET:
-        s += ',"agentInfo":' + ("null" if o.agent_info is None else _o(o.agent_info))
+        s += ',"agentInfo":' + (
+            "null" if o.agent_info is None else _WRITERS[type(o.agent_info)](o.agent_info)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -923,13 +946,15 @@ def _w_AgentCapabilities(o: _m.AgentCapabilities) -> str:
     if o.load_session is not _UNSET:
         s += ',"loadSession":' + _v(o.load_session)
     if o.prompt_capabilities is not _UNSET:
-        s += ',"promptCapabilities":' + _o(o.prompt_capabilities)
+        s += ',"promptCapabilities":' + _WRITERS[type(o.prompt_capabilities)](o.prompt_capabilities)
     if o.mcp_capabilities is not _UNSET:
-        s += ',"mcpCapabilities":' + _o(o.mcp_capabilities)
+        s += ',"mcpCapabilities":' + _WRITERS[type(o.mcp_capabilities)](o.mcp_capabilities)
     if o.session_capabilities is not _UNSET:
-        s += ',"sessionCapabilities":' + _o(o.session_capabilities)
+        s += ',"sessionCapabilities":' + _WRITERS[type(o.session_capabilities)](
+            o.session_capabilities
+        )
     if o.auth is not _UNSET:
-        s += ',"auth":' + _o(o.auth)
+        s += ',"auth":' + _WRITERS[type(o.auth)](o.auth)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -968,17 +993,19 @@ def _w_SessionCapabilities(o: _m.SessionCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.list_ is not _UNSET:
-        s += ',"list":' + ("null" if o.list_ is None else _o(o.list_))
+        s += ',"list":' + ("null" if o.list_ is None else _WRITERS[type(o.list_)](o.list_))
     if o.delete is not _UNSET:
-        s += ',"delete":' + ("null" if o.delete is None else _o(o.delete))
+        s += ',"delete":' + ("null" if o.delete is None else _WRITERS[type(o.delete)](o.delete))
     if o.additional_directories is not _UNSET:
         s += ',"additionalDirectories":' + (
-            "null" if o.additional_directories is None else _o(o.additional_directories)
+            "null"
+            if o.additional_directories is None
+            else _WRITERS[type(o.additional_directories)](o.additional_directories)
         )
     if o.resume is not _UNSET:
-        s += ',"resume":' + ("null" if o.resume is None else _o(o.resume))
+        s += ',"resume":' + ("null" if o.resume is None else _WRITERS[type(o.resume)](o.resume))
     if o.close is not _UNSET:
-        s += ',"close":' + ("null" if o.close is None else _o(o.close))
+        s += ',"close":' + ("null" if o.close is None else _WRITERS[type(o.close)](o.close))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -1036,7 +1063,7 @@ def _w_AgentAuthCapabilities(o: _m.AgentAuthCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.logout is not _UNSET:
-        s += ',"logout":' + ("null" if o.logout is None else _o(o.logout))
+        s += ',"logout":' + ("null" if o.logout is None else _WRITERS[type(o.logout)](o.logout))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -1151,7 +1178,7 @@ def _w_NewSessionResponse(o: _m.NewSessionResponse) -> str:
         raise _Indirect
     s = '{"sessionId":' + (_quote(o.session_id) if type(o.session_id) is str else _v(o.session_id))
     if o.modes is not _UNSET:
-        s += ',"modes":' + ("null" if o.modes is None else _o(o.modes))
+        s += ',"modes":' + ("null" if o.modes is None else _WRITERS[type(o.modes)](o.modes))
     if o.config_options is not _UNSET:
         s += ',"configOptions":' + (
             "null"
@@ -1275,7 +1302,7 @@ def _w_LoadSessionResponse(o: _m.LoadSessionResponse) -> str:
         raise _Indirect
     s = ""
     if o.modes is not _UNSET:
-        s += ',"modes":' + ("null" if o.modes is None else _o(o.modes))
+        s += ',"modes":' + ("null" if o.modes is None else _WRITERS[type(o.modes)](o.modes))
     if o.config_options is not _UNSET:
         s += ',"configOptions":' + (
             "null"
@@ -1332,7 +1359,7 @@ def _w_ResumeSessionResponse(o: _m.ResumeSessionResponse) -> str:
         raise _Indirect
     s = ""
     if o.modes is not _UNSET:
-        s += ',"modes":' + ("null" if o.modes is None else _o(o.modes))
+        s += ',"modes":' + ("null" if o.modes is None else _WRITERS[type(o.modes)](o.modes))
     if o.config_options is not _UNSET:
         s += ',"configOptions":' + (
             "null"
@@ -1403,7 +1430,7 @@ def _w_SessionNotification(o: _m.SessionNotification) -> str:
     if o.extra:
         raise _Indirect
     s = '{"sessionId":' + (_quote(o.session_id) if type(o.session_id) is str else _v(o.session_id))
-    s += ',"update":' + _o(o.update)
+    s += ',"update":' + _WRITERS[type(o.update)](o.update)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1413,7 +1440,7 @@ def _w_SessionUpdateUserMessageChunk(o: _m.SessionUpdateUserMessageChunk) -> str
     if o.extra:
         raise _Indirect
     s = '{"sessionUpdate":"user_message_chunk"'
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.message_id is not _UNSET:
         s += ',"messageId":' + (
             _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
@@ -1427,7 +1454,7 @@ def _w_SessionUpdateAgentMessageChunk(o: _m.SessionUpdateAgentMessageChunk) -> s
     if o.extra:
         raise _Indirect
     s = '{"sessionUpdate":"agent_message_chunk"'
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.message_id is not _UNSET:
         s += ',"messageId":' + (
             _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
@@ -1441,7 +1468,7 @@ def _w_SessionUpdateAgentThoughtChunk(o: _m.SessionUpdateAgentThoughtChunk) -> s
     if o.extra:
         raise _Indirect
     s = '{"sessionUpdate":"agent_thought_chunk"'
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.message_id is not _UNSET:
         s += ',"messageId":' + (
             _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
@@ -1574,7 +1601,7 @@ def _w_SessionUpdateUsageUpdate(o: _m.SessionUpdateUsageUpdate) -> str:
     s += ',"used":' + _v(o.used)
     s += ',"size":' + _v(o.size)
     if o.cost is not _UNSET:
-        s += ',"cost":' + ("null" if o.cost is None else _o(o.cost))
+        s += ',"cost":' + ("null" if o.cost is None else _WRITERS[type(o.cost)](o.cost))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1621,7 +1648,7 @@ def _w_SessionUpdateCompactionSummaryChunk(o: _m.SessionUpdateCompactionSummaryC
     s += ',"compactionId":' + (
         _quote(o.compaction_id) if type(o.compaction_id) is str else _v(o.compaction_id)
     )
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1630,7 +1657,7 @@ def _w_SessionUpdateCompactionSummaryChunk(o: _m.SessionUpdateCompactionSummaryC
 def _w_ContentChunk(o: _m.ContentChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"content":' + _o(o.content)
+    s = '{"content":' + _WRITERS[type(o.content)](o.content)
     if o.message_id is not _UNSET:
         s += ',"messageId":' + (
             _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
@@ -1769,7 +1796,7 @@ def _w_UsageUpdate(o: _m.UsageUpdate) -> str:
     s = '{"used":' + _v(o.used)
     s += ',"size":' + _v(o.size)
     if o.cost is not _UNSET:
-        s += ',"cost":' + ("null" if o.cost is None else _o(o.cost))
+        s += ',"cost":' + ("null" if o.cost is None else _WRITERS[type(o.cost)](o.cost))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1813,7 +1840,7 @@ def _w_CompactionSummaryChunk(o: _m.CompactionSummaryChunk) -> str:
     s = '{"compactionId":' + (
         _quote(o.compaction_id) if type(o.compaction_id) is str else _v(o.compaction_id)
     )
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1845,9 +1872,11 @@ def _w_InitializeRequest(o: _m.InitializeRequest) -> str:
         raise _Indirect
     s = '{"protocolVersion":' + _v(o.protocol_version)
     if o.client_capabilities is not _UNSET:
-        s += ',"clientCapabilities":' + _o(o.client_capabilities)
+        s += ',"clientCapabilities":' + _WRITERS[type(o.client_capabilities)](o.client_capabilities)
     if o.client_info is not _UNSET:
-        s += ',"clientInfo":' + ("null" if o.client_info is None else _o(o.client_info))
+        s += ',"clientInfo":' + (
+            "null" if o.client_info is None else _WRITERS[type(o.client_info)](o.client_info)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1858,15 +1887,17 @@ def _w_ClientCapabilities(o: _m.ClientCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.fs is not _UNSET:
-        s += ',"fs":' + _o(o.fs)
+        s += ',"fs":' + _WRITERS[type(o.fs)](o.fs)
     if o.terminal is not _UNSET:
         s += ',"terminal":' + _v(o.terminal)
     if o.session is not _UNSET:
-        s += ',"session":' + ("null" if o.session is None else _o(o.session))
+        s += ',"session":' + ("null" if o.session is None else _WRITERS[type(o.session)](o.session))
     if o.auth is not _UNSET:
-        s += ',"auth":' + _o(o.auth)
+        s += ',"auth":' + _WRITERS[type(o.auth)](o.auth)
     if o.elicitation is not _UNSET:
-        s += ',"elicitation":' + ("null" if o.elicitation is None else _o(o.elicitation))
+        s += ',"elicitation":' + (
+            "null" if o.elicitation is None else _WRITERS[type(o.elicitation)](o.elicitation)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -1890,11 +1921,17 @@ def _w_ClientSessionCapabilities(o: _m.ClientSessionCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.compaction is not _UNSET:
-        s += ',"compaction":' + ("null" if o.compaction is None else _o(o.compaction))
+        s += ',"compaction":' + (
+            "null" if o.compaction is None else _WRITERS[type(o.compaction)](o.compaction)
+        )
     if o.config_options is not _UNSET:
-        s += ',"configOptions":' + ("null" if o.config_options is None else _o(o.config_options))
+        s += ',"configOptions":' + (
+            "null"
+            if o.config_options is None
+            else _WRITERS[type(o.config_options)](o.config_options)
+        )
     if o.notices is not _UNSET:
-        s += ',"notices":' + ("null" if o.notices is None else _o(o.notices))
+        s += ',"notices":' + ("null" if o.notices is None else _WRITERS[type(o.notices)](o.notices))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -1912,7 +1949,7 @@ def _w_SessionConfigOptionsCapabilities(o: _m.SessionConfigOptionsCapabilities) 
         raise _Indirect
     s = ""
     if o.boolean is not _UNSET:
-        s += ',"boolean":' + ("null" if o.boolean is None else _o(o.boolean))
+        s += ',"boolean":' + ("null" if o.boolean is None else _WRITERS[type(o.boolean)](o.boolean))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -1950,9 +1987,9 @@ def _w_ElicitationCapabilities(o: _m.ElicitationCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.form is not _UNSET:
-        s += ',"form":' + ("null" if o.form is None else _o(o.form))
+        s += ',"form":' + ("null" if o.form is None else _WRITERS[type(o.form)](o.form))
     if o.url is not _UNSET:
-        s += ',"url":' + ("null" if o.url is None else _o(o.url))
+        s += ',"url":' + ("null" if o.url is None else _WRITERS[type(o.url)](o.url))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -2208,7 +2245,7 @@ def _w_ReadTextFileResponse(o: _m.ReadTextFileResponse) -> str:
 def _w_RequestPermissionResponse(o: _m.RequestPermissionResponse) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"outcome":' + _o(o.outcome)
+    s = '{"outcome":' + _WRITERS[type(o.outcome)](o.outcome)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2257,7 +2294,9 @@ def _w_TerminalOutputResponse(o: _m.TerminalOutputResponse) -> str:
     s = '{"output":' + (_quote(o.output) if type(o.output) is str else _v(o.output))
     s += ',"truncated":' + _v(o.truncated)
     if o.exit_status is not _UNSET:
-        s += ',"exitStatus":' + ("null" if o.exit_status is None else _o(o.exit_status))
+        s += ',"exitStatus":' + (
+            "null" if o.exit_status is None else _WRITERS[type(o.exit_status)](o.exit_status)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"

@@ -57,7 +57,8 @@ def _v(x: _Any) -> str:
 
 
 def _o(x: _Any) -> str:
-    """A model (KeyError for anything else: the general way takes over)."""
+    """A model in a list or a map (KeyError for anything else: the general way takes over; a
+    model field calls its writer from `_WRITERS` itself)."""
     return _WRITERS[type(x)](x)
 
 
@@ -89,7 +90,7 @@ def _w_RequestPermissionRequest(o: _m.RequestPermissionRequest) -> str:
             _quote(o.description) if type(o.description) is str else _v(o.description)
         )
     if o.subject is not _UNSET:
-        s += ',"subject":' + ("null" if o.subject is None else _o(o.subject))
+        s += ',"subject":' + ("null" if o.subject is None else _WRITERS[type(o.subject)](o.subject))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -99,7 +100,7 @@ def _w_RequestPermissionSubjectToolCall(o: _m.RequestPermissionSubjectToolCall) 
     if o.extra:
         raise _Indirect
     s = '{"type":"tool_call"'
-    s += ',"toolCall":' + _o(o.tool_call)
+    s += ',"toolCall":' + _WRITERS[type(o.tool_call)](o.tool_call)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -158,7 +159,9 @@ def _w_ToolCallUpdate(o: _m.ToolCallUpdate) -> str:
     if o.raw_output is not _UNSET:
         s += ',"rawOutput":' + _v(o.raw_output)
     if o.capabilities is not _UNSET:
-        s += ',"capabilities":' + ("null" if o.capabilities is None else _o(o.capabilities))
+        s += ',"capabilities":' + (
+            "null" if o.capabilities is None else _WRITERS[type(o.capabilities)](o.capabilities)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -168,7 +171,7 @@ def _w_ToolCallContentContent(o: _m.ToolCallContentContent) -> str:
     if o.extra:
         raise _Indirect
     s = '{"type":"content"'
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -180,7 +183,7 @@ def _w_ToolCallContentDiff(o: _m.ToolCallContentDiff) -> str:
     s = '{"type":"diff"'
     s += ',"changes":' + ("[" + ",".join([_o(i) for i in o.changes]) + "]")
     if o.patch is not _UNSET:
-        s += ',"patch":' + ("null" if o.patch is None else _o(o.patch))
+        s += ',"patch":' + ("null" if o.patch is None else _WRITERS[type(o.patch)](o.patch))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -211,7 +214,9 @@ def _w_ContentBlockText(o: _m.ContentBlockText) -> str:
     s = '{"type":"text"'
     s += ',"text":' + (_quote(o.text) if type(o.text) is str else _v(o.text))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -226,7 +231,9 @@ def _w_ContentBlockImage(o: _m.ContentBlockImage) -> str:
     if o.uri is not _UNSET:
         s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -239,7 +246,9 @@ def _w_ContentBlockAudio(o: _m.ContentBlockAudio) -> str:
     s += ',"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -266,7 +275,9 @@ def _w_ContentBlockResourceLink(o: _m.ContentBlockResourceLink) -> str:
     if o.size is not _UNSET:
         s += ',"size":' + _v(o.size)
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -278,7 +289,9 @@ def _w_ContentBlockResource(o: _m.ContentBlockResource) -> str:
     s = '{"type":"resource"'
     s += ',"resource":' + _v(_enc(o.resource))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -313,7 +326,9 @@ def _w_TextContent(o: _m.TextContent) -> str:
         raise _Indirect
     s = '{"text":' + (_quote(o.text) if type(o.text) is str else _v(o.text))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -327,7 +342,9 @@ def _w_ImageContent(o: _m.ImageContent) -> str:
     if o.uri is not _UNSET:
         s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -339,7 +356,9 @@ def _w_AudioContent(o: _m.AudioContent) -> str:
     s = '{"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -380,7 +399,9 @@ def _w_ResourceLink(o: _m.ResourceLink) -> str:
     if o.size is not _UNSET:
         s += ',"size":' + _v(o.size)
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -415,7 +436,9 @@ def _w_EmbeddedResource(o: _m.EmbeddedResource) -> str:
         raise _Indirect
     s = '{"resource":' + _v(_enc(o.resource))
     if o.annotations is not _UNSET:
-        s += ',"annotations":' + ("null" if o.annotations is None else _o(o.annotations))
+        s += ',"annotations":' + (
+            "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -424,7 +447,7 @@ def _w_EmbeddedResource(o: _m.EmbeddedResource) -> str:
 def _w_Content(o: _m.Content) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"content":' + _o(o.content)
+    s = '{"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -545,7 +568,7 @@ def _w_Diff(o: _m.Diff) -> str:
         raise _Indirect
     s = '{"changes":' + ("[" + ",".join([_o(i) for i in o.changes]) + "]")
     if o.patch is not _UNSET:
-        s += ',"patch":' + ("null" if o.patch is None else _o(o.patch))
+        s += ',"patch":' + ("null" if o.patch is None else _WRITERS[type(o.patch)](o.patch))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -578,7 +601,7 @@ def _w_ToolCallCapabilities(o: _m.ToolCallCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.cancel is not _UNSET:
-        s += ',"cancel":' + ("null" if o.cancel is None else _o(o.cancel))
+        s += ',"cancel":' + ("null" if o.cancel is None else _WRITERS[type(o.cancel)](o.cancel))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -596,7 +619,7 @@ def _w_ToolCallCancelCapabilities(o: _m.ToolCallCancelCapabilities) -> str:
 def _w_ToolCallPermissionSubject(o: _m.ToolCallPermissionSubject) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"toolCall":' + _o(o.tool_call)
+    s = '{"toolCall":' + _WRITERS[type(o.tool_call)](o.tool_call)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -636,7 +659,7 @@ def _w_CreateElicitationRequestForm(o: _m.CreateElicitationRequestForm) -> str:
         raise _Indirect
     s = '{"mode":"form"'
     s += ',"message":' + (_quote(o.message) if type(o.message) is str else _v(o.message))
-    s += ',"requestedSchema":' + _o(o.requested_schema)
+    s += ',"requestedSchema":' + _WRITERS[type(o.requested_schema)](o.requested_schema)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     if o.session_id is not _UNSET:
@@ -997,7 +1020,7 @@ def _w_MultiSelectPropertySchema(o: _m.MultiSelectPropertySchema) -> str:
 def _w_ElicitationFormMode(o: _m.ElicitationFormMode) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"requestedSchema":' + _o(o.requested_schema)
+    s = '{"requestedSchema":' + _WRITERS[type(o.requested_schema)](o.requested_schema)
     if o.session_id is not _UNSET:
         s += ',"sessionId":' + (
             _quote(o.session_id) if type(o.session_id) is str else _v(o.session_id)
@@ -1035,9 +1058,9 @@ def _w_InitializeResponse(o: _m.InitializeResponse) -> str:
     if o.extra:
         raise _Indirect
     s = '{"protocolVersion":' + _v(o.protocol_version)
-    s += ',"info":' + _o(o.info)
+    s += ',"info":' + _WRITERS[type(o.info)](o.info)
     if o.capabilities is not _UNSET:
-        s += ',"capabilities":' + _o(o.capabilities)
+        s += ',"capabilities":' + _WRITERS[type(o.capabilities)](o.capabilities)
     if o.auth_methods is not _UNSET:
         s += ',"authMethods":' + ("[" + ",".join([_o(i) for i in o.auth_methods]) + "]")
     if o.meta is not _UNSET:
@@ -1062,9 +1085,9 @@ def _w_AgentCapabilities(o: _m.AgentCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.session is not _UNSET:
-        s += ',"session":' + ("null" if o.session is None else _o(o.session))
+        s += ',"session":' + ("null" if o.session is None else _WRITERS[type(o.session)](o.session))
     if o.auth is not _UNSET:
-        s += ',"auth":' + ("null" if o.auth is None else _o(o.auth))
+        s += ',"auth":' + ("null" if o.auth is None else _WRITERS[type(o.auth)](o.auth))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -1075,14 +1098,16 @@ def _w_SessionCapabilities(o: _m.SessionCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.prompt is not _UNSET:
-        s += ',"prompt":' + ("null" if o.prompt is None else _o(o.prompt))
+        s += ',"prompt":' + ("null" if o.prompt is None else _WRITERS[type(o.prompt)](o.prompt))
     if o.mcp is not _UNSET:
-        s += ',"mcp":' + ("null" if o.mcp is None else _o(o.mcp))
+        s += ',"mcp":' + ("null" if o.mcp is None else _WRITERS[type(o.mcp)](o.mcp))
     if o.delete is not _UNSET:
-        s += ',"delete":' + ("null" if o.delete is None else _o(o.delete))
+        s += ',"delete":' + ("null" if o.delete is None else _WRITERS[type(o.delete)](o.delete))
     if o.additional_directories is not _UNSET:
         s += ',"additionalDirectories":' + (
-            "null" if o.additional_directories is None else _o(o.additional_directories)
+            "null"
+            if o.additional_directories is None
+            else _WRITERS[type(o.additional_directories)](o.additional_directories)
         )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -1094,12 +1119,14 @@ def _w_PromptCapabilities(o: _m.PromptCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.image is not _UNSET:
-        s += ',"image":' + ("null" if o.image is None else _o(o.image))
+        s += ',"image":' + ("null" if o.image is None else _WRITERS[type(o.image)](o.image))
     if o.audio is not _UNSET:
-        s += ',"audio":' + ("null" if o.audio is None else _o(o.audio))
+        s += ',"audio":' + ("null" if o.audio is None else _WRITERS[type(o.audio)](o.audio))
     if o.embedded_context is not _UNSET:
         s += ',"embeddedContext":' + (
-            "null" if o.embedded_context is None else _o(o.embedded_context)
+            "null"
+            if o.embedded_context is None
+            else _WRITERS[type(o.embedded_context)](o.embedded_context)
         )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -1138,9 +1165,9 @@ def _w_McpCapabilities(o: _m.McpCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.stdio is not _UNSET:
-        s += ',"stdio":' + ("null" if o.stdio is None else _o(o.stdio))
+        s += ',"stdio":' + ("null" if o.stdio is None else _WRITERS[type(o.stdio)](o.stdio))
     if o.http is not _UNSET:
-        s += ',"http":' + ("null" if o.http is None else _o(o.http))
+        s += ',"http":' + ("null" if o.http is None else _WRITERS[type(o.http)](o.http))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -1416,7 +1443,7 @@ def _w_AvailableCommandCommand(o: _m.AvailableCommandCommand) -> str:
         _quote(o.description) if type(o.description) is str else _v(o.description)
     )
     if o.input is not _UNSET:
-        s += ',"input":' + ("null" if o.input is None else _o(o.input))
+        s += ',"input":' + ("null" if o.input is None else _WRITERS[type(o.input)](o.input))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1467,7 +1494,7 @@ def _w_Command(o: _m.Command) -> str:
         _quote(o.description) if type(o.description) is str else _v(o.description)
     )
     if o.input is not _UNSET:
-        s += ',"input":' + ("null" if o.input is None else _o(o.input))
+        s += ',"input":' + ("null" if o.input is None else _WRITERS[type(o.input)](o.input))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1613,7 +1640,7 @@ def _w_UpdateSessionNotification(o: _m.UpdateSessionNotification) -> str:
     if o.extra:
         raise _Indirect
     s = '{"sessionId":' + (_quote(o.session_id) if type(o.session_id) is str else _v(o.session_id))
-    s += ',"update":' + _o(o.update)
+    s += ',"update":' + _WRITERS[type(o.update)](o.update)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1624,7 +1651,7 @@ def _w_SessionUpdateUserMessageChunk(o: _m.SessionUpdateUserMessageChunk) -> str
         raise _Indirect
     s = '{"sessionUpdate":"user_message_chunk"'
     s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1649,7 +1676,7 @@ def _w_SessionUpdateAgentMessageChunk(o: _m.SessionUpdateAgentMessageChunk) -> s
         raise _Indirect
     s = '{"sessionUpdate":"agent_message_chunk"'
     s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1674,7 +1701,7 @@ def _w_SessionUpdateAgentThoughtChunk(o: _m.SessionUpdateAgentThoughtChunk) -> s
         raise _Indirect
     s = '{"sessionUpdate":"agent_thought_chunk"'
     s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1710,7 +1737,7 @@ def _w_SessionUpdateStateUpdate(o: _m.SessionUpdateStateUpdate) -> str:
             _quote(o.stop_reason) if type(o.stop_reason) is str else _v(o.stop_reason)
         )
     if o.error is not _UNSET:
-        s += ',"error":' + ("null" if o.error is None else _o(o.error))
+        s += ',"error":' + ("null" if o.error is None else _WRITERS[type(o.error)](o.error))
     return s + "}"
 
 
@@ -1721,7 +1748,7 @@ def _w_SessionUpdateToolCallContentChunk(o: _m.SessionUpdateToolCallContentChunk
     s += ',"toolCallId":' + (
         _quote(o.tool_call_id) if type(o.tool_call_id) is str else _v(o.tool_call_id)
     )
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1755,7 +1782,9 @@ def _w_SessionUpdateToolCallUpdate(o: _m.SessionUpdateToolCallUpdate) -> str:
     if o.raw_output is not _UNSET:
         s += ',"rawOutput":' + _v(o.raw_output)
     if o.capabilities is not _UNSET:
-        s += ',"capabilities":' + ("null" if o.capabilities is None else _o(o.capabilities))
+        s += ',"capabilities":' + (
+            "null" if o.capabilities is None else _WRITERS[type(o.capabilities)](o.capabilities)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1773,13 +1802,17 @@ def _w_SessionUpdateTerminalUpdate(o: _m.SessionUpdateTerminalUpdate) -> str:
     if o.cwd is not _UNSET:
         s += ',"cwd":' + (_quote(o.cwd) if type(o.cwd) is str else _v(o.cwd))
     if o.output is not _UNSET:
-        s += ',"output":' + ("null" if o.output is None else _o(o.output))
+        s += ',"output":' + ("null" if o.output is None else _WRITERS[type(o.output)](o.output))
     if o.exit_status is not _UNSET:
-        s += ',"exitStatus":' + ("null" if o.exit_status is None else _o(o.exit_status))
+        s += ',"exitStatus":' + (
+            "null" if o.exit_status is None else _WRITERS[type(o.exit_status)](o.exit_status)
+        )
     if o.size is not _UNSET:
-        s += ',"size":' + ("null" if o.size is None else _o(o.size))
+        s += ',"size":' + ("null" if o.size is None else _WRITERS[type(o.size)](o.size))
     if o.capabilities is not _UNSET:
-        s += ',"capabilities":' + ("null" if o.capabilities is None else _o(o.capabilities))
+        s += ',"capabilities":' + (
+            "null" if o.capabilities is None else _WRITERS[type(o.capabilities)](o.capabilities)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1802,7 +1835,7 @@ def _w_SessionUpdatePlanUpdate(o: _m.SessionUpdatePlanUpdate) -> str:
     if o.extra:
         raise _Indirect
     s = '{"sessionUpdate":"plan_update"'
-    s += ',"plan":' + _o(o.plan)
+    s += ',"plan":' + _WRITERS[type(o.plan)](o.plan)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1850,7 +1883,7 @@ def _w_SessionUpdateUsageUpdate(o: _m.SessionUpdateUsageUpdate) -> str:
     s += ',"used":' + _v(o.used)
     s += ',"size":' + _v(o.size)
     if o.cost is not _UNSET:
-        s += ',"cost":' + ("null" if o.cost is None else _o(o.cost))
+        s += ',"cost":' + ("null" if o.cost is None else _WRITERS[type(o.cost)](o.cost))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1897,7 +1930,7 @@ def _w_SessionUpdateCompactionSummaryChunk(o: _m.SessionUpdateCompactionSummaryC
     s += ',"compactionId":' + (
         _quote(o.compaction_id) if type(o.compaction_id) is str else _v(o.compaction_id)
     )
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1916,7 +1949,7 @@ def _w_ContentChunk(o: _m.ContentChunk) -> str:
     if o.extra:
         raise _Indirect
     s = '{"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2032,7 +2065,7 @@ def _w_ErrorStopReason(o: _m.ErrorStopReason) -> str:
         raise _Indirect
     s = ""
     if o.error is not _UNSET:
-        s += ',"error":' + ("null" if o.error is None else _o(o.error))
+        s += ',"error":' + ("null" if o.error is None else _WRITERS[type(o.error)](o.error))
     return "{" + s[1:] + "}"
 
 
@@ -2051,7 +2084,7 @@ def _w_IdleStateUpdate(o: _m.IdleStateUpdate) -> str:
             _quote(o.stop_reason) if type(o.stop_reason) is str else _v(o.stop_reason)
         )
     if o.error is not _UNSET:
-        s += ',"error":' + ("null" if o.error is None else _o(o.error))
+        s += ',"error":' + ("null" if o.error is None else _WRITERS[type(o.error)](o.error))
     return "{" + s[1:] + "}"
 
 
@@ -2096,7 +2129,7 @@ def _w_StateUpdateIdle(o: _m.StateUpdateIdle) -> str:
             _quote(o.stop_reason) if type(o.stop_reason) is str else _v(o.stop_reason)
         )
     if o.error is not _UNSET:
-        s += ',"error":' + ("null" if o.error is None else _o(o.error))
+        s += ',"error":' + ("null" if o.error is None else _WRITERS[type(o.error)](o.error))
     return s + "}"
 
 
@@ -2126,7 +2159,7 @@ def _w_ToolCallContentChunk(o: _m.ToolCallContentChunk) -> str:
     s = '{"toolCallId":' + (
         _quote(o.tool_call_id) if type(o.tool_call_id) is str else _v(o.tool_call_id)
     )
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2169,7 +2202,7 @@ def _w_TerminalCapabilities(o: _m.TerminalCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.cancel is not _UNSET:
-        s += ',"cancel":' + ("null" if o.cancel is None else _o(o.cancel))
+        s += ',"cancel":' + ("null" if o.cancel is None else _WRITERS[type(o.cancel)](o.cancel))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -2195,13 +2228,17 @@ def _w_TerminalUpdate(o: _m.TerminalUpdate) -> str:
     if o.cwd is not _UNSET:
         s += ',"cwd":' + (_quote(o.cwd) if type(o.cwd) is str else _v(o.cwd))
     if o.output is not _UNSET:
-        s += ',"output":' + ("null" if o.output is None else _o(o.output))
+        s += ',"output":' + ("null" if o.output is None else _WRITERS[type(o.output)](o.output))
     if o.exit_status is not _UNSET:
-        s += ',"exitStatus":' + ("null" if o.exit_status is None else _o(o.exit_status))
+        s += ',"exitStatus":' + (
+            "null" if o.exit_status is None else _WRITERS[type(o.exit_status)](o.exit_status)
+        )
     if o.size is not _UNSET:
-        s += ',"size":' + ("null" if o.size is None else _o(o.size))
+        s += ',"size":' + ("null" if o.size is None else _WRITERS[type(o.size)](o.size))
     if o.capabilities is not _UNSET:
-        s += ',"capabilities":' + ("null" if o.capabilities is None else _o(o.capabilities))
+        s += ',"capabilities":' + (
+            "null" if o.capabilities is None else _WRITERS[type(o.capabilities)](o.capabilities)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2262,7 +2299,7 @@ def _w_PlanItems(o: _m.PlanItems) -> str:
 def _w_PlanUpdate(o: _m.PlanUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"plan":' + _o(o.plan)
+    s = '{"plan":' + _WRITERS[type(o.plan)](o.plan)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2317,7 +2354,7 @@ def _w_UsageUpdate(o: _m.UsageUpdate) -> str:
     s = '{"used":' + _v(o.used)
     s += ',"size":' + _v(o.size)
     if o.cost is not _UNSET:
-        s += ',"cost":' + ("null" if o.cost is None else _o(o.cost))
+        s += ',"cost":' + ("null" if o.cost is None else _WRITERS[type(o.cost)](o.cost))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2361,7 +2398,7 @@ def _w_CompactionSummaryChunk(o: _m.CompactionSummaryChunk) -> str:
     s = '{"compactionId":' + (
         _quote(o.compaction_id) if type(o.compaction_id) is str else _v(o.compaction_id)
     )
-    s += ',"content":' + _o(o.content)
+    s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2392,9 +2429,9 @@ def _w_InitializeRequest(o: _m.InitializeRequest) -> str:
     if o.extra:
         raise _Indirect
     s = '{"protocolVersion":' + _v(o.protocol_version)
-    s += ',"info":' + _o(o.info)
+    s += ',"info":' + _WRITERS[type(o.info)](o.info)
     if o.capabilities is not _UNSET:
-        s += ',"capabilities":' + _o(o.capabilities)
+        s += ',"capabilities":' + _WRITERS[type(o.capabilities)](o.capabilities)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2405,9 +2442,11 @@ def _w_ClientCapabilities(o: _m.ClientCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.auth is not _UNSET:
-        s += ',"auth":' + ("null" if o.auth is None else _o(o.auth))
+        s += ',"auth":' + ("null" if o.auth is None else _WRITERS[type(o.auth)](o.auth))
     if o.elicitation is not _UNSET:
-        s += ',"elicitation":' + ("null" if o.elicitation is None else _o(o.elicitation))
+        s += ',"elicitation":' + (
+            "null" if o.elicitation is None else _WRITERS[type(o.elicitation)](o.elicitation)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -2418,7 +2457,9 @@ def _w_ClientAuthCapabilities(o: _m.ClientAuthCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.terminal is not _UNSET:
-        s += ',"terminal":' + ("null" if o.terminal is None else _o(o.terminal))
+        s += ',"terminal":' + (
+            "null" if o.terminal is None else _WRITERS[type(o.terminal)](o.terminal)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -2438,9 +2479,9 @@ def _w_ElicitationCapabilities(o: _m.ElicitationCapabilities) -> str:
         raise _Indirect
     s = ""
     if o.form is not _UNSET:
-        s += ',"form":' + ("null" if o.form is None else _o(o.form))
+        s += ',"form":' + ("null" if o.form is None else _WRITERS[type(o.form)](o.form))
     if o.url is not _UNSET:
-        s += ',"url":' + ("null" if o.url is None else _o(o.url))
+        s += ',"url":' + ("null" if o.url is None else _WRITERS[type(o.url)](o.url))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return "{" + s[1:] + "}"
@@ -2598,7 +2639,9 @@ def _w_ResumeSessionRequest(o: _m.ResumeSessionRequest) -> str:
     if o.mcp_servers is not _UNSET:
         s += ',"mcpServers":' + ("[" + ",".join([_o(i) for i in o.mcp_servers]) + "]")
     if o.replay_from is not _UNSET:
-        s += ',"replayFrom":' + ("null" if o.replay_from is None else _o(o.replay_from))
+        s += ',"replayFrom":' + (
+            "null" if o.replay_from is None else _WRITERS[type(o.replay_from)](o.replay_from)
+        )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -2711,7 +2754,7 @@ def _w_PromptRequest(o: _m.PromptRequest) -> str:
 def _w_RequestPermissionResponse(o: _m.RequestPermissionResponse) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"outcome":' + _o(o.outcome)
+    s = '{"outcome":' + _WRITERS[type(o.outcome)](o.outcome)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
