@@ -272,8 +272,21 @@ class Connection(ConnectionReading):
         UnencodableMessage when `params` has no JSON form."""
         if self._reader_task is None:
             self.start()
-        line = self._call_line(method, None, params)
-        self._enqueue(line)
+        named = self._method_texts.get(method)
+        if named is None or params is None or self._taps or self._output_closed:
+            self._enqueue(self._call_line(method, None, params))
+        else:  # the usual case of _call_line and _enqueue, inline: a stream of updates
+            try:
+                params_text = to_text(params)
+            except UnencodableMessage as exc:
+                raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
+            line = f'{{"jsonrpc":"2.0",{named}{params_text}}}\n'.encode()
+            self._out.append(line)
+            self._out_bytes += len(line)
+            self._queued_bytes += len(line)
+            wake = self._out_wake
+            if wake is not None and not wake.done():
+                wake.set_result(None)
         if self._queued_bytes >= WRITE_CHUNK:
             await self._let_output_flow()
 
