@@ -149,8 +149,7 @@ def _w_ToolCallUpdate(o: _m.ToolCallUpdate) -> str:
 def _w_ToolCallContentContent(o: _m.ToolCallContentContent) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"content"'
-    s += ',"content":' + _WRITERS[type(o.content)](o.content)
+    s = '{"type":"content","content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -159,8 +158,7 @@ def _w_ToolCallContentContent(o: _m.ToolCallContentContent) -> str:
 def _w_ToolCallContentDiff(o: _m.ToolCallContentDiff) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"diff"'
-    s += ',"path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
+    s = '{"type":"diff","path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
     s += ',"newText":' + (_quote(o.new_text) if type(o.new_text) is str else _v(o.new_text))
     if o.old_text is not _UNSET:
         s += ',"oldText":' + (_quote(o.old_text) if type(o.old_text) is str else _v(o.old_text))
@@ -172,8 +170,7 @@ def _w_ToolCallContentDiff(o: _m.ToolCallContentDiff) -> str:
 def _w_ToolCallContentTerminal(o: _m.ToolCallContentTerminal) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"terminal"'
-    s += ',"terminalId":' + (
+    s = '{"type":"terminal","terminalId":' + (
         _quote(o.terminal_id) if type(o.terminal_id) is str else _v(o.terminal_id)
     )
     if o.meta is not _UNSET:
@@ -184,8 +181,7 @@ def _w_ToolCallContentTerminal(o: _m.ToolCallContentTerminal) -> str:
 def _w_ContentBlockText(o: _m.ContentBlockText) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"text"'
-    s += ',"text":' + (_quote(o.text) if type(o.text) is str else _v(o.text))
+    s = '{"type":"text","text":' + (_quote(o.text) if type(o.text) is str else _v(o.text))
     if o.annotations is not _UNSET:
         s += ',"annotations":' + (
             "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
@@ -198,8 +194,7 @@ def _w_ContentBlockText(o: _m.ContentBlockText) -> str:
 def _w_ContentBlockImage(o: _m.ContentBlockImage) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"image"'
-    s += ',"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
+    s = '{"type":"image","data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
         s += ',"annotations":' + (
@@ -215,8 +210,7 @@ def _w_ContentBlockImage(o: _m.ContentBlockImage) -> str:
 def _w_ContentBlockAudio(o: _m.ContentBlockAudio) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"audio"'
-    s += ',"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
+    s = '{"type":"audio","data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
         s += ',"annotations":' + (
@@ -230,8 +224,7 @@ def _w_ContentBlockAudio(o: _m.ContentBlockAudio) -> str:
 def _w_ContentBlockResourceLink(o: _m.ContentBlockResourceLink) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"resource_link"'
-    s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
+    s = '{"type":"resource_link","name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
     if o.annotations is not _UNSET:
         s += ',"annotations":' + (
@@ -255,8 +248,7 @@ def _w_ContentBlockResourceLink(o: _m.ContentBlockResourceLink) -> str:
 def _w_ContentBlockResource(o: _m.ContentBlockResource) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"resource"'
-    s += ',"resource":' + _v(_enc(o.resource))
+    s = '{"type":"resource","resource":' + _v(_enc(o.resource))
     if o.annotations is not _UNSET:
         s += ',"annotations":' + (
             "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
@@ -520,8 +512,9 @@ def _w_KillTerminalRequest(o: _m.KillTerminalRequest) -> str:
 def _w_CreateElicitationRequestForm(o: _m.CreateElicitationRequestForm) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"mode":"form"'
-    s += ',"message":' + (_quote(o.message) if type(o.message) is str else _v(o.message))
+    s = '{"mode":"form","message":' + (
+        _quote(o.message) if type(o.message) is str else _v(o.message)
+    )
     s += ',"requestedSchema":' + _WRITERS[type(o.requested_schema)](o.requested_schema)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -541,8 +534,9 @@ def _w_CreateElicitationRequestForm(o: _m.CreateElicitationRequestForm) -> str:
 def _w_CreateElicitationRequestUrl(o: _m.CreateElicitationRequestUrl) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"mode":"url"'
-    s += ',"message":' + (_quote(o.message) if type(o.message) is str else _v(o.message))
+    s = '{"mode":"url","message":' + (
+        _quote(o.message) if type(o.message) is str else _v(o.message)
+    )
     s += ',"elicitationId":' + (
         _quote(o.elicitation_id) if type(o.elicitation_id) is str else _v(o.elicitation_id)
     )
@@ -716,8 +710,7 @@ def _w_ElicitationPropertySchemaBoolean(o: _m.ElicitationPropertySchemaBoolean) 
 def _w_ElicitationPropertySchemaArray(o: _m.ElicitationPropertySchemaArray) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"array"'
-    s += ',"items":' + _v(_enc(o.items))
+    s = '{"type":"array","items":' + _v(_enc(o.items))
     if o.title is not _UNSET:
         s += ',"title":' + (_quote(o.title) if type(o.title) is str else _v(o.title))
     if o.description is not _UNSET:
@@ -1081,8 +1074,7 @@ def _w_LogoutCapabilities(o: _m.LogoutCapabilities) -> str:
 def _w_AuthMethodTerminal(o: _m.AuthMethodTerminal) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"terminal"'
-    s += ',"id":' + (_quote(o.id) if type(o.id) is str else _v(o.id))
+    s = '{"type":"terminal","id":' + (_quote(o.id) if type(o.id) is str else _v(o.id))
     s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     if o.description is not _UNSET:
         s += ',"description":' + (
@@ -1219,8 +1211,7 @@ def _w_SessionMode(o: _m.SessionMode) -> str:
 def _w_SessionConfigOptionSelect(o: _m.SessionConfigOptionSelect) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"select"'
-    s += ',"id":' + (_quote(o.id) if type(o.id) is str else _v(o.id))
+    s = '{"type":"select","id":' + (_quote(o.id) if type(o.id) is str else _v(o.id))
     s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"currentValue":' + (
         _quote(o.current_value) if type(o.current_value) is str else _v(o.current_value)
@@ -1240,8 +1231,7 @@ def _w_SessionConfigOptionSelect(o: _m.SessionConfigOptionSelect) -> str:
 def _w_SessionConfigOptionBoolean(o: _m.SessionConfigOptionBoolean) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"boolean"'
-    s += ',"id":' + (_quote(o.id) if type(o.id) is str else _v(o.id))
+    s = '{"type":"boolean","id":' + (_quote(o.id) if type(o.id) is str else _v(o.id))
     s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"currentValue":' + _v(o.current_value)
     if o.description is not _UNSET:
@@ -1439,8 +1429,7 @@ def _w_SessionNotification(o: _m.SessionNotification) -> str:
 def _w_SessionUpdateUserMessageChunk(o: _m.SessionUpdateUserMessageChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"user_message_chunk"'
-    s += ',"content":' + _WRITERS[type(o.content)](o.content)
+    s = '{"sessionUpdate":"user_message_chunk","content":' + _WRITERS[type(o.content)](o.content)
     if o.message_id is not _UNSET:
         s += ',"messageId":' + (
             _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
@@ -1453,8 +1442,7 @@ def _w_SessionUpdateUserMessageChunk(o: _m.SessionUpdateUserMessageChunk) -> str
 def _w_SessionUpdateAgentMessageChunk(o: _m.SessionUpdateAgentMessageChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"agent_message_chunk"'
-    s += ',"content":' + _WRITERS[type(o.content)](o.content)
+    s = '{"sessionUpdate":"agent_message_chunk","content":' + _WRITERS[type(o.content)](o.content)
     if o.message_id is not _UNSET:
         s += ',"messageId":' + (
             _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
@@ -1467,8 +1455,7 @@ def _w_SessionUpdateAgentMessageChunk(o: _m.SessionUpdateAgentMessageChunk) -> s
 def _w_SessionUpdateAgentThoughtChunk(o: _m.SessionUpdateAgentThoughtChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"agent_thought_chunk"'
-    s += ',"content":' + _WRITERS[type(o.content)](o.content)
+    s = '{"sessionUpdate":"agent_thought_chunk","content":' + _WRITERS[type(o.content)](o.content)
     if o.message_id is not _UNSET:
         s += ',"messageId":' + (
             _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
@@ -1481,8 +1468,7 @@ def _w_SessionUpdateAgentThoughtChunk(o: _m.SessionUpdateAgentThoughtChunk) -> s
 def _w_SessionUpdateToolCall(o: _m.SessionUpdateToolCall) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"tool_call"'
-    s += ',"toolCallId":' + (
+    s = '{"sessionUpdate":"tool_call","toolCallId":' + (
         _quote(o.tool_call_id) if type(o.tool_call_id) is str else _v(o.tool_call_id)
     )
     s += ',"title":' + (_quote(o.title) if type(o.title) is str else _v(o.title))
@@ -1508,8 +1494,7 @@ def _w_SessionUpdateToolCall(o: _m.SessionUpdateToolCall) -> str:
 def _w_SessionUpdateToolCallUpdate(o: _m.SessionUpdateToolCallUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"tool_call_update"'
-    s += ',"toolCallId":' + (
+    s = '{"sessionUpdate":"tool_call_update","toolCallId":' + (
         _quote(o.tool_call_id) if type(o.tool_call_id) is str else _v(o.tool_call_id)
     )
     if o.kind is not _UNSET:
@@ -1540,8 +1525,7 @@ def _w_SessionUpdateToolCallUpdate(o: _m.SessionUpdateToolCallUpdate) -> str:
 def _w_SessionUpdatePlan(o: _m.SessionUpdatePlan) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"plan"'
-    s += ',"entries":' + ("[" + ",".join([_o(i) for i in o.entries]) + "]")
+    s = '{"sessionUpdate":"plan","entries":' + ("[" + ",".join([_o(i) for i in o.entries]) + "]")
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1550,8 +1534,9 @@ def _w_SessionUpdatePlan(o: _m.SessionUpdatePlan) -> str:
 def _w_SessionUpdateAvailableCommandsUpdate(o: _m.SessionUpdateAvailableCommandsUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"available_commands_update"'
-    s += ',"availableCommands":' + ("[" + ",".join([_o(i) for i in o.available_commands]) + "]")
+    s = '{"sessionUpdate":"available_commands_update","availableCommands":' + (
+        "[" + ",".join([_o(i) for i in o.available_commands]) + "]"
+    )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1560,8 +1545,7 @@ def _w_SessionUpdateAvailableCommandsUpdate(o: _m.SessionUpdateAvailableCommands
 def _w_SessionUpdateCurrentModeUpdate(o: _m.SessionUpdateCurrentModeUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"current_mode_update"'
-    s += ',"currentModeId":' + (
+    s = '{"sessionUpdate":"current_mode_update","currentModeId":' + (
         _quote(o.current_mode_id) if type(o.current_mode_id) is str else _v(o.current_mode_id)
     )
     if o.meta is not _UNSET:
@@ -1572,8 +1556,9 @@ def _w_SessionUpdateCurrentModeUpdate(o: _m.SessionUpdateCurrentModeUpdate) -> s
 def _w_SessionUpdateConfigOptionUpdate(o: _m.SessionUpdateConfigOptionUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"config_option_update"'
-    s += ',"configOptions":' + ("[" + ",".join([_o(i) for i in o.config_options]) + "]")
+    s = '{"sessionUpdate":"config_option_update","configOptions":' + (
+        "[" + ",".join([_o(i) for i in o.config_options]) + "]"
+    )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1597,8 +1582,7 @@ def _w_SessionUpdateSessionInfoUpdate(o: _m.SessionUpdateSessionInfoUpdate) -> s
 def _w_SessionUpdateUsageUpdate(o: _m.SessionUpdateUsageUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"usage_update"'
-    s += ',"used":' + _v(o.used)
+    s = '{"sessionUpdate":"usage_update","used":' + _v(o.used)
     s += ',"size":' + _v(o.size)
     if o.cost is not _UNSET:
         s += ',"cost":' + ("null" if o.cost is None else _WRITERS[type(o.cost)](o.cost))
@@ -1610,8 +1594,7 @@ def _w_SessionUpdateUsageUpdate(o: _m.SessionUpdateUsageUpdate) -> str:
 def _w_SessionUpdateNotice(o: _m.SessionUpdateNotice) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"notice"'
-    s += ',"severity":' + (_v(str(o.severity)))
+    s = '{"sessionUpdate":"notice","severity":' + (_v(str(o.severity)))
     s += ',"title":' + (_quote(o.title) if type(o.title) is str else _v(o.title))
     if o.description is not _UNSET:
         s += ',"description":' + (
@@ -1625,8 +1608,7 @@ def _w_SessionUpdateNotice(o: _m.SessionUpdateNotice) -> str:
 def _w_SessionUpdateCompactionUpdate(o: _m.SessionUpdateCompactionUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"compaction_update"'
-    s += ',"compactionId":' + (
+    s = '{"sessionUpdate":"compaction_update","compactionId":' + (
         _quote(o.compaction_id) if type(o.compaction_id) is str else _v(o.compaction_id)
     )
     s += ',"status":' + (_v(str(o.status)))
@@ -1644,8 +1626,7 @@ def _w_SessionUpdateCompactionUpdate(o: _m.SessionUpdateCompactionUpdate) -> str
 def _w_SessionUpdateCompactionSummaryChunk(o: _m.SessionUpdateCompactionSummaryChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"compaction_summary_chunk"'
-    s += ',"compactionId":' + (
+    s = '{"sessionUpdate":"compaction_summary_chunk","compactionId":' + (
         _quote(o.compaction_id) if type(o.compaction_id) is str else _v(o.compaction_id)
     )
     s += ',"content":' + _WRITERS[type(o.content)](o.content)
@@ -2046,8 +2027,7 @@ def _w_NewSessionRequest(o: _m.NewSessionRequest) -> str:
 def _w_McpServerHttp(o: _m.McpServerHttp) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"http"'
-    s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
+    s = '{"type":"http","name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"url":' + (_quote(o.url) if type(o.url) is str else _v(o.url))
     s += ',"headers":' + ("[" + ",".join([_o(i) for i in o.headers]) + "]")
     if o.meta is not _UNSET:
@@ -2058,8 +2038,7 @@ def _w_McpServerHttp(o: _m.McpServerHttp) -> str:
 def _w_McpServerSse(o: _m.McpServerSse) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"sse"'
-    s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
+    s = '{"type":"sse","name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"url":' + (_quote(o.url) if type(o.url) is str else _v(o.url))
     s += ',"headers":' + ("[" + ",".join([_o(i) for i in o.headers]) + "]")
     if o.meta is not _UNSET:
@@ -2194,8 +2173,9 @@ def _w_SetSessionModeRequest(o: _m.SetSessionModeRequest) -> str:
 def _w_SetSessionConfigOptionRequestBoolean(o: _m.SetSessionConfigOptionRequestBoolean) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"boolean"'
-    s += ',"sessionId":' + (_quote(o.session_id) if type(o.session_id) is str else _v(o.session_id))
+    s = '{"type":"boolean","sessionId":' + (
+        _quote(o.session_id) if type(o.session_id) is str else _v(o.session_id)
+    )
     s += ',"configId":' + (_quote(o.config_id) if type(o.config_id) is str else _v(o.config_id))
     s += ',"value":' + _v(o.value)
     if o.meta is not _UNSET:
@@ -2261,8 +2241,9 @@ def _w_RequestPermissionOutcomeCancelled(o: _m.RequestPermissionOutcomeCancelled
 def _w_RequestPermissionOutcomeSelected(o: _m.RequestPermissionOutcomeSelected) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"outcome":"selected"'
-    s += ',"optionId":' + (_quote(o.option_id) if type(o.option_id) is str else _v(o.option_id))
+    s = '{"outcome":"selected","optionId":' + (
+        _quote(o.option_id) if type(o.option_id) is str else _v(o.option_id)
+    )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"

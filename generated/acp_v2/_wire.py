@@ -99,8 +99,7 @@ def _w_RequestPermissionRequest(o: _m.RequestPermissionRequest) -> str:
 def _w_RequestPermissionSubjectToolCall(o: _m.RequestPermissionSubjectToolCall) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"tool_call"'
-    s += ',"toolCall":' + _WRITERS[type(o.tool_call)](o.tool_call)
+    s = '{"type":"tool_call","toolCall":' + _WRITERS[type(o.tool_call)](o.tool_call)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -109,8 +108,9 @@ def _w_RequestPermissionSubjectToolCall(o: _m.RequestPermissionSubjectToolCall) 
 def _w_RequestPermissionSubjectCommand(o: _m.RequestPermissionSubjectCommand) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"command"'
-    s += ',"command":' + (_quote(o.command) if type(o.command) is str else _v(o.command))
+    s = '{"type":"command","command":' + (
+        _quote(o.command) if type(o.command) is str else _v(o.command)
+    )
     s += ',"cwd":' + (_quote(o.cwd) if type(o.cwd) is str else _v(o.cwd))
     if o.tool_call_id is not _UNSET:
         s += ',"toolCallId":' + (
@@ -170,8 +170,7 @@ def _w_ToolCallUpdate(o: _m.ToolCallUpdate) -> str:
 def _w_ToolCallContentContent(o: _m.ToolCallContentContent) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"content"'
-    s += ',"content":' + _WRITERS[type(o.content)](o.content)
+    s = '{"type":"content","content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -180,8 +179,7 @@ def _w_ToolCallContentContent(o: _m.ToolCallContentContent) -> str:
 def _w_ToolCallContentDiff(o: _m.ToolCallContentDiff) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"diff"'
-    s += ',"changes":' + ("[" + ",".join([_o(i) for i in o.changes]) + "]")
+    s = '{"type":"diff","changes":' + ("[" + ",".join([_o(i) for i in o.changes]) + "]")
     if o.patch is not _UNSET:
         s += ',"patch":' + ("null" if o.patch is None else _WRITERS[type(o.patch)](o.patch))
     if o.meta is not _UNSET:
@@ -192,8 +190,7 @@ def _w_ToolCallContentDiff(o: _m.ToolCallContentDiff) -> str:
 def _w_ToolCallContentTerminal(o: _m.ToolCallContentTerminal) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"terminal"'
-    s += ',"terminalId":' + (
+    s = '{"type":"terminal","terminalId":' + (
         _quote(o.terminal_id) if type(o.terminal_id) is str else _v(o.terminal_id)
     )
     if o.meta is not _UNSET:
@@ -211,8 +208,7 @@ def _w_ToolCallContentOther(o: _m.ToolCallContentOther) -> str:
 def _w_ContentBlockText(o: _m.ContentBlockText) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"text"'
-    s += ',"text":' + (_quote(o.text) if type(o.text) is str else _v(o.text))
+    s = '{"type":"text","text":' + (_quote(o.text) if type(o.text) is str else _v(o.text))
     if o.annotations is not _UNSET:
         s += ',"annotations":' + (
             "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
@@ -225,8 +221,7 @@ def _w_ContentBlockText(o: _m.ContentBlockText) -> str:
 def _w_ContentBlockImage(o: _m.ContentBlockImage) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"image"'
-    s += ',"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
+    s = '{"type":"image","data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.uri is not _UNSET:
         s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
@@ -242,8 +237,7 @@ def _w_ContentBlockImage(o: _m.ContentBlockImage) -> str:
 def _w_ContentBlockAudio(o: _m.ContentBlockAudio) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"audio"'
-    s += ',"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
+    s = '{"type":"audio","data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
     s += ',"mimeType":' + (_quote(o.mime_type) if type(o.mime_type) is str else _v(o.mime_type))
     if o.annotations is not _UNSET:
         s += ',"annotations":' + (
@@ -257,8 +251,7 @@ def _w_ContentBlockAudio(o: _m.ContentBlockAudio) -> str:
 def _w_ContentBlockResourceLink(o: _m.ContentBlockResourceLink) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"resource_link"'
-    s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
+    s = '{"type":"resource_link","name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"uri":' + (_quote(o.uri) if type(o.uri) is str else _v(o.uri))
     if o.title is not _UNSET:
         s += ',"title":' + (_quote(o.title) if type(o.title) is str else _v(o.title))
@@ -286,8 +279,7 @@ def _w_ContentBlockResourceLink(o: _m.ContentBlockResourceLink) -> str:
 def _w_ContentBlockResource(o: _m.ContentBlockResource) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"resource"'
-    s += ',"resource":' + _v(_enc(o.resource))
+    s = '{"type":"resource","resource":' + _v(_enc(o.resource))
     if o.annotations is not _UNSET:
         s += ',"annotations":' + (
             "null" if o.annotations is None else _WRITERS[type(o.annotations)](o.annotations)
@@ -456,8 +448,7 @@ def _w_Content(o: _m.Content) -> str:
 def _w_DiffChangeAdd(o: _m.DiffChangeAdd) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"operation":"add"'
-    s += ',"path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
+    s = '{"operation":"add","path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
     if o.file_type is not _UNSET:
         s += ',"fileType":' + ("null" if o.file_type is None else _v(str(o.file_type)))
     if o.mime_type is not _UNSET:
@@ -470,8 +461,7 @@ def _w_DiffChangeAdd(o: _m.DiffChangeAdd) -> str:
 def _w_DiffChangeDelete(o: _m.DiffChangeDelete) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"operation":"delete"'
-    s += ',"path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
+    s = '{"operation":"delete","path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
     if o.file_type is not _UNSET:
         s += ',"fileType":' + ("null" if o.file_type is None else _v(str(o.file_type)))
     if o.mime_type is not _UNSET:
@@ -484,8 +474,7 @@ def _w_DiffChangeDelete(o: _m.DiffChangeDelete) -> str:
 def _w_DiffChangeModify(o: _m.DiffChangeModify) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"operation":"modify"'
-    s += ',"path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
+    s = '{"operation":"modify","path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
     if o.file_type is not _UNSET:
         s += ',"fileType":' + ("null" if o.file_type is None else _v(str(o.file_type)))
     if o.mime_type is not _UNSET:
@@ -498,8 +487,9 @@ def _w_DiffChangeModify(o: _m.DiffChangeModify) -> str:
 def _w_DiffChangeMove(o: _m.DiffChangeMove) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"operation":"move"'
-    s += ',"oldPath":' + (_quote(o.old_path) if type(o.old_path) is str else _v(o.old_path))
+    s = '{"operation":"move","oldPath":' + (
+        _quote(o.old_path) if type(o.old_path) is str else _v(o.old_path)
+    )
     s += ',"path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
     if o.file_type is not _UNSET:
         s += ',"fileType":' + ("null" if o.file_type is None else _v(str(o.file_type)))
@@ -513,8 +503,9 @@ def _w_DiffChangeMove(o: _m.DiffChangeMove) -> str:
 def _w_DiffChangeCopy(o: _m.DiffChangeCopy) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"operation":"copy"'
-    s += ',"oldPath":' + (_quote(o.old_path) if type(o.old_path) is str else _v(o.old_path))
+    s = '{"operation":"copy","oldPath":' + (
+        _quote(o.old_path) if type(o.old_path) is str else _v(o.old_path)
+    )
     s += ',"path":' + (_quote(o.path) if type(o.path) is str else _v(o.path))
     if o.file_type is not _UNSET:
         s += ',"fileType":' + ("null" if o.file_type is None else _v(str(o.file_type)))
@@ -657,8 +648,9 @@ def _w_PermissionOption(o: _m.PermissionOption) -> str:
 def _w_CreateElicitationRequestForm(o: _m.CreateElicitationRequestForm) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"mode":"form"'
-    s += ',"message":' + (_quote(o.message) if type(o.message) is str else _v(o.message))
+    s = '{"mode":"form","message":' + (
+        _quote(o.message) if type(o.message) is str else _v(o.message)
+    )
     s += ',"requestedSchema":' + _WRITERS[type(o.requested_schema)](o.requested_schema)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -678,8 +670,9 @@ def _w_CreateElicitationRequestForm(o: _m.CreateElicitationRequestForm) -> str:
 def _w_CreateElicitationRequestUrl(o: _m.CreateElicitationRequestUrl) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"mode":"url"'
-    s += ',"message":' + (_quote(o.message) if type(o.message) is str else _v(o.message))
+    s = '{"mode":"url","message":' + (
+        _quote(o.message) if type(o.message) is str else _v(o.message)
+    )
     s += ',"elicitationId":' + (
         _quote(o.elicitation_id) if type(o.elicitation_id) is str else _v(o.elicitation_id)
     )
@@ -848,8 +841,7 @@ def _w_ElicitationPropertySchemaBoolean(o: _m.ElicitationPropertySchemaBoolean) 
 def _w_ElicitationPropertySchemaArray(o: _m.ElicitationPropertySchemaArray) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"array"'
-    s += ',"items":' + _v(_enc(o.items))
+    s = '{"type":"array","items":' + _v(_enc(o.items))
     if o.title is not _UNSET:
         s += ',"title":' + (_quote(o.title) if type(o.title) is str else _v(o.title))
     if o.description is not _UNSET:
@@ -1223,8 +1215,9 @@ def _w_AgentAuthCapabilities(o: _m.AgentAuthCapabilities) -> str:
 def _w_AuthMethodTerminal(o: _m.AuthMethodTerminal) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"terminal"'
-    s += ',"methodId":' + (_quote(o.method_id) if type(o.method_id) is str else _v(o.method_id))
+    s = '{"type":"terminal","methodId":' + (
+        _quote(o.method_id) if type(o.method_id) is str else _v(o.method_id)
+    )
     s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     if o.description is not _UNSET:
         s += ',"description":' + (
@@ -1242,8 +1235,9 @@ def _w_AuthMethodTerminal(o: _m.AuthMethodTerminal) -> str:
 def _w_AuthMethodAgent(o: _m.AuthMethodAgent) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"agent"'
-    s += ',"methodId":' + (_quote(o.method_id) if type(o.method_id) is str else _v(o.method_id))
+    s = '{"type":"agent","methodId":' + (
+        _quote(o.method_id) if type(o.method_id) is str else _v(o.method_id)
+    )
     s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     if o.description is not _UNSET:
         s += ',"description":' + (
@@ -1339,8 +1333,9 @@ def _w_NewSessionResponse(o: _m.NewSessionResponse) -> str:
 def _w_SessionConfigOptionSelect(o: _m.SessionConfigOptionSelect) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"select"'
-    s += ',"configId":' + (_quote(o.config_id) if type(o.config_id) is str else _v(o.config_id))
+    s = '{"type":"select","configId":' + (
+        _quote(o.config_id) if type(o.config_id) is str else _v(o.config_id)
+    )
     s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"currentValue":' + (
         _quote(o.current_value) if type(o.current_value) is str else _v(o.current_value)
@@ -1360,8 +1355,9 @@ def _w_SessionConfigOptionSelect(o: _m.SessionConfigOptionSelect) -> str:
 def _w_SessionConfigOptionBoolean(o: _m.SessionConfigOptionBoolean) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"boolean"'
-    s += ',"configId":' + (_quote(o.config_id) if type(o.config_id) is str else _v(o.config_id))
+    s = '{"type":"boolean","configId":' + (
+        _quote(o.config_id) if type(o.config_id) is str else _v(o.config_id)
+    )
     s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"currentValue":' + _v(o.current_value)
     if o.description is not _UNSET:
@@ -1437,8 +1433,7 @@ def _w_SessionConfigBoolean(o: _m.SessionConfigBoolean) -> str:
 def _w_AvailableCommandCommand(o: _m.AvailableCommandCommand) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"command"'
-    s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
+    s = '{"type":"command","name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"description":' + (
         _quote(o.description) if type(o.description) is str else _v(o.description)
     )
@@ -1463,8 +1458,7 @@ def _w_AvailableCommandOther(o: _m.AvailableCommandOther) -> str:
 def _w_AvailableCommandInputText(o: _m.AvailableCommandInputText) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"text"'
-    s += ',"hint":' + (_quote(o.hint) if type(o.hint) is str else _v(o.hint))
+    s = '{"type":"text","hint":' + (_quote(o.hint) if type(o.hint) is str else _v(o.hint))
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1649,8 +1643,9 @@ def _w_UpdateSessionNotification(o: _m.UpdateSessionNotification) -> str:
 def _w_SessionUpdateUserMessageChunk(o: _m.SessionUpdateUserMessageChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"user_message_chunk"'
-    s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
+    s = '{"sessionUpdate":"user_message_chunk","messageId":' + (
+        _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
+    )
     s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -1660,8 +1655,9 @@ def _w_SessionUpdateUserMessageChunk(o: _m.SessionUpdateUserMessageChunk) -> str
 def _w_SessionUpdateUserMessage(o: _m.SessionUpdateUserMessage) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"user_message"'
-    s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
+    s = '{"sessionUpdate":"user_message","messageId":' + (
+        _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
+    )
     if o.content is not _UNSET:
         s += ',"content":' + (
             "null" if o.content is None else "[" + ",".join([_o(i) for i in o.content]) + "]"
@@ -1674,8 +1670,9 @@ def _w_SessionUpdateUserMessage(o: _m.SessionUpdateUserMessage) -> str:
 def _w_SessionUpdateAgentMessageChunk(o: _m.SessionUpdateAgentMessageChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"agent_message_chunk"'
-    s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
+    s = '{"sessionUpdate":"agent_message_chunk","messageId":' + (
+        _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
+    )
     s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -1685,8 +1682,9 @@ def _w_SessionUpdateAgentMessageChunk(o: _m.SessionUpdateAgentMessageChunk) -> s
 def _w_SessionUpdateAgentMessage(o: _m.SessionUpdateAgentMessage) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"agent_message"'
-    s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
+    s = '{"sessionUpdate":"agent_message","messageId":' + (
+        _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
+    )
     if o.content is not _UNSET:
         s += ',"content":' + (
             "null" if o.content is None else "[" + ",".join([_o(i) for i in o.content]) + "]"
@@ -1699,8 +1697,9 @@ def _w_SessionUpdateAgentMessage(o: _m.SessionUpdateAgentMessage) -> str:
 def _w_SessionUpdateAgentThoughtChunk(o: _m.SessionUpdateAgentThoughtChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"agent_thought_chunk"'
-    s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
+    s = '{"sessionUpdate":"agent_thought_chunk","messageId":' + (
+        _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
+    )
     s += ',"content":' + _WRITERS[type(o.content)](o.content)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -1710,8 +1709,9 @@ def _w_SessionUpdateAgentThoughtChunk(o: _m.SessionUpdateAgentThoughtChunk) -> s
 def _w_SessionUpdateAgentThought(o: _m.SessionUpdateAgentThought) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"agent_thought"'
-    s += ',"messageId":' + (_quote(o.message_id) if type(o.message_id) is str else _v(o.message_id))
+    s = '{"sessionUpdate":"agent_thought","messageId":' + (
+        _quote(o.message_id) if type(o.message_id) is str else _v(o.message_id)
+    )
     if o.content is not _UNSET:
         s += ',"content":' + (
             "null" if o.content is None else "[" + ",".join([_o(i) for i in o.content]) + "]"
@@ -1724,8 +1724,9 @@ def _w_SessionUpdateAgentThought(o: _m.SessionUpdateAgentThought) -> str:
 def _w_SessionUpdateStateUpdate(o: _m.SessionUpdateStateUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"state_update"'
-    s += ',"state":' + (_quote(o.state) if type(o.state) is str else _v(o.state))
+    s = '{"sessionUpdate":"state_update","state":' + (
+        _quote(o.state) if type(o.state) is str else _v(o.state)
+    )
     if o.background is not _UNSET:
         s += ',"background":' + (
             "null" if o.background is None else "[" + ",".join([_o(i) for i in o.background]) + "]"
@@ -1744,8 +1745,7 @@ def _w_SessionUpdateStateUpdate(o: _m.SessionUpdateStateUpdate) -> str:
 def _w_SessionUpdateToolCallContentChunk(o: _m.SessionUpdateToolCallContentChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"tool_call_content_chunk"'
-    s += ',"toolCallId":' + (
+    s = '{"sessionUpdate":"tool_call_content_chunk","toolCallId":' + (
         _quote(o.tool_call_id) if type(o.tool_call_id) is str else _v(o.tool_call_id)
     )
     s += ',"content":' + _WRITERS[type(o.content)](o.content)
@@ -1757,8 +1757,7 @@ def _w_SessionUpdateToolCallContentChunk(o: _m.SessionUpdateToolCallContentChunk
 def _w_SessionUpdateToolCallUpdate(o: _m.SessionUpdateToolCallUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"tool_call_update"'
-    s += ',"toolCallId":' + (
+    s = '{"sessionUpdate":"tool_call_update","toolCallId":' + (
         _quote(o.tool_call_id) if type(o.tool_call_id) is str else _v(o.tool_call_id)
     )
     if o.name is not _UNSET:
@@ -1793,8 +1792,7 @@ def _w_SessionUpdateToolCallUpdate(o: _m.SessionUpdateToolCallUpdate) -> str:
 def _w_SessionUpdateTerminalUpdate(o: _m.SessionUpdateTerminalUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"terminal_update"'
-    s += ',"terminalId":' + (
+    s = '{"sessionUpdate":"terminal_update","terminalId":' + (
         _quote(o.terminal_id) if type(o.terminal_id) is str else _v(o.terminal_id)
     )
     if o.command is not _UNSET:
@@ -1821,8 +1819,7 @@ def _w_SessionUpdateTerminalUpdate(o: _m.SessionUpdateTerminalUpdate) -> str:
 def _w_SessionUpdateTerminalOutputChunk(o: _m.SessionUpdateTerminalOutputChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"terminal_output_chunk"'
-    s += ',"terminalId":' + (
+    s = '{"sessionUpdate":"terminal_output_chunk","terminalId":' + (
         _quote(o.terminal_id) if type(o.terminal_id) is str else _v(o.terminal_id)
     )
     s += ',"data":' + (_quote(o.data) if type(o.data) is str else _v(o.data))
@@ -1834,8 +1831,7 @@ def _w_SessionUpdateTerminalOutputChunk(o: _m.SessionUpdateTerminalOutputChunk) 
 def _w_SessionUpdatePlanUpdate(o: _m.SessionUpdatePlanUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"plan_update"'
-    s += ',"plan":' + _WRITERS[type(o.plan)](o.plan)
+    s = '{"sessionUpdate":"plan_update","plan":' + _WRITERS[type(o.plan)](o.plan)
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1844,8 +1840,9 @@ def _w_SessionUpdatePlanUpdate(o: _m.SessionUpdatePlanUpdate) -> str:
 def _w_SessionUpdateAvailableCommandsUpdate(o: _m.SessionUpdateAvailableCommandsUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"available_commands_update"'
-    s += ',"availableCommands":' + ("[" + ",".join([_o(i) for i in o.available_commands]) + "]")
+    s = '{"sessionUpdate":"available_commands_update","availableCommands":' + (
+        "[" + ",".join([_o(i) for i in o.available_commands]) + "]"
+    )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1854,8 +1851,9 @@ def _w_SessionUpdateAvailableCommandsUpdate(o: _m.SessionUpdateAvailableCommands
 def _w_SessionUpdateConfigOptionUpdate(o: _m.SessionUpdateConfigOptionUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"config_option_update"'
-    s += ',"configOptions":' + ("[" + ",".join([_o(i) for i in o.config_options]) + "]")
+    s = '{"sessionUpdate":"config_option_update","configOptions":' + (
+        "[" + ",".join([_o(i) for i in o.config_options]) + "]"
+    )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
@@ -1879,8 +1877,7 @@ def _w_SessionUpdateSessionInfoUpdate(o: _m.SessionUpdateSessionInfoUpdate) -> s
 def _w_SessionUpdateUsageUpdate(o: _m.SessionUpdateUsageUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"usage_update"'
-    s += ',"used":' + _v(o.used)
+    s = '{"sessionUpdate":"usage_update","used":' + _v(o.used)
     s += ',"size":' + _v(o.size)
     if o.cost is not _UNSET:
         s += ',"cost":' + ("null" if o.cost is None else _WRITERS[type(o.cost)](o.cost))
@@ -1892,8 +1889,7 @@ def _w_SessionUpdateUsageUpdate(o: _m.SessionUpdateUsageUpdate) -> str:
 def _w_SessionUpdateNotice(o: _m.SessionUpdateNotice) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"notice"'
-    s += ',"severity":' + (_v(str(o.severity)))
+    s = '{"sessionUpdate":"notice","severity":' + (_v(str(o.severity)))
     s += ',"title":' + (_quote(o.title) if type(o.title) is str else _v(o.title))
     if o.description is not _UNSET:
         s += ',"description":' + (
@@ -1907,8 +1903,7 @@ def _w_SessionUpdateNotice(o: _m.SessionUpdateNotice) -> str:
 def _w_SessionUpdateCompactionUpdate(o: _m.SessionUpdateCompactionUpdate) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"compaction_update"'
-    s += ',"compactionId":' + (
+    s = '{"sessionUpdate":"compaction_update","compactionId":' + (
         _quote(o.compaction_id) if type(o.compaction_id) is str else _v(o.compaction_id)
     )
     s += ',"status":' + (_v(str(o.status)))
@@ -1926,8 +1921,7 @@ def _w_SessionUpdateCompactionUpdate(o: _m.SessionUpdateCompactionUpdate) -> str
 def _w_SessionUpdateCompactionSummaryChunk(o: _m.SessionUpdateCompactionSummaryChunk) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"sessionUpdate":"compaction_summary_chunk"'
-    s += ',"compactionId":' + (
+    s = '{"sessionUpdate":"compaction_summary_chunk","compactionId":' + (
         _quote(o.compaction_id) if type(o.compaction_id) is str else _v(o.compaction_id)
     )
     s += ',"content":' + _WRITERS[type(o.content)](o.content)
@@ -1997,8 +1991,7 @@ def _w_AgentThought(o: _m.AgentThought) -> str:
 def _w_BackgroundWorkTerminal(o: _m.BackgroundWorkTerminal) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"terminal"'
-    s += ',"terminalId":' + (
+    s = '{"type":"terminal","terminalId":' + (
         _quote(o.terminal_id) if type(o.terminal_id) is str else _v(o.terminal_id)
     )
     if o.meta is not _UNSET:
@@ -2009,8 +2002,7 @@ def _w_BackgroundWorkTerminal(o: _m.BackgroundWorkTerminal) -> str:
 def _w_BackgroundWorkToolCall(o: _m.BackgroundWorkToolCall) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"tool_call"'
-    s += ',"toolCallId":' + (
+    s = '{"type":"tool_call","toolCallId":' + (
         _quote(o.tool_call_id) if type(o.tool_call_id) is str else _v(o.tool_call_id)
     )
     if o.meta is not _UNSET:
@@ -2259,8 +2251,9 @@ def _w_TerminalOutputChunk(o: _m.TerminalOutputChunk) -> str:
 def _w_PlanUpdateContentItems(o: _m.PlanUpdateContentItems) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"items"'
-    s += ',"planId":' + (_quote(o.plan_id) if type(o.plan_id) is str else _v(o.plan_id))
+    s = '{"type":"items","planId":' + (
+        _quote(o.plan_id) if type(o.plan_id) is str else _v(o.plan_id)
+    )
     s += ',"entries":' + ("[" + ",".join([_o(i) for i in o.entries]) + "]")
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
@@ -2539,8 +2532,7 @@ def _w_NewSessionRequest(o: _m.NewSessionRequest) -> str:
 def _w_McpServerHttp(o: _m.McpServerHttp) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"http"'
-    s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
+    s = '{"type":"http","name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"url":' + (_quote(o.url) if type(o.url) is str else _v(o.url))
     if o.headers is not _UNSET:
         s += ',"headers":' + ("[" + ",".join([_o(i) for i in o.headers]) + "]")
@@ -2552,8 +2544,7 @@ def _w_McpServerHttp(o: _m.McpServerHttp) -> str:
 def _w_McpServerStdio(o: _m.McpServerStdio) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"stdio"'
-    s += ',"name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
+    s = '{"type":"stdio","name":' + (_quote(o.name) if type(o.name) is str else _v(o.name))
     s += ',"command":' + (_quote(o.command) if type(o.command) is str else _v(o.command))
     if o.args is not _UNSET:
         s += ',"args":' + _v(o.args)
@@ -2708,8 +2699,9 @@ def _w_CancelTerminalRequest(o: _m.CancelTerminalRequest) -> str:
 def _w_SetSessionConfigOptionRequestId(o: _m.SetSessionConfigOptionRequestId) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"id"'
-    s += ',"sessionId":' + (_quote(o.session_id) if type(o.session_id) is str else _v(o.session_id))
+    s = '{"type":"id","sessionId":' + (
+        _quote(o.session_id) if type(o.session_id) is str else _v(o.session_id)
+    )
     s += ',"configId":' + (_quote(o.config_id) if type(o.config_id) is str else _v(o.config_id))
     s += ',"value":' + (_quote(o.value) if type(o.value) is str else _v(o.value))
     if o.meta is not _UNSET:
@@ -2720,8 +2712,9 @@ def _w_SetSessionConfigOptionRequestId(o: _m.SetSessionConfigOptionRequestId) ->
 def _w_SetSessionConfigOptionRequestBoolean(o: _m.SetSessionConfigOptionRequestBoolean) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"type":"boolean"'
-    s += ',"sessionId":' + (_quote(o.session_id) if type(o.session_id) is str else _v(o.session_id))
+    s = '{"type":"boolean","sessionId":' + (
+        _quote(o.session_id) if type(o.session_id) is str else _v(o.session_id)
+    )
     s += ',"configId":' + (_quote(o.config_id) if type(o.config_id) is str else _v(o.config_id))
     s += ',"value":' + _v(o.value)
     if o.meta is not _UNSET:
@@ -2772,8 +2765,9 @@ def _w_RequestPermissionOutcomeCancelled(o: _m.RequestPermissionOutcomeCancelled
 def _w_RequestPermissionOutcomeSelected(o: _m.RequestPermissionOutcomeSelected) -> str:
     if o.extra:
         raise _Indirect
-    s = '{"outcome":"selected"'
-    s += ',"optionId":' + (_quote(o.option_id) if type(o.option_id) is str else _v(o.option_id))
+    s = '{"outcome":"selected","optionId":' + (
+        _quote(o.option_id) if type(o.option_id) is str else _v(o.option_id)
+    )
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
