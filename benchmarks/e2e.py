@@ -5,7 +5,7 @@ that spawned it. Three pairs run the same turn side by side (interleaved):
 - the official TypeScript SDK 2.4.0, v2 (`interop/bench_agent.mjs`, `interop/bench_client.mjs`);
 - the PyPI Python SDK `agent-client-protocol`, v1 (`e2e_pypi.py`).
 
-    python benchmarks/e2e.py [--runs N] [--chunks N]
+    python benchmarks/e2e.py [--runs N] [--chunks N] [--only TEXT ...]
 
 Each client reports the seconds from sending `session/prompt` to handling the turn's last
 message, and its own peak RSS; the whole run (spawn to exit) is timed too. Ratios compare a
@@ -91,11 +91,16 @@ def run_once(pair: Pair, env: dict[str, str]) -> None:
     pair.rss_kib.append(int(result["peak_rss_kib"]))
 
 
-def measure(runs: int, chunks: int = CHUNKS, progress: Any = None) -> list[Pair]:
+def measure(
+    runs: int, chunks: int = CHUNKS, progress: Any = None, only: list[str] | None = None
+) -> list[Pair]:
     """Every available pair `runs` times, interleaved (plus one warm-up each: bytecode and
-    disk caches)."""
+    disk caches). `only`: the pairs whose name contains one of these (case-insensitive)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    available = [p for p in pairs(chunks) if p.command is not None]
+    chosen = [
+        p for p in pairs(chunks) if not only or any(o.lower() in p.name.lower() for o in only)
+    ]
+    available = [p for p in chosen if p.command is not None]
     for round_ in range(-1, runs):
         for pair in available:
             if pair.why_not:
@@ -111,15 +116,19 @@ def measure(runs: int, chunks: int = CHUNKS, progress: Any = None) -> list[Pair]
                 pair.rss_kib.clear()
             elif progress is not None:
                 progress(f"e2e: {pair.name}: {pair.stream[-1] * 1e3:.0f} ms")
-    return available + [p for p in pairs(chunks) if p.command is None]
+    return available + [p for p in chosen if p.command is None]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--chunks", type=int, default=CHUNKS)
+    parser.add_argument(
+        "--only", nargs="+", metavar="TEXT", help="run the pairs whose name contains TEXT"
+    )
     args = parser.parse_args(argv)
-    results = measure(args.runs, args.chunks, lambda text: print(text, file=sys.stderr))
+    progress = lambda text: print(text, file=sys.stderr)  # noqa: E731
+    results = measure(args.runs, args.chunks, progress, args.only)
     ours = {p.lane: p.median() for p in results if p.name.startswith("ours")}
     for pair in results:
         median = pair.median()

@@ -28,6 +28,7 @@ class ModuleSpec:
     # Imported on first use of one of its names: the asyncio runtime would double the import
     # time of a package most users import for its models.
     lazy: bool = False
+    context: str = ""  # a template rendered with another module's context (by its name)
 
     @property
     def filename(self) -> str:
@@ -118,6 +119,11 @@ EXTRA_MODULES = (
         ("ConnectionClosed", "RpcError", "TranscriptRecorder", "UnencodableMessage"),
         runtime="jsonrpc.py",
     ),
+    ModuleSpec("_wire", template="wire.py.j2", context="models"),
+    # `Connection` in layers (each module's class is the base of the next one's).
+    ModuleSpec("_output", runtime="_output.py"),
+    ModuleSpec("_dispatch", runtime="_dispatch.py"),
+    ModuleSpec("_reading", runtime="_reading.py"),
     ModuleSpec("connection", ("Connection",), runtime="connection.py", lazy=True),
     ModuleSpec(
         "rpc",

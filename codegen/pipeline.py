@@ -76,7 +76,7 @@ def generate(
     for module in modules:
         path = f"{target.package}/{module.filename}"
         if module.template is not None:
-            variables = contexts[module.module].variables()
+            variables = contexts[module.context or module.module].variables()
             files[path] = env.get_template(module.template).render(variables)
         else:
             files[path] = _runtime_text(module, template_dir, header)

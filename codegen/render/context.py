@@ -12,6 +12,7 @@ expression that makes one, a lookup table), `Group.condition` (a JSON type test 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -104,6 +105,13 @@ class ClassContext:
         if self.exclusive is not None:
             names.append(self.exclusive.py)
         return "(" + "".join(f"{name!r}, " for name in names) + "'extra')"
+
+    @property
+    def json_tags(self) -> str:
+        """The start of the class's JSON text as `_wire.py` writes it: `{` and its fixed tags
+        (`{"sessionUpdate":"state_update","state":"idle"`); "" without fixed tags."""
+        pairs = [f"{_json_text(wire)}:{_json_text(value)}" for wire, value in self.tags]
+        return "{" + ",".join(pairs) if pairs else ""
 
     @property
     def all_tags(self) -> dict[str, str]:
@@ -297,3 +305,8 @@ class InitContext(ModuleContext):
     imports: tuple[tuple[str, tuple[str, ...]], ...]  # (module, names), imported at once
     lazy_imports: tuple[tuple[str, tuple[str, ...]], ...]  # imported on first use of a name
     all_names: tuple[str, ...]
+
+
+def _json_text(value: str) -> str:
+    """A string's JSON text as the generated runtime writes it (UTF-8 kept, like `json_text`)."""
+    return json.dumps(value, ensure_ascii=False)

@@ -4,6 +4,7 @@ valid, inert Python literals (`lower` calls `pylit` too, for the numbers it writ
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -29,6 +30,7 @@ def environment(template_dir: Path) -> jinja2.Environment:
     )
     env.filters["pylit"] = pylit
     env.filters["docstring"] = docstring
+    env.filters["json_text"] = json_text
     return env
 
 
@@ -63,6 +65,12 @@ def pylit(value: Any) -> str:
     if value is None or isinstance(value, bool | int | str):
         return repr(value)
     raise TypeError(f"cannot render {value!r} as a literal")
+
+
+def json_text(value: str) -> str:
+    """The JSON text of the string `value` as the generated runtime writes it (UTF-8 kept;
+    the runtime escapes the line separators of the whole line): data, for `pylit`."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def docstring(text: str, indent: int = 0, note: str = "") -> str:

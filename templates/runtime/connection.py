@@ -12,61 +12,51 @@ while answers to our own calls are still read. Past that it stops reading the tr
 there is room, so a peer that floods it is slowed down, never dropped or reordered. Outgoing
 lines are batched into one write per turn of the event loop; a sender waits while more than
 `write_buffer_bytes` are not yet taken by the transport.
+
+`Connection` is built in layers, each a module: `_output.py` (the writing side and the taps),
+`_dispatch.py` (serving requests, notifications and answers), `_reading.py` (the read loop),
+and this one (options, lifecycle, calling the peer).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
-import logging
-import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Final, TypeVar, overload
 
-from ._runtime import DECODERS, DecodeError, decode, encode
+from ._dispatch import InFlight, Note, NoteServer
+from ._output import CLOSE_FLUSH_SECONDS as CLOSE_FLUSH_SECONDS
+from ._output import WRITE_BUFFER_BYTES, WRITE_CHUNK
+from ._reading import READ_CHUNK as READ_CHUNK
+from ._reading import ConnectionReading, RateLimitedLog
+from ._runtime import decode, encode
+from ._wire import to_text
 from .jsonrpc import (
-    INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
     ByteReader,
     ByteWriter,
     ConnectionClosed,
-    Direction,
     Message,
     RoleBase,
-    Route,
-    RpcError,
     Tap,
     UnencodableMessage,
-    UnreadableMessage,
     dump_line,
-    error_reply,
-    load_line,
-    reply_line,
-    valid_id,
+    dump_text,
 )
 
-READ_CHUNK: Final = 64 * 1024
+# The limits' defaults (those of the reading and writing sides are defined there).
 MAX_RUNNING_REQUESTS: Final = 64
 MAX_QUEUED_NOTIFICATIONS: Final = 256
 MAX_HELD_MESSAGES: Final = 256
-WRITE_BUFFER_BYTES: Final = 1024 * 1024
-WRITE_CHUNK: Final = 64 * 1024  # handed to the transport at a time; a sender yields this often
 MAX_ABANDONED_IDS: Final = 4096
-CLOSE_FLUSH_SECONDS: Final = 2.0
+MAX_METHOD_TEXTS: Final = 64
 
 T = TypeVar("T")
-Sink = Callable[[Message], None]
-# How a notification is served: the handler's method and the params decoder (None: raw JSON).
-_NoteServer = tuple[Callable[[Any], Awaitable[None]], Callable[[Any], Any] | None]
-# A notification waiting for the handler: its server's two parts, the method and the params.
-_Note = tuple[Callable[[Any], Awaitable[None]], Callable[[Any], Any] | None, str, Any]
-_ABSENT: Final = object()
-_log = logging.getLogger(__name__)
 
 
-class Connection:
+class Connection(ConnectionReading):
     """One JSON-RPC peer over a byte stream. `start()` (or `async with`) begins reading;
     `wait_closed()` returns once the peer closed its side and running handlers finished;
     `close()` stops at once, cancelling running handlers and failing pending calls.
@@ -118,11 +108,12 @@ class Connection:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._abandoned: dict[int, None] = {}  # calls we stopped waiting for, oldest first
         # Incoming calls: requests by id from arrival until their answer is written.
-        self._incoming: dict[Any, _InFlight] = {}
+        self._incoming: dict[Any, InFlight] = {}
         self._running = 0
-        self._notes: deque[_Note] = deque()
-        self._held: deque[_InFlight | _Note] = deque()  # read, waiting for room, in order
-        self._note_servers: dict[str, _NoteServer] = {}  # per routed method, made on first use
+        self._notes: deque[Note] = deque()
+        self._held: deque[InFlight | Note] = deque()  # read, waiting for room, in order
+        self._note_servers: dict[str, NoteServer] = {}  # per routed method, made on first use
+        self._method_texts: dict[str, str] = {}  # a call's JSON text from its method to its params
         self._room: asyncio.Future[None] | None = None  # the reader waits on it when held is full
         self._note_ready: asyncio.Future[None] | None = None
         # Output: lines not yet handed to the transport, and the writer task's state.
@@ -133,7 +124,7 @@ class Connection:
         self._out_room: asyncio.Future[None] | None = None  # senders wait for the buffer
         self._output_closed = False
         self._deferred: list[Message] = []  # the reader's own answers, sent once its turn ends
-        self._bad_lines = _RateLimitedLog("ignored an unreadable message from the peer")
+        self._bad_lines = RateLimitedLog("ignored an unreadable message from the peer")
         self._background: set[asyncio.Task[Any]] = set()
         self._reader_task: asyncio.Task[None] | None = None
         self._worker_task: asyncio.Task[None] | None = None
@@ -143,7 +134,6 @@ class Connection:
         self._closing = False
         self._closed = asyncio.Event()
 
-    # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
         """Start reading (idempotent; needs a running event loop)."""
         if self._reader_task is None:
@@ -170,7 +160,7 @@ class Connection:
         self._fail_pending("the connection was closed")
         me = asyncio.current_task()  # close() may be called from a handler: spare it
         for call in self._held:
-            if isinstance(call, _InFlight):
+            if isinstance(call, InFlight):
                 call.cancelled = True
                 self._start_request(call)  # answered -32800 at once
         self._held.clear()
@@ -210,7 +200,6 @@ class Connection:
 
         return remove
 
-    # -- calling the peer --------------------------------------------------------------------
     @overload
     async def request(
         self, method: str, params: Any, result: type[T], *, timeout: float | None = None
@@ -243,10 +232,7 @@ class Connection:
         if self._input_done:
             raise ConnectionClosed("the connection is closed")
         rid = next(self._ids)
-        message: Message = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            message["params"] = encode(params)
-        line = _encode_call(method, message)
+        line = self._call_line(method, rid, params)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[rid] = future
         try:
@@ -284,16 +270,51 @@ class Connection:
         UnencodableMessage when `params` has no JSON form."""
         if self._reader_task is None:
             self.start()
-        message: Message = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = encode(params)
-        try:
-            line = dump_line(message)
-        except UnencodableMessage as exc:
-            raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
-        self._enqueue(line)
+        named = self._method_texts.get(method)
+        if named is None or params is None or self._taps or self._output_closed:
+            self._enqueue(self._call_line(method, None, params))
+        else:  # the usual case of _call_line and _enqueue, inline: a stream of updates
+            try:
+                params_text = to_text(params)
+            except UnencodableMessage as exc:
+                raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
+            line = f'{{"jsonrpc":"2.0",{named}{params_text}}}\n'.encode()
+            self._out.append(line)
+            self._out_bytes += len(line)
+            self._queued_bytes += len(line)
+            wake = self._out_wake
+            if wake is not None and not wake.done():
+                wake.set_result(None)
         if self._queued_bytes >= WRITE_CHUNK:
             await self._let_output_flow()
+
+    def _call_line(self, method: str, rid: int | None, params: Any) -> bytes:
+        """The line of a request (`rid`) or a notification (None): the bytes dump_line makes
+        of the message, made as text from the params' (`to_text`) and the envelope's, which is
+        made once per method."""
+        try:
+            if params is None or type(method) is not str:
+                message: Message = {"jsonrpc": "2.0"}
+                if rid is not None:
+                    message["id"] = rid
+                message["method"] = method
+                if params is not None:
+                    message["params"] = encode(params)
+                return dump_line(message)
+            named = self._method_texts.get(method) or self._method_text(method)
+            params_text = to_text(params)
+        except UnencodableMessage as exc:
+            raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
+        if rid is None:
+            return f'{{"jsonrpc":"2.0",{named}{params_text}}}\n'.encode()
+        return f'{{"jsonrpc":"2.0","id":{rid},{named}{params_text}}}\n'.encode()
+
+    def _method_text(self, method: str) -> str:
+        """`"method":METHOD,"params":`, remembered for a few dozen methods."""
+        text = f'"method":{dump_text(method)},"params":'
+        if len(self._method_texts) < MAX_METHOD_TEXTS:
+            self._method_texts[method] = text
+        return text
 
     def _abandon(self, rid: int) -> None:
         """Stop waiting for `rid`: its late answer is dropped quietly, and the peer is asked to
@@ -307,605 +328,3 @@ class Connection:
         if cancel is not None and not self._input_done and not self._output_closed:
             notice: Message = {"jsonrpc": "2.0", "method": cancel, "params": {"requestId": rid}}
             self._enqueue(dump_line(notice))
-
-    # -- reading -----------------------------------------------------------------------------
-    async def _run_reader(self) -> None:
-        try:
-            await self._read_until_eof()
-        except asyncio.CancelledError:
-            if not self._closing:  # the event loop is shutting down: let nothing dangle
-                self._abort_transports()
-            raise
-
-    async def _read_until_eof(self) -> None:
-        try:
-            await self._read_lines()
-        except (ConnectionError, OSError) as exc:
-            _log.debug("read failed: %s", exc)
-        except Exception:
-            _log.exception("reading from the peer failed")
-        finally:
-            self._input_done = True
-            self._fail_pending("the peer closed the connection")
-        # The peer is gone or done: let held calls start, queued notifications and running
-        # handlers finish (their answers may still be read), then close our side.
-        while self._held:
-            self._room = asyncio.get_running_loop().create_future()
-            await self._room
-        self._reading_done = True
-        self._wake_worker()
-        await asyncio.gather(
-            *[t for t in (self._worker_task, *(f.task for f in self._incoming.values())) if t],
-            return_exceptions=True,
-        )
-        if not self._closing:
-            self._closing = True
-            try:
-                await self._close_output()
-            finally:
-                self._after_close()
-                self._closed.set()
-
-    async def _read_lines(self) -> None:
-        limit = self._max_message_bytes
-        partial = b""  # the start of a line whose end has not come yet
-        skipped = 0  # > 0 while skipping the rest of a line over the limit
-        read = self._reader.read
-        while chunk := await read(READ_CHUNK):
-            queued = self._out_bytes
-            if skipped:
-                end = chunk.find(b"\n")
-                if end < 0:
-                    skipped += len(chunk)
-                    continue
-                self._on_too_long(skipped + end)
-                skipped = 0
-                chunk = chunk[end + 1 :]
-            lines = chunk.split(b"\n")
-            if partial:
-                lines[0] = partial + lines[0]
-            partial = lines.pop()
-            for line in lines:
-                if len(line) > limit:
-                    self._on_too_long(len(line))
-                else:
-                    self._on_line(line)
-            if len(partial) > limit:
-                skipped, partial = len(partial), b""
-            # Stop reading while too many calls wait, or while answers this chunk produced
-            # itself (errors) overfill the output: a peer that does not read gets no more.
-            if self._deferred:
-                await asyncio.sleep(0)  # let them be queued
-            produced = self._out_bytes > queued
-            if len(self._held) > self._max_held or (produced and self._out_over_limit()):
-                await self._wait_for_room()
-        if skipped:
-            self._on_too_long(skipped)
-        elif partial.strip():
-            # EOF in the middle of a message: handle it as if it had been ended (an
-            # unfinished one is a parse error), like the TypeScript SDK does.
-            _log.warning("the peer closed the connection in the middle of a message")
-            self._on_line(partial)
-
-    async def _wait_for_room(self) -> None:
-        """Wait until held calls fit and the output has room again (backpressure)."""
-        while len(self._held) > self._max_held or self._out_over_limit():
-            self._room = asyncio.get_running_loop().create_future()
-            await self._room
-
-    def _out_over_limit(self) -> bool:
-        return self._out_bytes > self._write_limit and not self._output_closed
-
-    def _on_too_long(self, size: int) -> None:
-        self._bad_lines.log(f"{size} bytes, over the limit of {self._max_message_bytes}")
-        self._reply_soon(error_reply(None, RpcError.too_long(size, self._max_message_bytes)))
-
-    def _on_line(self, line: bytes) -> None:
-        if self._taps:
-            self._tap("in", line)
-        try:
-            message = load_line(line)
-        except UnreadableMessage as exc:
-            if not line.strip():
-                return  # blank lines between messages are allowed
-            self._bad_lines.log(f"{len(line)} bytes: {exc.reason}")
-            self._reply_soon(error_reply(None, RpcError.parse_error(exc.reason)))
-            return
-        if type(message) is dict:
-            # The common case first: a well-formed notification.
-            method = message.get("method")
-            if (
-                type(method) is str
-                and "id" not in message
-                and message.get("jsonrpc") == "2.0"
-                and method != self._cancel_method
-            ):
-                self._on_notification(method, message.get("params", _ABSENT))
-            else:
-                self._dispatch(message, None)
-        elif type(message) is list:
-            self._on_batch(message)
-        else:
-            self._reject(self._reply_soon, None, "a message must be a JSON object")
-
-    def _on_batch(self, items: list[Any]) -> None:
-        if not self.handler.BATCHES:
-            reason = "this protocol version has no batches: send one message per line"
-            self._reply_soon(error_reply(None, RpcError.invalid_request(reason)))
-            return
-        if not items:
-            self._reply_soon(error_reply(None, RpcError.invalid_request("empty batch")))
-            return
-        batch = _Batch(self)
-        for item in items:
-            if self._dispatch(item, batch) is not None:
-                batch.expected += 1
-        batch.sealed = True
-        batch.flush_if_complete()
-
-    # -- dispatching -------------------------------------------------------------------------
-    def _dispatch(self, message: Any, batch: _Batch | None) -> bool | None:
-        """Route one message (alone, or an item of `batch`). Returns True when an answer will
-        be sent, else None."""
-        sink = self._reply_soon if batch is None else batch.add
-        if type(message) is not dict:
-            return self._reject(sink, None, "a message must be a JSON object")
-        if "method" in message:
-            return self._on_call(message, sink, batch)
-        if "id" in message:
-            self._on_response(message)
-            return None
-        return self._reject(sink, None, "a message needs a method or an id")
-
-    def _reject(self, sink: Sink, rid: Any, reason: str) -> bool:
-        sink(error_reply(rid, RpcError.invalid_request(reason)))
-        return True
-
-    def _on_call(self, message: Message, sink: Sink, batch: _Batch | None) -> bool | None:
-        method = message["method"]
-        is_request = "id" in message
-        rid = message.get("id")
-        if is_request and not valid_id(rid):
-            return self._reject(sink, None, "the id must be a string, an integer or null")
-        if message.get("jsonrpc") != "2.0":
-            return self._reject(sink, rid, 'the message needs "jsonrpc": "2.0"')
-        if type(method) is not str:
-            return self._reject(sink, rid, "the method must be a string")
-        params = message.get("params", _ABSENT)
-        if not is_request:
-            self._on_notification(method, params)
-            return None
-        if self._closing:
-            return None
-        # Valid ids are None, str or int (never bool), so 1 and "1" stay apart as keys.
-        if rid in self._incoming:
-            return self._reject(sink, rid, "a request with this id is still running")
-        route = self.handler.ROUTES.get(method)
-        if (route is None and not method.startswith("_")) or (
-            route is not None and route.kind != "request"
-        ):
-            sink(error_reply(rid, RpcError.method_not_found(method)))
-            return True
-        answer = self._send_reply if batch is None else batch.add
-        flight = _InFlight(rid, method, route, params, answer, batch is not None)
-        if batch is not None:
-            batch.flights.append(flight)
-        self._incoming[rid] = flight
-        if not self._held and self._running < self._max_running:
-            self._start_request(flight)
-        else:
-            self._held.append(flight)
-        return True
-
-    def _start_request(self, flight: _InFlight) -> None:
-        self._running += 1
-        flight.task = asyncio.create_task(self._serve(flight))
-
-    def _make_room(self) -> None:
-        """Start held calls while there is room for them, in order; wake the reader."""
-        held = self._held
-        while held:
-            call = held[0]
-            if type(call) is _InFlight:
-                if self._running >= self._max_running:
-                    break
-                held.popleft()
-                self._start_request(call)
-            else:
-                if len(self._notes) >= self._max_notes:
-                    break
-                held.popleft()
-                self._notes.append(call)  # type: ignore[arg-type]
-                self._wake_worker()
-        room = self._room
-        if room is not None and not room.done():
-            room.set_result(None)
-
-    async def _call(self, method: str, route: Route | None, params: Any) -> Any:
-        if route is None:
-            return await self.handler.ext_method(method, None if params is _ABSENT else params)
-        try:
-            value = _decode_params(route, params)
-        except DecodeError as exc:
-            raise _InvalidParams(exc) from None
-        return await getattr(self.handler, route.attr)(value)
-
-    async def _serve(self, flight: _InFlight) -> None:
-        rid = flight.rid
-        flight.started = True
-        try:
-            if flight.cancelled:  # cancelled before this task had its first turn
-                raise asyncio.CancelledError
-            result = encode(await self._call(flight.method, flight.route, flight.params))
-            reply: Message = {"jsonrpc": "2.0", "id": rid, "result": result}
-        except asyncio.CancelledError:
-            reply = error_reply(rid, RpcError.request_cancelled())
-        except _InvalidParams as exc:
-            reply = error_reply(rid, RpcError.invalid_params(exc.error))
-        except RpcError as exc:
-            reply = error_reply(rid, exc)
-        except Exception as exc:
-            _log.exception("the handler of %s failed", flight.method)
-            reply = error_reply(rid, RpcError.internal_error(f"{type(exc).__name__}: {exc}"))
-        try:
-            flight.sink(reply)  # the id stays taken until this answer is in the output
-            if self._out_bytes > self._write_limit and not self._closing:
-                await self._wait_for_output_room()  # this request counts until then
-        except (ConnectionClosed, asyncio.CancelledError):
-            pass
-        finally:
-            if self._incoming.get(rid) is flight and not flight.batched:
-                del self._incoming[rid]
-            self._running -= 1
-            self._make_room()
-
-    def _on_notification(self, method: str, params: Any) -> None:
-        server = self._note_servers.get(method)
-        if server is None:
-            if method == self.handler.CANCEL_METHOD:
-                self._cancel_incoming(params)  # at once, even for a call still held
-                return
-            server = self._note_server(method)
-            if server is None:
-                _log.debug("ignored the notification %s", method)
-                return
-        if params is _ABSENT:
-            params = None if server[1] is None else {}
-        if not self._closing:
-            self._admit_note((server[0], server[1], method, params))
-
-    def _admit_note(self, note: _Note) -> None:
-        if not self._held and len(self._notes) < self._max_notes:
-            self._notes.append(note)
-            ready = self._note_ready
-            if ready is not None and not ready.done():
-                ready.set_result(None)
-        else:
-            self._held.append(note)
-
-    async def notifications_handled(self) -> None:
-        """Wait until every notification read so far has been handled, in order: what a reply
-        can rely on (a v1 turn's updates all come before its prompt's answer). Returns at once
-        when no more can be handled (the connection is closing, or done reading and
-        handling), and when a notification handler awaits it itself (it would wait for its own
-        turn; a task the handler starts and waits for would too: do not)."""
-        worker = self._worker_task
-        if self._closing or worker is None or worker.done() or asyncio.current_task() is worker:
-            return
-        reached: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        async def mark(_: Any) -> None:
-            if not reached.done():
-                reached.set_result(None)
-
-        self._admit_note((mark, None, "", None))
-        await asyncio.wait({reached, worker}, return_when=asyncio.FIRST_COMPLETED)
-
-    def _note_server(self, method: str) -> _NoteServer | None:
-        """The handler's method and the params decoder for a notification (None: ignored)."""
-        route = self.handler.ROUTES.get(method)
-        if route is None:
-            if not method.startswith("_"):
-                return None
-            return functools.partial(self.handler.ext_notification, method), None
-        if route.kind != "notification":
-            return None
-        tp = route.params
-        decoder = None if tp is None else DECODERS.get(tp, functools.partial(decode, tp))
-        server = (getattr(self.handler, route.attr), decoder)
-        self._note_servers[method] = server
-        return server
-
-    def _cancel_incoming(self, params: Any) -> None:
-        rid = params.get("requestId", _ABSENT) if type(params) is dict else _ABSENT
-        flight = self._incoming.get(rid) if valid_id(rid) else None
-        if flight is not None:
-            flight.cancel()
-
-    def _wake_worker(self) -> None:
-        ready = self._note_ready
-        if ready is not None and not ready.done():
-            ready.set_result(None)
-
-    async def _run_notifications(self) -> None:
-        # One at a time, in arrival order: `session/update`s must be applied in order.
-        notes = self._notes
-        low_water = self._max_notes // 2
-        while True:
-            if not notes:
-                if self._reading_done and not self._held:
-                    return
-                self._note_ready = asyncio.get_running_loop().create_future()
-                await self._note_ready
-                continue
-            serve, decoder, method, params = notes.popleft()
-            if self._held and len(notes) <= low_water:
-                self._make_room()  # in bulk, not one by one
-            try:
-                await serve(params if decoder is None else decoder(params))
-            except DecodeError as exc:
-                _log.warning("ignored the notification %s with invalid params: %s", method, exc)
-            except RecursionError:
-                _log.warning("ignored the notification %s: params nested too deeply", method)
-            except Exception:
-                _log.exception("the handler of the notification %s failed", method)
-
-    def _on_response(self, message: Message) -> None:
-        rid = message["id"]
-        future = self._pending.pop(rid, None) if type(rid) is int else None
-        if future is None:
-            if type(rid) is int and rid in self._abandoned:
-                del self._abandoned[rid]
-            elif "error" in message:
-                _log.warning("the peer reported an error: %s", RpcError.from_json(message["error"]))
-            else:
-                _log.warning("dropped a response to the unknown request id %r", rid)
-            return
-        if future.done():
-            return
-        if message.get("jsonrpc") != "2.0" or ("result" in message) == ("error" in message):
-            future.set_exception(
-                RpcError(INVALID_REQUEST, "Invalid response", {"response": message})
-            )
-        elif "error" in message:
-            future.set_exception(RpcError.from_json(message["error"]))
-        else:
-            future.set_result(message["result"])
-
-    def _fail_pending(self, why: str) -> None:
-        pending, self._pending = self._pending, {}
-        for future in pending.values():
-            if not future.done():
-                future.set_exception(ConnectionClosed(why))
-
-    # -- writing -----------------------------------------------------------------------------
-    def _enqueue(self, line: bytes) -> None:
-        """Queue one whole line; lines go out in the order they were queued."""
-        if self._output_closed:
-            raise ConnectionClosed("the connection is closed")
-        if self._taps:
-            self._tap("out", line[:-1])
-        self._out.append(line)
-        self._out_bytes += len(line)
-        self._queued_bytes += len(line)
-        wake = self._out_wake
-        if wake is not None and not wake.done():
-            wake.set_result(None)
-
-    def _reply_soon(self, reply: Message) -> None:
-        """Answer once the reader's turn ends, after the requests read before this one had
-        their first step: answers that need no handler do not overtake those that are ready
-        at once."""
-        if not self._deferred:
-            asyncio.get_running_loop().call_soon(self._send_deferred)
-        self._deferred.append(reply)
-
-    def _send_deferred(self) -> None:
-        replies, self._deferred = self._deferred, []
-        for reply in replies:
-            self._send_reply(reply)
-
-    def _send_reply(self, reply: Message) -> None:
-        try:
-            self._enqueue(reply_line(reply))
-        except ConnectionClosed:
-            _log.debug("could not send the answer to request id %r", reply.get("id"))
-
-    async def _let_output_flow(self) -> None:
-        """Called by a sender once a chunk's worth is queued: over the limit, wait for room;
-        else give the writer (and the event loop's I/O) a turn, so that the peer reads this
-        while the sender produces the next."""
-        if self._out_bytes > self._write_limit:
-            await self._wait_for_output_room()
-        else:
-            await asyncio.sleep(0)
-
-    async def _wait_for_output_room(self) -> None:
-        while self._out_bytes > self._write_limit:
-            if self._output_closed:
-                raise ConnectionClosed("the connection is closed")
-            if self._out_room is None or self._out_room.done():
-                self._out_room = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._out_room)
-
-    def _output_room_changed(self) -> None:
-        for waiter in (self._out_room, self._room):
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
-
-    async def _run_writer(self) -> None:
-        # One write (and one drain) for everything queued since the last one.
-        writer = self._writer
-        loop = asyncio.get_running_loop()
-        try:
-            while True:
-                if not self._out:
-                    self._out_wake = loop.create_future()
-                    await self._out_wake
-                    continue
-                lines, self._out = self._out, []
-                self._queued_bytes = 0
-                data = lines[0] if len(lines) == 1 else b"".join(lines)
-                # A chunk at a time: the room each one frees as it drains lets senders go on
-                # while the peer reads, instead of taking turns with it.
-                for start in range(0, len(data), WRITE_CHUNK):
-                    chunk = data[start : start + WRITE_CHUNK] if len(data) > WRITE_CHUNK else data
-                    writer.write(chunk)
-                    await writer.drain()
-                    self._out_bytes -= len(chunk)
-                    self._output_room_changed()
-        except (ConnectionError, OSError) as exc:
-            _log.debug("cannot write to the peer: %s", exc)
-            self._output_failed()
-        except Exception:
-            _log.exception("writing to the peer failed")
-            self._output_failed()
-
-    def _output_failed(self) -> None:
-        self._output_closed = True
-        self._out.clear()
-        self._out_bytes = self._queued_bytes = 0
-        self._output_room_changed()
-
-    async def _close_output(self) -> None:
-        """Hand what is queued to the transport, then close it (waiting a bounded time)."""
-        task = self._writer_task
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-        if self._output_closed and not self._out:
-            data = b""
-        else:
-            data = b"".join(self._out)
-        self._output_closed = True
-        self._out.clear()
-        self._out_bytes = self._queued_bytes = 0
-        self._output_room_changed()
-        try:
-            if data:
-                self._writer.write(data)
-                await asyncio.wait_for(self._writer.drain(), CLOSE_FLUSH_SECONDS)
-        except Exception as exc:  # TimeoutError included
-            _log.debug("could not flush the output: %r", exc)
-        try:
-            self._writer.close()
-            wait_closed = getattr(self._writer, "wait_closed", None)
-            if wait_closed is not None:
-                await asyncio.wait_for(wait_closed(), CLOSE_FLUSH_SECONDS)
-        except Exception as exc:  # the output is gone either way
-            _log.debug("closing the output failed: %r", exc)
-
-    def _after_close(self) -> None:
-        """Release what the transports hold once the connection is closed (for subclasses)."""
-
-    def _abort_transports(self) -> None:
-        """Close the transports at once, without waiting (the event loop is going away)."""
-        self._output_closed = True
-        try:
-            self._writer.close()
-        except Exception as exc:
-            _log.debug("closing the output failed: %r", exc)
-        self._after_close()
-
-    def _tap(self, direction: Direction, line: bytes) -> None:
-        for tap in list(self._taps):
-            try:
-                tap(direction, line)
-            except Exception:
-                _log.exception("a message tap failed; it is removed")
-                self._taps.remove(tap)
-
-
-def _encode_call(method: str, message: Message) -> bytes:
-    try:
-        return dump_line(message)
-    except UnencodableMessage as exc:
-        raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
-
-
-class _Batch:
-    """Collects the answers to one incoming batch and sends them as one array."""
-
-    def __init__(self, connection: Connection) -> None:
-        self.connection = connection
-        self.expected = 0
-        self.sealed = False  # every item was dispatched
-        self.replies: list[bytes] = []
-        self.flights: list[_InFlight] = []
-
-    def add(self, reply: Message) -> None:
-        self.replies.append(reply_line(reply)[:-1])
-        self.flush_if_complete()
-
-    def flush_if_complete(self) -> None:
-        if not self.sealed or len(self.replies) != self.expected or not self.expected:
-            return
-        connection = self.connection
-        try:
-            connection._enqueue(b"[" + b",".join(self.replies) + b"]\n")
-        except ConnectionClosed:
-            pass
-        self.replies = []
-        self.expected = 0
-        for flight in self.flights:  # their ids are free once the array is in the output
-            if connection._incoming.get(flight.rid) is flight:
-                del connection._incoming[flight.rid]
-
-
-class _InFlight:
-    """An incoming request, from arrival until its answer is written. A task cancelled before
-    its first turn never runs its code, so a cancellation that comes that early (or while the
-    request is held) is a flag the task checks when it starts."""
-
-    __slots__ = (
-        "rid", "method", "route", "params", "sink", "batched", "task", "started", "cancelled",
-    )  # fmt: skip
-
-    def __init__(
-        self, rid: Any, method: str, route: Route | None, params: Any, sink: Sink, batched: bool
-    ) -> None:
-        self.rid = rid
-        self.method = method
-        self.route = route
-        self.params = params
-        self.sink = sink
-        self.batched = batched  # its id is freed when the batch's array is sent
-        self.task: asyncio.Task[None] | None = None
-        self.started = False
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        if self.started and self.task is not None:
-            self.task.cancel()
-
-
-class _RateLimitedLog:
-    """Logs a warning at most once every `every` seconds, counting what it left out."""
-
-    def __init__(self, what: str, every: float = 5.0) -> None:
-        self.what = what
-        self.every = every
-        self.last = -float("inf")
-        self.suppressed = 0
-
-    def log(self, detail: str) -> None:
-        now = time.monotonic()
-        if now - self.last < self.every:
-            self.suppressed += 1
-            return
-        more = f" (and {self.suppressed} more since the last report)" if self.suppressed else ""
-        _log.warning("%s (%s)%s", self.what, detail, more)
-        self.last = now
-        self.suppressed = 0
-
-
-class _InvalidParams(Exception):
-    def __init__(self, error: DecodeError) -> None:
-        self.error = error
-
-
-def _decode_params(route: Route, params: Any) -> Any:
-    if route.params is None:
-        return None if params is _ABSENT else params
-    return decode(route.params, {} if params is _ABSENT else params)

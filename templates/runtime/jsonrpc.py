@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol
 
@@ -190,29 +190,31 @@ _FALLBACK_ENCODER: Final = json.JSONEncoder(
 )
 
 
-def _make_dumps() -> Callable[[Any], str]:
+def _make_encoder() -> Callable[[Any, int], Iterable[str]]:
+    """The C encoder made once (json.dumps builds one per call): value, 0 -> text chunks."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # pragma: no cover - CPython always has the C encoder
-        return _FALLBACK_ENCODER.encode
-    encode = make(
+        return lambda value, _: _FALLBACK_ENCODER.iterencode(value)
+    encoder: Callable[[Any, int], Iterable[str]] = make(
         None, _FALLBACK_ENCODER.default, json.encoder.encode_basestring,
         None, ":", ",", False, False, False,
     )  # fmt: skip
-
-    def dumps(value: Any) -> str:
-        return "".join(encode(value, 0))
-
-    return dumps
+    return encoder
 
 
-_dumps: Final = _make_dumps()
+_encode_chunks: Final = _make_encoder()
 
 
 def dump_line(message: Message) -> bytes:
     """One message as a line: compact UTF-8 JSON, with the line separators some readers split
     on escaped, and a final `\\n`. Raises UnencodableMessage for values JSON cannot carry."""
+    return (dump_text(message) + "\n").encode()
+
+
+def dump_text(value: Any) -> str:
+    """`value` as the compact JSON text `dump_line` writes (without the newline)."""
     try:
-        text = _dumps(message)
+        text = "".join(_encode_chunks(value, 0))
     except ValueError as exc:
         reason = "a number is not finite (inf or nan)" if "float" in str(exc) else str(exc)
         raise UnencodableMessage(f"not JSON: {reason}") from None
@@ -220,11 +222,16 @@ def dump_line(message: Message) -> bytes:
         raise UnencodableMessage(f"not JSON: {exc}") from None
     except RecursionError:
         raise UnencodableMessage("not JSON: nested too deeply (or a cycle)") from None
-    if not text.isascii():
-        for char, escaped in _ESCAPES:
-            if char in text:
-                text = text.replace(char, escaped)
-    return (text + "\n").encode()
+    return text if text.isascii() else escape_separators(text)
+
+
+def escape_separators(text: str) -> str:
+    """JSON text with the line separators some readers split on (U+2028, U+2029, U+0085)
+    escaped: `dump_text` does it to every line it writes."""
+    for char, escaped in _ESCAPES:
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
 
 
 def reply_line(reply: Message) -> bytes:
