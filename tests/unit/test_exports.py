@@ -5,6 +5,7 @@ numbered (`Foo2`) unless its `$defs` name itself ends with a digit."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import typing
 from pathlib import Path
@@ -120,3 +121,19 @@ def test_generated_classes_are_dataclasses_on_first_use() -> None:
     assert repr(acp_v2.ContentBlockText(text="hi")) == (
         "ContentBlockText(text='hi', annotations=UNSET, meta=UNSET, extra={})"
     )
+
+
+@pytest.mark.parametrize("lane", ["default", "seed"])
+def test_no_session_update_class_takes_a_state_keyword(lane: str) -> None:
+    """`state_update` is StateUpdate's classes: the state is the class, never a free string."""
+    pkg = acp_v2 if lane == "default" else seed_lane("v2")
+    classes = typing.get_args(pkg.SessionUpdate)
+    states = [c for c in classes if getattr(c, "TAG", "") == "state_update"]
+    assert len(states) == (11 if lane == "default" else 4), [c.__name__ for c in states]
+    for cls in classes:
+        assert "state" not in inspect.signature(cls).parameters, cls.__name__
+    assert {c.TAGS["state"] for c in states if "state" in c.TAGS} == {
+        "running",
+        "idle",
+        "requires_action",
+    }
