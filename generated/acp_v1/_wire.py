@@ -6,7 +6,8 @@ its messages' params this way.
 
 `to_text` takes the direct way for a value of one of this package's classes, and the general
 one for anything it does not cover (extra keys, a field holding a value of another type, a
-float or a nested JSON value is handed to the JSON encoder); any error is the general way's.
+float or a nested JSON value is handed to the JSON encoder; a class with exclusive
+alternatives, such as an elicitation's scope, has no writer); any error is the general way's.
 """
 
 from __future__ import annotations
@@ -509,18 +510,6 @@ def _w_KillTerminalRequest(o: _m.KillTerminalRequest) -> str:
     return s + "}"
 
 
-def _w_CreateElicitationRequestForm(o: _m.CreateElicitationRequestForm) -> str:
-    raise _Indirect  # the exclusive alternative's keys: the general way writes them
-
-
-def _w_CreateElicitationRequestUrl(o: _m.CreateElicitationRequestUrl) -> str:
-    raise _Indirect  # the exclusive alternative's keys: the general way writes them
-
-
-def _w_CreateElicitationRequestOther(o: _m.CreateElicitationRequestOther) -> str:
-    raise _Indirect  # the exclusive alternative's keys: the general way writes them
-
-
 def _w_ElicitationSessionScope(o: _m.ElicitationSessionScope) -> str:
     if o.extra:
         raise _Indirect
@@ -846,14 +835,6 @@ def _w_MultiSelectPropertySchema(o: _m.MultiSelectPropertySchema) -> str:
     if o.meta is not _UNSET:
         s += ',"_meta":' + _v(o.meta)
     return s + "}"
-
-
-def _w_ElicitationFormMode(o: _m.ElicitationFormMode) -> str:
-    raise _Indirect  # the exclusive alternative's keys: the general way writes them
-
-
-def _w_ElicitationUrlMode(o: _m.ElicitationUrlMode) -> str:
-    raise _Indirect  # the exclusive alternative's keys: the general way writes them
 
 
 def _w_AgentResponseResult(o: _m.AgentResponseResult) -> str:
@@ -2407,9 +2388,6 @@ _WRITERS: Final[dict[type, Callable[[_Any], str]]] = {
     _m.ReleaseTerminalRequest: _w_ReleaseTerminalRequest,
     _m.WaitForTerminalExitRequest: _w_WaitForTerminalExitRequest,
     _m.KillTerminalRequest: _w_KillTerminalRequest,
-    _m.CreateElicitationRequestForm: _w_CreateElicitationRequestForm,
-    _m.CreateElicitationRequestUrl: _w_CreateElicitationRequestUrl,
-    _m.CreateElicitationRequestOther: _w_CreateElicitationRequestOther,
     _m.ElicitationSessionScope: _w_ElicitationSessionScope,
     _m.ElicitationRequestScope: _w_ElicitationRequestScope,
     _m.ElicitationSchema: _w_ElicitationSchema,
@@ -2430,8 +2408,6 @@ _WRITERS: Final[dict[type, Callable[[_Any], str]]] = {
     _m.StringMultiSelectItems: _w_StringMultiSelectItems,
     _m.TitledMultiSelectItems: _w_TitledMultiSelectItems,
     _m.MultiSelectPropertySchema: _w_MultiSelectPropertySchema,
-    _m.ElicitationFormMode: _w_ElicitationFormMode,
-    _m.ElicitationUrlMode: _w_ElicitationUrlMode,
     _m.AgentResponseResult: _w_AgentResponseResult,
     _m.AgentResponseError: _w_AgentResponseError,
     _m.InitializeResponse: _w_InitializeResponse,
