@@ -890,21 +890,17 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["method"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method = v
         key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
+        if "params" in data:
+            v = data["params"]
             n += 1
             if v is not None:
                 v = _rt.first_of(
@@ -920,11 +916,17 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
                     _d_CreateElicitationRequest,
                     _d_ExtRequest,
                 )(v)
+        else:
+            v = _UNSET
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -996,29 +998,23 @@ def _d_WriteTextFileRequest(data: _Any) -> WriteTextFileRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1026,11 +1022,17 @@ def _d_WriteTextFileRequest(data: _Any) -> WriteTextFileRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_WriteTextFileRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1109,38 +1111,38 @@ def _d_ReadTextFileRequest(data: _Any) -> ReadTextFileRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
         key = "line"
-        v = data.get("line", _UNSET)
-        if v is not _UNSET:
+        if "line" in data:
+            v = data["line"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.line = v
         key = "limit"
-        v = data.get("limit", _UNSET)
-        if v is not _UNSET:
+        if "limit" in data:
+            v = data["limit"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.limit = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1148,11 +1150,17 @@ def _d_ReadTextFileRequest(data: _Any) -> ReadTextFileRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ReadTextFileRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1228,29 +1236,23 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "toolCall"
-        v = data.get("toolCall", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCall"]
         v = _d_ToolCallUpdate(v)
         self.tool_call = v
         key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["options"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_PermissionOption)
         self.options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1258,6 +1260,8 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -1265,6 +1269,10 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1448,15 +1456,13 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is not _UNSET:
+        if "kind" in data:
+            v = data["kind"]
             n += 1
             try:
                 if v is not None:
@@ -1468,10 +1474,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                     v = _E_ToolKind[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.kind = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is not _UNSET:
+        if "status" in data:
+            v = data["status"]
             n += 1
             try:
                 if v is not None:
@@ -1482,10 +1490,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                     v = _E_ToolCallStatus[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.status = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -1493,10 +1503,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is not _UNSET:
+        if "name" in data:
+            v = data["name"]
             n += 1
             try:
                 if v is not None:
@@ -1504,10 +1516,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.name = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -1516,10 +1530,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                     v = _rt.list_skip(v, _d_ToolCallContent)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "locations"
-        v = data.get("locations", _UNSET)
-        if v is not _UNSET:
+        if "locations" in data:
+            v = data["locations"]
             n += 1
             try:
                 if v is not None:
@@ -1528,20 +1544,26 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                     v = _rt.list_skip(v, _d_ToolCallLocation)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.locations = v
         key = "rawInput"
-        v = data.get("rawInput", _UNSET)
-        if v is not _UNSET:
+        if "rawInput" in data:
+            v = data["rawInput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_input = v
         key = "rawOutput"
-        v = data.get("rawOutput", _UNSET)
-        if v is not _UNSET:
+        if "rawOutput" in data:
+            v = data["rawOutput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_output = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1549,11 +1571,17 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1622,14 +1650,12 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1637,11 +1663,17 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1721,15 +1753,13 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
     key: str | None = None
     try:
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
         key = "oldText"
-        v = data.get("oldText", _UNSET)
-        if v is not _UNSET:
+        if "oldText" in data:
+            v = data["oldText"]
             n += 1
             try:
                 if v is not None:
@@ -1737,17 +1767,17 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.old_text = v
         key = "newText"
-        v = data.get("newText", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["newText"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.new_text = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1755,11 +1785,17 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1832,15 +1868,13 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1848,11 +1882,17 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1932,25 +1972,25 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["text"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.text = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1958,11 +1998,17 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2054,32 +2100,30 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mimeType"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mime_type = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is not _UNSET:
+        if "uri" in data:
+            v = data["uri"]
             n += 1
             try:
                 if v is not None:
@@ -2087,10 +2131,12 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.uri = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2098,11 +2144,17 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2188,32 +2240,30 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mimeType"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2221,11 +2271,17 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2345,18 +2401,20 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -2364,10 +2422,12 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -2375,17 +2435,17 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
+        if "size" in data:
+            v = data["size"]
             n += 1
             try:
                 if v is not None:
@@ -2395,10 +2455,12 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         )
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.size = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -2406,17 +2468,17 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["uri"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.uri = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2424,6 +2486,8 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -2431,6 +2495,10 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2511,24 +2579,24 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "resource"
-        v = data.get("resource", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["resource"]
         v = _d_EmbeddedResourceResource(v)
         self.resource = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2536,11 +2604,17 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2611,8 +2685,8 @@ def _d_Annotations(data: _Any) -> Annotations:
     key: str | None = None
     try:
         key = "audience"
-        v = data.get("audience", _UNSET)
-        if v is not _UNSET:
+        if "audience" in data:
+            v = data["audience"]
             n += 1
             try:
                 if v is not None:
@@ -2621,10 +2695,12 @@ def _d_Annotations(data: _Any) -> Annotations:
                     v = _rt.list_skip(v, _d_Role)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.audience = v
         key = "lastModified"
-        v = data.get("lastModified", _UNSET)
-        if v is not _UNSET:
+        if "lastModified" in data:
+            v = data["lastModified"]
             n += 1
             try:
                 if v is not None:
@@ -2632,10 +2708,12 @@ def _d_Annotations(data: _Any) -> Annotations:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.last_modified = v
         key = "priority"
-        v = data.get("priority", _UNSET)
-        if v is not _UNSET:
+        if "priority" in data:
+            v = data["priority"]
             n += 1
             try:
                 if v is not None:
@@ -2643,10 +2721,12 @@ def _d_Annotations(data: _Any) -> Annotations:
                         raise _rt.expected("a number", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.priority = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2654,11 +2734,17 @@ def _d_Annotations(data: _Any) -> Annotations:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2725,25 +2811,25 @@ def _d_TextContent(data: _Any) -> TextContent:
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["text"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.text = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2751,11 +2837,17 @@ def _d_TextContent(data: _Any) -> TextContent:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2833,32 +2925,30 @@ def _d_ImageContent(data: _Any) -> ImageContent:
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mimeType"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mime_type = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is not _UNSET:
+        if "uri" in data:
+            v = data["uri"]
             n += 1
             try:
                 if v is not None:
@@ -2866,10 +2956,12 @@ def _d_ImageContent(data: _Any) -> ImageContent:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.uri = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2877,11 +2969,17 @@ def _d_ImageContent(data: _Any) -> ImageContent:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2953,32 +3051,30 @@ def _d_AudioContent(data: _Any) -> AudioContent:
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mimeType"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2986,11 +3082,17 @@ def _d_AudioContent(data: _Any) -> AudioContent:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3098,18 +3200,20 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -3117,10 +3221,12 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -3128,17 +3234,17 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
+        if "size" in data:
+            v = data["size"]
             n += 1
             try:
                 if v is not None:
@@ -3148,10 +3254,12 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         )
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.size = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -3159,17 +3267,17 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["uri"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.uri = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3177,11 +3285,17 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3251,8 +3365,8 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
     key: str | None = None
     try:
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -3260,24 +3374,22 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["text"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.text = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["uri"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.uri = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3285,11 +3397,17 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3359,15 +3477,13 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
     key: str | None = None
     try:
         key = "blob"
-        v = data.get("blob", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["blob"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.blob = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -3375,17 +3491,17 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["uri"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.uri = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3393,11 +3509,17 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3464,24 +3586,24 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
     key: str | None = None
     try:
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "resource"
-        v = data.get("resource", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["resource"]
         v = _d_EmbeddedResourceResource(v)
         self.resource = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3489,11 +3611,17 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3552,14 +3680,12 @@ def _d_Content(data: _Any) -> Content:
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3567,11 +3693,17 @@ def _d_Content(data: _Any) -> Content:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3646,15 +3778,13 @@ def _d_Diff(data: _Any) -> Diff:
     key: str | None = None
     try:
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
         key = "oldText"
-        v = data.get("oldText", _UNSET)
-        if v is not _UNSET:
+        if "oldText" in data:
+            v = data["oldText"]
             n += 1
             try:
                 if v is not None:
@@ -3662,17 +3792,17 @@ def _d_Diff(data: _Any) -> Diff:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.old_text = v
         key = "newText"
-        v = data.get("newText", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["newText"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.new_text = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3680,11 +3810,17 @@ def _d_Diff(data: _Any) -> Diff:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3748,15 +3884,13 @@ def _d_Terminal(data: _Any) -> Terminal:
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3764,11 +3898,17 @@ def _d_Terminal(data: _Any) -> Terminal:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3839,15 +3979,13 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
     key: str | None = None
     try:
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
         key = "line"
-        v = data.get("line", _UNSET)
-        if v is not _UNSET:
+        if "line" in data:
+            v = data["line"]
             n += 1
             try:
                 if v is not None:
@@ -3855,10 +3993,12 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
                         raise _rt.expected("an integer from 0 to 4294967295", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.line = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3866,11 +4006,17 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3943,23 +4089,17 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
     key: str | None = None
     try:
         key = "optionId"
-        v = data.get("optionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["optionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.option_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["kind"]
         if type(v) is not str or v not in _E_PermissionOptionKind:
             raise _rt.expected(
                 "one of 'allow_once', 'allow_always', 'reject_once', 'reject_always'", v
@@ -3967,8 +4107,8 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
         v = _E_PermissionOptionKind[v]
         self.kind = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3976,11 +4116,17 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4087,22 +4233,18 @@ def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["command"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.command = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
+        if "args" in data:
+            v = data["args"]
             n += 1
             if v is None:
                 v = []
@@ -4110,10 +4252,12 @@ def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
+        if "env" in data:
+            v = data["env"]
             n += 1
             if v is None:
                 v = []
@@ -4121,26 +4265,32 @@ def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_EnvVariable)
+        else:
+            v = _UNSET
         self.env = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is not _UNSET:
+        if "cwd" in data:
+            v = data["cwd"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.cwd = v
         key = "outputByteLimit"
-        v = data.get("outputByteLimit", _UNSET)
-        if v is not _UNSET:
+        if "outputByteLimit" in data:
+            v = data["outputByteLimit"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.output_byte_limit = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4148,11 +4298,17 @@ def _d_CreateTerminalRequest(data: _Any) -> CreateTerminalRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CreateTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4216,22 +4372,18 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.value = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4239,11 +4391,17 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4307,22 +4465,18 @@ def _d_TerminalOutputRequest(data: _Any) -> TerminalOutputRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4330,11 +4484,17 @@ def _d_TerminalOutputRequest(data: _Any) -> TerminalOutputRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalOutputRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4398,22 +4558,18 @@ def _d_ReleaseTerminalRequest(data: _Any) -> ReleaseTerminalRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4421,11 +4577,17 @@ def _d_ReleaseTerminalRequest(data: _Any) -> ReleaseTerminalRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ReleaseTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4489,22 +4651,18 @@ def _d_WaitForTerminalExitRequest(data: _Any) -> WaitForTerminalExitRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4512,6 +4670,8 @@ def _d_WaitForTerminalExitRequest(data: _Any) -> WaitForTerminalExitRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -4519,6 +4679,10 @@ def _d_WaitForTerminalExitRequest(data: _Any) -> WaitForTerminalExitRequest:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4582,22 +4746,18 @@ def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4605,11 +4765,17 @@ def _d_KillTerminalRequest(data: _Any) -> KillTerminalRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_KillTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4700,15 +4866,13 @@ def _d_CreateElicitationRequestForm(
     key: str | None = None
     try:
         key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["message"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4716,11 +4880,11 @@ def _d_CreateElicitationRequestForm(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "requestedSchema"
-        v = data.get("requestedSchema", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requestedSchema"]
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
         key = None
@@ -4735,6 +4899,10 @@ def _d_CreateElicitationRequestForm(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4828,15 +4996,13 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
     key: str | None = None
     try:
         key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["message"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4844,18 +5010,16 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "elicitationId"
-        v = data.get("elicitationId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["elicitationId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.elicitation_id = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
@@ -4871,6 +5035,10 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4965,15 +5133,13 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
     key: str | None = None
     try:
         key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["message"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4981,11 +5147,11 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "mode"
-        v = data.get("mode", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mode"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in CreateElicitationRequestOther.RESERVED_TAGS:
@@ -5003,6 +5169,10 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5065,15 +5235,13 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
+        if "toolCallId" in data:
+            v = data["toolCallId"]
             n += 1
             try:
                 if v is not None:
@@ -5081,11 +5249,17 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.tool_call_id = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5135,15 +5309,17 @@ def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
     key: str | None = None
     try:
         key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requestId"]
         v = _d_RequestId(v)
         self.request_id = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5243,8 +5419,8 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is not _UNSET:
+        if "type" in data:
+            v = data["type"]
             n += 1
             try:
                 if type(v) is not str or v not in _E_ElicitationSchemaType:
@@ -5252,10 +5428,12 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                 v = _E_ElicitationSchemaType[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.type = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -5263,27 +5441,33 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "properties"
-        v = data.get("properties", _UNSET)
-        if v is not _UNSET:
+        if "properties" in data:
+            v = data["properties"]
             n += 1
             if type(v) is not dict:
                 raise _rt.expected("an object", v)
             v = _rt.map_of(v, _d_ElicitationPropertySchema)
+        else:
+            v = _UNSET
         self.properties = v
         key = "required"
-        v = data.get("required", _UNSET)
-        if v is not _UNSET:
+        if "required" in data:
+            v = data["required"]
             n += 1
             if v is not None:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.required = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -5291,10 +5475,12 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5302,11 +5488,17 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5484,8 +5676,8 @@ def _d_ElicitationPropertySchemaString(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -5493,10 +5685,12 @@ def _d_ElicitationPropertySchemaString(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -5504,43 +5698,53 @@ def _d_ElicitationPropertySchemaString(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minLength"
-        v = data.get("minLength", _UNSET)
-        if v is not _UNSET:
+        if "minLength" in data:
+            v = data["minLength"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.min_length = v
         key = "maxLength"
-        v = data.get("maxLength", _UNSET)
-        if v is not _UNSET:
+        if "maxLength" in data:
+            v = data["maxLength"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.max_length = v
         key = "pattern"
-        v = data.get("pattern", _UNSET)
-        if v is not _UNSET:
+        if "pattern" in data:
+            v = data["pattern"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.pattern = v
         key = "format"
-        v = data.get("format", _UNSET)
-        if v is not _UNSET:
+        if "format" in data:
+            v = data["format"]
             n += 1
             if v is not None:
                 if type(v) is not str or v not in _E_StringFormat:
                     raise _rt.expected("one of 'email', 'uri', 'date', 'date-time'", v)
                 v = _E_StringFormat[v]
+        else:
+            v = _UNSET
         self.format = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -5548,28 +5752,34 @@ def _d_ElicitationPropertySchemaString(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is not _UNSET:
+        if "enum" in data:
+            v = data["enum"]
             n += 1
             if v is not None:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.enum = v
         key = "oneOf"
-        v = data.get("oneOf", _UNSET)
-        if v is not _UNSET:
+        if "oneOf" in data:
+            v = data["oneOf"]
             n += 1
             if v is not None:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_EnumOption)
+        else:
+            v = _UNSET
         self.one_of = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5577,6 +5787,8 @@ def _d_ElicitationPropertySchemaString(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -5584,6 +5796,10 @@ def _d_ElicitationPropertySchemaString(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5698,8 +5914,8 @@ def _d_ElicitationPropertySchemaNumber(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -5707,10 +5923,12 @@ def _d_ElicitationPropertySchemaNumber(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -5718,26 +5936,32 @@ def _d_ElicitationPropertySchemaNumber(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
+        if "minimum" in data:
+            v = data["minimum"]
             n += 1
             if v is not None:
                 if type(v) is not float and type(v) is not int:
                     raise _rt.expected("a number", v)
+        else:
+            v = _UNSET
         self.minimum = v
         key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
+        if "maximum" in data:
+            v = data["maximum"]
             n += 1
             if v is not None:
                 if type(v) is not float and type(v) is not int:
                     raise _rt.expected("a number", v)
+        else:
+            v = _UNSET
         self.maximum = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -5745,10 +5969,12 @@ def _d_ElicitationPropertySchemaNumber(
                         raise _rt.expected("a number", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5756,6 +5982,8 @@ def _d_ElicitationPropertySchemaNumber(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -5763,6 +5991,10 @@ def _d_ElicitationPropertySchemaNumber(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5877,8 +6109,8 @@ def _d_ElicitationPropertySchemaInteger(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -5886,10 +6118,12 @@ def _d_ElicitationPropertySchemaInteger(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -5897,30 +6131,36 @@ def _d_ElicitationPropertySchemaInteger(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
+        if "minimum" in data:
+            v = data["minimum"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
                     raise _rt.expected(
                         "an integer from -9223372036854775808 to 9223372036854775807", v
                     )
+        else:
+            v = _UNSET
         self.minimum = v
         key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
+        if "maximum" in data:
+            v = data["maximum"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
                     raise _rt.expected(
                         "an integer from -9223372036854775808 to 9223372036854775807", v
                     )
+        else:
+            v = _UNSET
         self.maximum = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -5930,10 +6170,12 @@ def _d_ElicitationPropertySchemaInteger(
                         )
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5941,6 +6183,8 @@ def _d_ElicitationPropertySchemaInteger(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -5948,6 +6192,10 @@ def _d_ElicitationPropertySchemaInteger(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6044,8 +6292,8 @@ def _d_ElicitationPropertySchemaBoolean(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -6053,10 +6301,12 @@ def _d_ElicitationPropertySchemaBoolean(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -6064,10 +6314,12 @@ def _d_ElicitationPropertySchemaBoolean(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -6075,10 +6327,12 @@ def _d_ElicitationPropertySchemaBoolean(
                         raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6086,6 +6340,8 @@ def _d_ElicitationPropertySchemaBoolean(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -6093,6 +6349,10 @@ def _d_ElicitationPropertySchemaBoolean(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6221,8 +6481,8 @@ def _d_ElicitationPropertySchemaArray(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -6230,10 +6490,12 @@ def _d_ElicitationPropertySchemaArray(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -6241,32 +6503,36 @@ def _d_ElicitationPropertySchemaArray(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minItems"
-        v = data.get("minItems", _UNSET)
-        if v is not _UNSET:
+        if "minItems" in data:
+            v = data["minItems"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.min_items = v
         key = "maxItems"
-        v = data.get("maxItems", _UNSET)
-        if v is not _UNSET:
+        if "maxItems" in data:
+            v = data["maxItems"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.max_items = v
         key = "items"
-        v = data.get("items", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["items"]
         v = _d_MultiSelectItems(v)
         self.items = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -6275,10 +6541,12 @@ def _d_ElicitationPropertySchemaArray(
                     v = _rt.list_skip(v, _rt.d_str)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6286,6 +6554,8 @@ def _d_ElicitationPropertySchemaArray(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -6293,6 +6563,10 @@ def _d_ElicitationPropertySchemaArray(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6360,9 +6634,7 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in ElicitationPropertySchemaOther.RESERVED_TAGS:
@@ -6374,6 +6646,10 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6448,22 +6724,18 @@ def _d_EnumOption(data: _Any) -> EnumOption:
     key: str | None = None
     try:
         key = "const"
-        v = data.get("const", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["const"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.const = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -6471,10 +6743,12 @@ def _d_EnumOption(data: _Any) -> EnumOption:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6482,11 +6756,17 @@ def _d_EnumOption(data: _Any) -> EnumOption:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6654,8 +6934,8 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -6663,10 +6943,12 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -6674,43 +6956,53 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minLength"
-        v = data.get("minLength", _UNSET)
-        if v is not _UNSET:
+        if "minLength" in data:
+            v = data["minLength"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.min_length = v
         key = "maxLength"
-        v = data.get("maxLength", _UNSET)
-        if v is not _UNSET:
+        if "maxLength" in data:
+            v = data["maxLength"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.max_length = v
         key = "pattern"
-        v = data.get("pattern", _UNSET)
-        if v is not _UNSET:
+        if "pattern" in data:
+            v = data["pattern"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.pattern = v
         key = "format"
-        v = data.get("format", _UNSET)
-        if v is not _UNSET:
+        if "format" in data:
+            v = data["format"]
             n += 1
             if v is not None:
                 if type(v) is not str or v not in _E_StringFormat:
                     raise _rt.expected("one of 'email', 'uri', 'date', 'date-time'", v)
                 v = _E_StringFormat[v]
+        else:
+            v = _UNSET
         self.format = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -6718,28 +7010,34 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is not _UNSET:
+        if "enum" in data:
+            v = data["enum"]
             n += 1
             if v is not None:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.enum = v
         key = "oneOf"
-        v = data.get("oneOf", _UNSET)
-        if v is not _UNSET:
+        if "oneOf" in data:
+            v = data["oneOf"]
             n += 1
             if v is not None:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_EnumOption)
+        else:
+            v = _UNSET
         self.one_of = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6747,11 +7045,17 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6853,8 +7157,8 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -6862,10 +7166,12 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -6873,26 +7179,32 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
+        if "minimum" in data:
+            v = data["minimum"]
             n += 1
             if v is not None:
                 if type(v) is not float and type(v) is not int:
                     raise _rt.expected("a number", v)
+        else:
+            v = _UNSET
         self.minimum = v
         key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
+        if "maximum" in data:
+            v = data["maximum"]
             n += 1
             if v is not None:
                 if type(v) is not float and type(v) is not int:
                     raise _rt.expected("a number", v)
+        else:
+            v = _UNSET
         self.maximum = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -6900,10 +7212,12 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                         raise _rt.expected("a number", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6911,11 +7225,17 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7017,8 +7337,8 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -7026,10 +7346,12 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -7037,30 +7359,36 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
+        if "minimum" in data:
+            v = data["minimum"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
                     raise _rt.expected(
                         "an integer from -9223372036854775808 to 9223372036854775807", v
                     )
+        else:
+            v = _UNSET
         self.minimum = v
         key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
+        if "maximum" in data:
+            v = data["maximum"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
                     raise _rt.expected(
                         "an integer from -9223372036854775808 to 9223372036854775807", v
                     )
+        else:
+            v = _UNSET
         self.maximum = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -7070,10 +7398,12 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                         )
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7081,11 +7411,17 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7167,8 +7503,8 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -7176,10 +7512,12 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -7187,10 +7525,12 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -7198,10 +7538,12 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                         raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7209,11 +7551,17 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7284,16 +7632,14 @@ def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectIt
     key: str | None = None
     try:
         key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["enum"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _rt.d_str)
         self.enum = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7301,11 +7647,17 @@ def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectIt
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_MultiSelectItemsString) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7363,9 +7715,7 @@ def _d_MultiSelectItemsOther(data: _Any) -> MultiSelectItemsOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in MultiSelectItemsOther.RESERVED_TAGS:
@@ -7375,6 +7725,10 @@ def _d_MultiSelectItemsOther(data: _Any) -> MultiSelectItemsOther:
         self.extra = _rt.extras(data, _K_MultiSelectItemsOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7440,16 +7794,14 @@ def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
     key: str | None = None
     try:
         key = "anyOf"
-        v = data.get("anyOf", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["anyOf"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_EnumOption)
         self.any_of = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7457,11 +7809,17 @@ def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_MultiSelectItemsTitled) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7522,16 +7880,14 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
     key: str | None = None
     try:
         key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["enum"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _rt.d_str)
         self.enum = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7539,11 +7895,17 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7604,16 +7966,14 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
     key: str | None = None
     try:
         key = "anyOf"
-        v = data.get("anyOf", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["anyOf"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_EnumOption)
         self.any_of = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7621,11 +7981,17 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7742,8 +8108,8 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -7751,10 +8117,12 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -7762,32 +8130,36 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minItems"
-        v = data.get("minItems", _UNSET)
-        if v is not _UNSET:
+        if "minItems" in data:
+            v = data["minItems"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.min_items = v
         key = "maxItems"
-        v = data.get("maxItems", _UNSET)
-        if v is not _UNSET:
+        if "maxItems" in data:
+            v = data["maxItems"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.max_items = v
         key = "items"
-        v = data.get("items", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["items"]
         v = _d_MultiSelectItems(v)
         self.items = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -7796,10 +8168,12 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                     v = _rt.list_skip(v, _rt.d_str)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7807,6 +8181,8 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -7814,6 +8190,10 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7873,9 +8253,7 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
     key: str | None = None
     try:
         key = "requestedSchema"
-        v = data.get("requestedSchema", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requestedSchema"]
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
         key = None
@@ -7888,6 +8266,10 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
         self.extra = _rt.extras(rest, _K_ElicitationFormMode) if len(rest) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7952,16 +8334,12 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
     key: str | None = None
     try:
         key = "elicitationId"
-        v = data.get("elicitationId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["elicitationId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.elicitation_id = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
@@ -7975,6 +8353,10 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
         self.extra = _rt.extras(rest, _K_ElicitationUrlMode) if len(rest) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8056,15 +8438,11 @@ def _d_AgentResponseResult(data: _Any) -> AgentResponseResult:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "result"
-        v = data.get("result", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["result"]
         v = _rt.first_of(
             "a InitializeResponse, a AuthenticateResponse, a LogoutResponse, a NewSessionResponse, a LoadSessionResponse, a ListSessionsResponse, a DeleteSessionResponse, a ResumeSessionResponse, a CloseSessionResponse, a SetSessionModeResponse, a SetSessionConfigOptionResponse, a PromptResponse or any value",
             _d_InitializeResponse,
@@ -8086,6 +8464,10 @@ def _d_AgentResponseResult(data: _Any) -> AgentResponseResult:
         self.extra = _rt.extras(data, _K_AgentResponseResult) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8141,21 +8523,21 @@ def _d_AgentResponseError(data: _Any) -> AgentResponseError:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["error"]
         v = _d_Error(v)
         self.error = v
         key = None
         self.extra = _rt.extras(data, _K_AgentResponseError) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8253,24 +8635,24 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
     key: str | None = None
     try:
         key = "protocolVersion"
-        v = data.get("protocolVersion", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["protocolVersion"]
         if type(v) is not int or v < 0 or v > 65535:
             raise _rt.expected("an integer from 0 to 65535", v)
         self.protocol_version = v
         key = "agentCapabilities"
-        v = data.get("agentCapabilities", _UNSET)
-        if v is not _UNSET:
+        if "agentCapabilities" in data:
+            v = data["agentCapabilities"]
             n += 1
             try:
                 v = _d_AgentCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.agent_capabilities = v
         key = "authMethods"
-        v = data.get("authMethods", _UNSET)
-        if v is not _UNSET:
+        if "authMethods" in data:
+            v = data["authMethods"]
             n += 1
             try:
                 if type(v) is not list:
@@ -8278,20 +8660,24 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
                 v = _rt.list_skip(v, _d_AuthMethod)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.auth_methods = v
         key = "agentInfo"
-        v = data.get("agentInfo", _UNSET)
-        if v is not _UNSET:
+        if "agentInfo" in data:
+            v = data["agentInfo"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Implementation(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.agent_info = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8299,11 +8685,17 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8402,54 +8794,64 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
     key: str | None = None
     try:
         key = "loadSession"
-        v = data.get("loadSession", _UNSET)
-        if v is not _UNSET:
+        if "loadSession" in data:
+            v = data["loadSession"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.load_session = v
         key = "promptCapabilities"
-        v = data.get("promptCapabilities", _UNSET)
-        if v is not _UNSET:
+        if "promptCapabilities" in data:
+            v = data["promptCapabilities"]
             n += 1
             try:
                 v = _d_PromptCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.prompt_capabilities = v
         key = "mcpCapabilities"
-        v = data.get("mcpCapabilities", _UNSET)
-        if v is not _UNSET:
+        if "mcpCapabilities" in data:
+            v = data["mcpCapabilities"]
             n += 1
             try:
                 v = _d_McpCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mcp_capabilities = v
         key = "sessionCapabilities"
-        v = data.get("sessionCapabilities", _UNSET)
-        if v is not _UNSET:
+        if "sessionCapabilities" in data:
+            v = data["sessionCapabilities"]
             n += 1
             try:
                 v = _d_SessionCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.session_capabilities = v
         key = "auth"
-        v = data.get("auth", _UNSET)
-        if v is not _UNSET:
+        if "auth" in data:
+            v = data["auth"]
             n += 1
             try:
                 v = _d_AgentAuthCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.auth = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8457,11 +8859,17 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8548,38 +8956,44 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
     key: str | None = None
     try:
         key = "image"
-        v = data.get("image", _UNSET)
-        if v is not _UNSET:
+        if "image" in data:
+            v = data["image"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.image = v
         key = "audio"
-        v = data.get("audio", _UNSET)
-        if v is not _UNSET:
+        if "audio" in data:
+            v = data["audio"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.audio = v
         key = "embeddedContext"
-        v = data.get("embeddedContext", _UNSET)
-        if v is not _UNSET:
+        if "embeddedContext" in data:
+            v = data["embeddedContext"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.embedded_context = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8587,11 +9001,17 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8656,28 +9076,32 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
     key: str | None = None
     try:
         key = "http"
-        v = data.get("http", _UNSET)
-        if v is not _UNSET:
+        if "http" in data:
+            v = data["http"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.http = v
         key = "sse"
-        v = data.get("sse", _UNSET)
-        if v is not _UNSET:
+        if "sse" in data:
+            v = data["sse"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.sse = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8685,11 +9109,17 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8814,58 +9244,68 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
     key: str | None = None
     try:
         key = "list"
-        v = data.get("list", _UNSET)
-        if v is not _UNSET:
+        if "list" in data:
+            v = data["list"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionListCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.list_ = v
         key = "delete"
-        v = data.get("delete", _UNSET)
-        if v is not _UNSET:
+        if "delete" in data:
+            v = data["delete"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionDeleteCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.delete = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionAdditionalDirectoriesCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "resume"
-        v = data.get("resume", _UNSET)
-        if v is not _UNSET:
+        if "resume" in data:
+            v = data["resume"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionResumeCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.resume = v
         key = "close"
-        v = data.get("close", _UNSET)
-        if v is not _UNSET:
+        if "close" in data:
+            v = data["close"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionCloseCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.close = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8873,11 +9313,17 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8933,8 +9379,8 @@ def _d_SessionListCapabilities(data: _Any) -> SessionListCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8942,11 +9388,17 @@ def _d_SessionListCapabilities(data: _Any) -> SessionListCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionListCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9002,8 +9454,8 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9011,6 +9463,8 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -9018,6 +9472,10 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9078,8 +9536,8 @@ def _d_SessionAdditionalDirectoriesCapabilities(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9087,6 +9545,8 @@ def _d_SessionAdditionalDirectoriesCapabilities(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -9096,6 +9556,10 @@ def _d_SessionAdditionalDirectoriesCapabilities(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9151,8 +9615,8 @@ def _d_SessionResumeCapabilities(data: _Any) -> SessionResumeCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9160,6 +9624,8 @@ def _d_SessionResumeCapabilities(data: _Any) -> SessionResumeCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -9167,6 +9633,10 @@ def _d_SessionResumeCapabilities(data: _Any) -> SessionResumeCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9222,8 +9692,8 @@ def _d_SessionCloseCapabilities(data: _Any) -> SessionCloseCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9231,6 +9701,8 @@ def _d_SessionCloseCapabilities(data: _Any) -> SessionCloseCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -9238,6 +9710,10 @@ def _d_SessionCloseCapabilities(data: _Any) -> SessionCloseCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9300,18 +9776,20 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     key: str | None = None
     try:
         key = "logout"
-        v = data.get("logout", _UNSET)
-        if v is not _UNSET:
+        if "logout" in data:
+            v = data["logout"]
             n += 1
             try:
                 if v is not None:
                     v = _d_LogoutCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.logout = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9319,11 +9797,17 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9379,8 +9863,8 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9388,11 +9872,17 @@ def _d_LogoutCapabilities(data: _Any) -> LogoutCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LogoutCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9489,22 +9979,18 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -9512,10 +9998,12 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
+        if "args" in data:
+            v = data["args"]
             n += 1
             if v is None:
                 v = []
@@ -9523,10 +10011,12 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
+        if "env" in data:
+            v = data["env"]
             n += 1
             if v is None:
                 v = {}
@@ -9534,10 +10024,12 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                 if type(v) is not dict:
                     raise _rt.expected("an object", v)
                 v = _rt.map_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.env = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9545,11 +10037,17 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9624,22 +10122,18 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -9647,10 +10141,12 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9658,11 +10154,17 @@ def _d_AuthMethodAgent(data: _Any) -> AuthMethodAgent:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9755,22 +10257,18 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -9778,10 +10276,12 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
+        if "args" in data:
+            v = data["args"]
             n += 1
             if v is None:
                 v = []
@@ -9789,10 +10289,12 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
+        if "env" in data:
+            v = data["env"]
             n += 1
             if v is None:
                 v = {}
@@ -9800,10 +10302,12 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                 if type(v) is not dict:
                     raise _rt.expected("an object", v)
                 v = _rt.map_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.env = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9811,6 +10315,8 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -9818,6 +10324,10 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9890,22 +10400,18 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -9913,10 +10419,12 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9924,11 +10432,17 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthMethodAgentPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10009,15 +10523,13 @@ def _d_Implementation(data: _Any) -> Implementation:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -10025,17 +10537,17 @@ def _d_Implementation(data: _Any) -> Implementation:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "version"
-        v = data.get("version", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["version"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.version = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10043,11 +10555,17 @@ def _d_Implementation(data: _Any) -> Implementation:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10100,8 +10618,8 @@ def _d_AuthenticateResponse(data: _Any) -> AuthenticateResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10109,11 +10627,17 @@ def _d_AuthenticateResponse(data: _Any) -> AuthenticateResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthenticateResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10166,8 +10690,8 @@ def _d_LogoutResponse(data: _Any) -> LogoutResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10175,11 +10699,17 @@ def _d_LogoutResponse(data: _Any) -> LogoutResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LogoutResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10263,25 +10793,25 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "modes"
-        v = data.get("modes", _UNSET)
-        if v is not _UNSET:
+        if "modes" in data:
+            v = data["modes"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionModeState(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.modes = v
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is not _UNSET:
+        if "configOptions" in data:
+            v = data["configOptions"]
             n += 1
             try:
                 if v is not None:
@@ -10290,10 +10820,12 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                     v = _rt.list_skip(v, _d_SessionConfigOption)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10301,11 +10833,17 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10369,16 +10907,12 @@ def _d_SessionModeState(data: _Any) -> SessionModeState:
     key: str | None = None
     try:
         key = "currentModeId"
-        v = data.get("currentModeId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentModeId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.current_mode_id = v
         key = "availableModes"
-        v = data.get("availableModes", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["availableModes"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -10387,8 +10921,8 @@ def _d_SessionModeState(data: _Any) -> SessionModeState:
             v = []
         self.available_modes = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10396,11 +10930,17 @@ def _d_SessionModeState(data: _Any) -> SessionModeState:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionModeState) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10473,22 +11013,18 @@ def _d_SessionMode(data: _Any) -> SessionMode:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -10496,10 +11032,12 @@ def _d_SessionMode(data: _Any) -> SessionMode:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10507,11 +11045,17 @@ def _d_SessionMode(data: _Any) -> SessionMode:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionMode) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10628,22 +11172,18 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -10651,10 +11191,12 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "category"
-        v = data.get("category", _UNSET)
-        if v is not _UNSET:
+        if "category" in data:
+            v = data["category"]
             n += 1
             try:
                 if v is not None:
@@ -10664,10 +11206,12 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.category = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10675,18 +11219,16 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "currentValue"
-        v = data.get("currentValue", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentValue"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.current_value = v
         key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["options"]
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
@@ -10695,6 +11237,10 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10797,22 +11343,18 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -10820,10 +11362,12 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "category"
-        v = data.get("category", _UNSET)
-        if v is not _UNSET:
+        if "category" in data:
+            v = data["category"]
             n += 1
             try:
                 if v is not None:
@@ -10833,10 +11377,12 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.category = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10844,11 +11390,11 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "currentValue"
-        v = data.get("currentValue", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentValue"]
         if type(v) is not bool:
             raise _rt.expected("a boolean", v)
         self.current_value = v
@@ -10858,6 +11404,10 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10927,22 +11477,18 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
     key: str | None = None
     try:
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.value = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -10950,10 +11496,12 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10961,6 +11509,8 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -10968,6 +11518,10 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11036,23 +11590,17 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
     key: str | None = None
     try:
         key = "group"
-        v = data.get("group", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["group"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.group = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["options"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -11061,8 +11609,8 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
             v = []
         self.options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11070,6 +11618,8 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -11077,6 +11627,10 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11129,22 +11683,22 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
     key: str | None = None
     try:
         key = "currentValue"
-        v = data.get("currentValue", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentValue"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.current_value = v
         key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["options"]
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
         self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11192,9 +11746,7 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
     key: str | None = None
     try:
         key = "currentValue"
-        v = data.get("currentValue", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentValue"]
         if type(v) is not bool:
             raise _rt.expected("a boolean", v)
         self.current_value = v
@@ -11202,6 +11754,10 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
         self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11273,18 +11829,20 @@ def _d_LoadSessionResponse(data: _Any) -> LoadSessionResponse:
     key: str | None = None
     try:
         key = "modes"
-        v = data.get("modes", _UNSET)
-        if v is not _UNSET:
+        if "modes" in data:
+            v = data["modes"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionModeState(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.modes = v
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is not _UNSET:
+        if "configOptions" in data:
+            v = data["configOptions"]
             n += 1
             try:
                 if v is not None:
@@ -11293,10 +11851,12 @@ def _d_LoadSessionResponse(data: _Any) -> LoadSessionResponse:
                     v = _rt.list_skip(v, _d_SessionConfigOption)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11304,11 +11864,17 @@ def _d_LoadSessionResponse(data: _Any) -> LoadSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LoadSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11375,9 +11941,7 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
     key: str | None = None
     try:
         key = "sessions"
-        v = data.get("sessions", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessions"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -11386,8 +11950,8 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
             v = []
         self.sessions = v
         key = "nextCursor"
-        v = data.get("nextCursor", _UNSET)
-        if v is not _UNSET:
+        if "nextCursor" in data:
+            v = data["nextCursor"]
             n += 1
             try:
                 if v is not None:
@@ -11395,10 +11959,12 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.next_cursor = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11406,11 +11972,17 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11507,22 +12079,18 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             try:
                 if type(v) is not list:
@@ -11530,10 +12098,12 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                 v = _rt.list_skip(v, _rt.d_str)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -11541,10 +12111,12 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "updatedAt"
-        v = data.get("updatedAt", _UNSET)
-        if v is not _UNSET:
+        if "updatedAt" in data:
+            v = data["updatedAt"]
             n += 1
             try:
                 if v is not None:
@@ -11552,10 +12124,12 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.updated_at = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11563,11 +12137,17 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11620,8 +12200,8 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11629,11 +12209,17 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11705,18 +12291,20 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
     key: str | None = None
     try:
         key = "modes"
-        v = data.get("modes", _UNSET)
-        if v is not _UNSET:
+        if "modes" in data:
+            v = data["modes"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionModeState(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.modes = v
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is not _UNSET:
+        if "configOptions" in data:
+            v = data["configOptions"]
             n += 1
             try:
                 if v is not None:
@@ -11725,10 +12313,12 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                     v = _rt.list_skip(v, _d_SessionConfigOption)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11736,11 +12326,17 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11793,8 +12389,8 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11802,11 +12398,17 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11859,8 +12461,8 @@ def _d_SetSessionModeResponse(data: _Any) -> SetSessionModeResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11868,11 +12470,17 @@ def _d_SetSessionModeResponse(data: _Any) -> SetSessionModeResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SetSessionModeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11931,9 +12539,7 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
     key: str | None = None
     try:
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configOptions"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -11942,8 +12548,8 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
             v = []
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11951,6 +12557,8 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -11958,6 +12566,10 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12022,9 +12634,7 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
     key: str | None = None
     try:
         key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["stopReason"]
         if type(v) is not str or v not in _E_StopReason:
             raise _rt.expected(
                 "one of 'end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'", v
@@ -12032,8 +12642,8 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
         v = _E_StopReason[v]
         self.stop_reason = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12041,11 +12651,17 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12122,30 +12738,32 @@ def _d_Error(data: _Any) -> Error:
     key: str | None = None
     try:
         key = "code"
-        v = data.get("code", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["code"]
         if type(v) is not int or v < -2147483648 or v > 2147483647:
             raise _rt.expected("an integer from -2147483648 to 2147483647", v)
         e = _E_ErrorCode.get(v)
         v = e if e is not None else _rt.OpenInt(v)
         self.code = v
         key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["message"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message = v
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is not _UNSET:
+        if "data" in data:
+            v = data["data"]
             n += 1
+        else:
+            v = _UNSET
         self.data = v
         key = None
         self.extra = _rt.extras(data, _K_Error) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12205,15 +12823,13 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
     key: str | None = None
     try:
         key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["method"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method = v
         key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
+        if "params" in data:
+            v = data["params"]
             n += 1
             if v is not None:
                 v = _rt.first_of(
@@ -12222,11 +12838,17 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
                     _d_CompleteElicitationNotification,
                     _d_ExtNotification,
                 )(v)
+        else:
+            v = _UNSET
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12295,21 +12917,17 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "update"
-        v = data.get("update", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["update"]
         v = _d_SessionUpdate(v)
         self.update = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12317,11 +12935,17 @@ def _d_SessionNotification(data: _Any) -> SessionNotification:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12404,14 +13028,12 @@ def _d_SessionUpdateUserMessageChunk(
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is not _UNSET:
+        if "messageId" in data:
+            v = data["messageId"]
             n += 1
             try:
                 if v is not None:
@@ -12419,10 +13041,12 @@ def _d_SessionUpdateUserMessageChunk(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.message_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12430,6 +13054,8 @@ def _d_SessionUpdateUserMessageChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -12437,6 +13063,10 @@ def _d_SessionUpdateUserMessageChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12519,14 +13149,12 @@ def _d_SessionUpdateAgentMessageChunk(
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is not _UNSET:
+        if "messageId" in data:
+            v = data["messageId"]
             n += 1
             try:
                 if v is not None:
@@ -12534,10 +13162,12 @@ def _d_SessionUpdateAgentMessageChunk(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.message_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12545,6 +13175,8 @@ def _d_SessionUpdateAgentMessageChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -12552,6 +13184,10 @@ def _d_SessionUpdateAgentMessageChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12634,14 +13270,12 @@ def _d_SessionUpdateAgentThoughtChunk(
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is not _UNSET:
+        if "messageId" in data:
+            v = data["messageId"]
             n += 1
             try:
                 if v is not None:
@@ -12649,10 +13283,12 @@ def _d_SessionUpdateAgentThoughtChunk(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.message_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12660,6 +13296,8 @@ def _d_SessionUpdateAgentThoughtChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -12667,6 +13305,10 @@ def _d_SessionUpdateAgentThoughtChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12846,22 +13488,18 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.title = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is not _UNSET:
+        if "name" in data:
+            v = data["name"]
             n += 1
             try:
                 if v is not None:
@@ -12869,10 +13507,12 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.name = v
         key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is not _UNSET:
+        if "kind" in data:
+            v = data["kind"]
             n += 1
             try:
                 if type(v) is not str or v not in _E_ToolKind:
@@ -12883,10 +13523,12 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
                 v = _E_ToolKind[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.kind = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is not _UNSET:
+        if "status" in data:
+            v = data["status"]
             n += 1
             try:
                 if type(v) is not str or v not in _E_ToolCallStatus:
@@ -12894,10 +13536,12 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
                 v = _E_ToolCallStatus[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.status = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if type(v) is not list:
@@ -12905,10 +13549,12 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
                 v = _rt.list_skip(v, _d_ToolCallContent)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "locations"
-        v = data.get("locations", _UNSET)
-        if v is not _UNSET:
+        if "locations" in data:
+            v = data["locations"]
             n += 1
             try:
                 if type(v) is not list:
@@ -12916,20 +13562,26 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
                 v = _rt.list_skip(v, _d_ToolCallLocation)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.locations = v
         key = "rawInput"
-        v = data.get("rawInput", _UNSET)
-        if v is not _UNSET:
+        if "rawInput" in data:
+            v = data["rawInput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_input = v
         key = "rawOutput"
-        v = data.get("rawOutput", _UNSET)
-        if v is not _UNSET:
+        if "rawOutput" in data:
+            v = data["rawOutput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_output = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12937,11 +13589,17 @@ def _d_SessionUpdateToolCall(data: _Any, tagged: bool = False) -> SessionUpdateT
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionUpdateToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13130,15 +13788,13 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is not _UNSET:
+        if "kind" in data:
+            v = data["kind"]
             n += 1
             try:
                 if v is not None:
@@ -13150,10 +13806,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                     v = _E_ToolKind[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.kind = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is not _UNSET:
+        if "status" in data:
+            v = data["status"]
             n += 1
             try:
                 if v is not None:
@@ -13164,10 +13822,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                     v = _E_ToolCallStatus[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.status = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -13175,10 +13835,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is not _UNSET:
+        if "name" in data:
+            v = data["name"]
             n += 1
             try:
                 if v is not None:
@@ -13186,10 +13848,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.name = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -13198,10 +13862,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                     v = _rt.list_skip(v, _d_ToolCallContent)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "locations"
-        v = data.get("locations", _UNSET)
-        if v is not _UNSET:
+        if "locations" in data:
+            v = data["locations"]
             n += 1
             try:
                 if v is not None:
@@ -13210,20 +13876,26 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                     v = _rt.list_skip(v, _d_ToolCallLocation)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.locations = v
         key = "rawInput"
-        v = data.get("rawInput", _UNSET)
-        if v is not _UNSET:
+        if "rawInput" in data:
+            v = data["rawInput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_input = v
         key = "rawOutput"
-        v = data.get("rawOutput", _UNSET)
-        if v is not _UNSET:
+        if "rawOutput" in data:
+            v = data["rawOutput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_output = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13231,6 +13903,8 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -13238,6 +13912,10 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13311,9 +13989,7 @@ def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
     key: str | None = None
     try:
         key = "entries"
-        v = data.get("entries", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["entries"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -13322,8 +13998,8 @@ def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
             v = []
         self.entries = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13331,11 +14007,17 @@ def _d_SessionUpdatePlan(data: _Any, tagged: bool = False) -> SessionUpdatePlan:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionUpdatePlan) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13409,9 +14091,7 @@ def _d_SessionUpdateAvailableCommandsUpdate(
     key: str | None = None
     try:
         key = "availableCommands"
-        v = data.get("availableCommands", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["availableCommands"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -13420,8 +14100,8 @@ def _d_SessionUpdateAvailableCommandsUpdate(
             v = []
         self.available_commands = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13429,6 +14109,8 @@ def _d_SessionUpdateAvailableCommandsUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -13438,6 +14120,10 @@ def _d_SessionUpdateAvailableCommandsUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13512,15 +14198,13 @@ def _d_SessionUpdateCurrentModeUpdate(
     key: str | None = None
     try:
         key = "currentModeId"
-        v = data.get("currentModeId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentModeId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.current_mode_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13528,6 +14212,8 @@ def _d_SessionUpdateCurrentModeUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -13535,6 +14221,10 @@ def _d_SessionUpdateCurrentModeUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13607,9 +14297,7 @@ def _d_SessionUpdateConfigOptionUpdate(
     key: str | None = None
     try:
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configOptions"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -13618,8 +14306,8 @@ def _d_SessionUpdateConfigOptionUpdate(
             v = []
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13627,6 +14315,8 @@ def _d_SessionUpdateConfigOptionUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -13634,6 +14324,10 @@ def _d_SessionUpdateConfigOptionUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13713,8 +14407,8 @@ def _d_SessionUpdateSessionInfoUpdate(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -13722,10 +14416,12 @@ def _d_SessionUpdateSessionInfoUpdate(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "updatedAt"
-        v = data.get("updatedAt", _UNSET)
-        if v is not _UNSET:
+        if "updatedAt" in data:
+            v = data["updatedAt"]
             n += 1
             try:
                 if v is not None:
@@ -13733,10 +14429,12 @@ def _d_SessionUpdateSessionInfoUpdate(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.updated_at = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13744,6 +14442,8 @@ def _d_SessionUpdateSessionInfoUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -13751,6 +14451,10 @@ def _d_SessionUpdateSessionInfoUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13832,32 +14536,30 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
     key: str | None = None
     try:
         key = "used"
-        v = data.get("used", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["used"]
         if type(v) is not int or v < 0 or v > 18446744073709551615:
             raise _rt.expected("an integer from 0 to 18446744073709551615", v)
         self.used = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["size"]
         if type(v) is not int or v < 0 or v > 18446744073709551615:
             raise _rt.expected("an integer from 0 to 18446744073709551615", v)
         self.size = v
         key = "cost"
-        v = data.get("cost", _UNSET)
-        if v is not _UNSET:
+        if "cost" in data:
+            v = data["cost"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Cost(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.cost = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13865,6 +14567,8 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -13872,6 +14576,10 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13957,26 +14665,22 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
     key: str | None = None
     try:
         key = "severity"
-        v = data.get("severity", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["severity"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_NoticeSeverity.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.severity = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if len(v) < 1:
             raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -13984,10 +14688,12 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13995,11 +14701,17 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionUpdateNotice) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14093,24 +14805,20 @@ def _d_SessionUpdateCompactionUpdate(
     key: str | None = None
     try:
         key = "compactionId"
-        v = data.get("compactionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["compactionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.compaction_id = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["status"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_CompactionStatus.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "summary"
-        v = data.get("summary", _UNSET)
-        if v is not _UNSET:
+        if "summary" in data:
+            v = data["summary"]
             n += 1
             try:
                 if v is not None:
@@ -14119,10 +14827,12 @@ def _d_SessionUpdateCompactionUpdate(
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.summary = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
+        if "error" in data:
+            v = data["error"]
             n += 1
             try:
                 if v is not None:
@@ -14130,10 +14840,12 @@ def _d_SessionUpdateCompactionUpdate(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.error = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14141,6 +14853,8 @@ def _d_SessionUpdateCompactionUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -14148,6 +14862,10 @@ def _d_SessionUpdateCompactionUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14223,21 +14941,17 @@ def _d_SessionUpdateCompactionSummaryChunk(
     key: str | None = None
     try:
         key = "compactionId"
-        v = data.get("compactionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["compactionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.compaction_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14245,6 +14959,8 @@ def _d_SessionUpdateCompactionSummaryChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -14254,6 +14970,10 @@ def _d_SessionUpdateCompactionSummaryChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14322,14 +15042,12 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is not _UNSET:
+        if "messageId" in data:
+            v = data["messageId"]
             n += 1
             try:
                 if v is not None:
@@ -14337,10 +15055,12 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.message_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14348,11 +15068,17 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14527,22 +15253,18 @@ def _d_ToolCall(data: _Any) -> ToolCall:
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.title = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is not _UNSET:
+        if "name" in data:
+            v = data["name"]
             n += 1
             try:
                 if v is not None:
@@ -14550,10 +15272,12 @@ def _d_ToolCall(data: _Any) -> ToolCall:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.name = v
         key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is not _UNSET:
+        if "kind" in data:
+            v = data["kind"]
             n += 1
             try:
                 if type(v) is not str or v not in _E_ToolKind:
@@ -14564,10 +15288,12 @@ def _d_ToolCall(data: _Any) -> ToolCall:
                 v = _E_ToolKind[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.kind = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is not _UNSET:
+        if "status" in data:
+            v = data["status"]
             n += 1
             try:
                 if type(v) is not str or v not in _E_ToolCallStatus:
@@ -14575,10 +15301,12 @@ def _d_ToolCall(data: _Any) -> ToolCall:
                 v = _E_ToolCallStatus[v]
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.status = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if type(v) is not list:
@@ -14586,10 +15314,12 @@ def _d_ToolCall(data: _Any) -> ToolCall:
                 v = _rt.list_skip(v, _d_ToolCallContent)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "locations"
-        v = data.get("locations", _UNSET)
-        if v is not _UNSET:
+        if "locations" in data:
+            v = data["locations"]
             n += 1
             try:
                 if type(v) is not list:
@@ -14597,20 +15327,26 @@ def _d_ToolCall(data: _Any) -> ToolCall:
                 v = _rt.list_skip(v, _d_ToolCallLocation)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.locations = v
         key = "rawInput"
-        v = data.get("rawInput", _UNSET)
-        if v is not _UNSET:
+        if "rawInput" in data:
+            v = data["rawInput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_input = v
         key = "rawOutput"
-        v = data.get("rawOutput", _UNSET)
-        if v is not _UNSET:
+        if "rawOutput" in data:
+            v = data["rawOutput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_output = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14618,11 +15354,17 @@ def _d_ToolCall(data: _Any) -> ToolCall:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14698,31 +15440,25 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.content = v
         key = "priority"
-        v = data.get("priority", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["priority"]
         if type(v) is not str or v not in _E_PlanEntryPriority:
             raise _rt.expected("one of 'high', 'medium', 'low'", v)
         v = _E_PlanEntryPriority[v]
         self.priority = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["status"]
         if type(v) is not str or v not in _E_PlanEntryStatus:
             raise _rt.expected("one of 'pending', 'in_progress', 'completed'", v)
         v = _E_PlanEntryStatus[v]
         self.status = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14730,11 +15466,17 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14804,9 +15546,7 @@ def _d_Plan(data: _Any) -> Plan:
     key: str | None = None
     try:
         key = "entries"
-        v = data.get("entries", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["entries"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -14815,8 +15555,8 @@ def _d_Plan(data: _Any) -> Plan:
             v = []
         self.entries = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14824,11 +15564,17 @@ def _d_Plan(data: _Any) -> Plan:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Plan) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14898,32 +15644,30 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["description"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.description = v
         key = "input"
-        v = data.get("input", _UNSET)
-        if v is not _UNSET:
+        if "input" in data:
+            v = data["input"]
             n += 1
             try:
                 if v is not None:
                     v = _d_AvailableCommandInput(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.input = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14931,11 +15675,17 @@ def _d_AvailableCommand(data: _Any) -> AvailableCommand:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AvailableCommand) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14994,15 +15744,13 @@ def _d_UnstructuredCommandInput(data: _Any) -> UnstructuredCommandInput:
     key: str | None = None
     try:
         key = "hint"
-        v = data.get("hint", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["hint"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.hint = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15010,6 +15758,8 @@ def _d_UnstructuredCommandInput(data: _Any) -> UnstructuredCommandInput:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15017,6 +15767,10 @@ def _d_UnstructuredCommandInput(data: _Any) -> UnstructuredCommandInput:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15075,9 +15829,7 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
     key: str | None = None
     try:
         key = "availableCommands"
-        v = data.get("availableCommands", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["availableCommands"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -15086,8 +15838,8 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
             v = []
         self.available_commands = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15095,11 +15847,17 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15161,15 +15919,13 @@ def _d_CurrentModeUpdate(data: _Any) -> CurrentModeUpdate:
     key: str | None = None
     try:
         key = "currentModeId"
-        v = data.get("currentModeId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentModeId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.current_mode_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15177,11 +15933,17 @@ def _d_CurrentModeUpdate(data: _Any) -> CurrentModeUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CurrentModeUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15240,9 +16002,7 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
     key: str | None = None
     try:
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configOptions"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -15251,8 +16011,8 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
             v = []
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15260,11 +16020,17 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15333,8 +16099,8 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -15342,10 +16108,12 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "updatedAt"
-        v = data.get("updatedAt", _UNSET)
-        if v is not _UNSET:
+        if "updatedAt" in data:
+            v = data["updatedAt"]
             n += 1
             try:
                 if v is not None:
@@ -15353,10 +16121,12 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.updated_at = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15364,11 +16134,17 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15434,22 +16210,18 @@ def _d_Cost(data: _Any) -> Cost:
     key: str | None = None
     try:
         key = "amount"
-        v = data.get("amount", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["amount"]
         if type(v) is not float and type(v) is not int:
             raise _rt.expected("a number", v)
         self.amount = v
         key = "currency"
-        v = data.get("currency", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currency"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.currency = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15457,11 +16229,17 @@ def _d_Cost(data: _Any) -> Cost:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Cost) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15531,32 +16309,30 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
     key: str | None = None
     try:
         key = "used"
-        v = data.get("used", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["used"]
         if type(v) is not int or v < 0 or v > 18446744073709551615:
             raise _rt.expected("an integer from 0 to 18446744073709551615", v)
         self.used = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["size"]
         if type(v) is not int or v < 0 or v > 18446744073709551615:
             raise _rt.expected("an integer from 0 to 18446744073709551615", v)
         self.size = v
         key = "cost"
-        v = data.get("cost", _UNSET)
-        if v is not _UNSET:
+        if "cost" in data:
+            v = data["cost"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Cost(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.cost = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15564,11 +16340,17 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15648,26 +16430,22 @@ def _d_Notice(data: _Any) -> Notice:
     key: str | None = None
     try:
         key = "severity"
-        v = data.get("severity", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["severity"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_NoticeSeverity.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.severity = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if len(v) < 1:
             raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -15675,10 +16453,12 @@ def _d_Notice(data: _Any) -> Notice:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15686,11 +16466,17 @@ def _d_Notice(data: _Any) -> Notice:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Notice) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15777,24 +16563,20 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
     key: str | None = None
     try:
         key = "compactionId"
-        v = data.get("compactionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["compactionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.compaction_id = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["status"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_CompactionStatus.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "summary"
-        v = data.get("summary", _UNSET)
-        if v is not _UNSET:
+        if "summary" in data:
+            v = data["summary"]
             n += 1
             try:
                 if v is not None:
@@ -15803,10 +16585,12 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.summary = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
+        if "error" in data:
+            v = data["error"]
             n += 1
             try:
                 if v is not None:
@@ -15814,10 +16598,12 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.error = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15825,11 +16611,17 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CompactionUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15892,21 +16684,17 @@ def _d_CompactionSummaryChunk(data: _Any) -> CompactionSummaryChunk:
     key: str | None = None
     try:
         key = "compactionId"
-        v = data.get("compactionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["compactionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.compaction_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15914,11 +16702,17 @@ def _d_CompactionSummaryChunk(data: _Any) -> CompactionSummaryChunk:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CompactionSummaryChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15979,15 +16773,13 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
     key: str | None = None
     try:
         key = "elicitationId"
-        v = data.get("elicitationId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["elicitationId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.elicitation_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15995,6 +16787,8 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16002,6 +16796,10 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16090,21 +16888,17 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["method"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method = v
         key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
+        if "params" in data:
+            v = data["params"]
             n += 1
             if v is not None:
                 v = _rt.first_of(
@@ -16123,11 +16917,17 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
                     _d_PromptRequest,
                     _d_ExtRequest,
                 )(v)
+        else:
+            v = _UNSET
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16208,34 +17008,36 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
     key: str | None = None
     try:
         key = "protocolVersion"
-        v = data.get("protocolVersion", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["protocolVersion"]
         if type(v) is not int or v < 0 or v > 65535:
             raise _rt.expected("an integer from 0 to 65535", v)
         self.protocol_version = v
         key = "clientCapabilities"
-        v = data.get("clientCapabilities", _UNSET)
-        if v is not _UNSET:
+        if "clientCapabilities" in data:
+            v = data["clientCapabilities"]
             n += 1
             try:
                 v = _d_ClientCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.client_capabilities = v
         key = "clientInfo"
-        v = data.get("clientInfo", _UNSET)
-        if v is not _UNSET:
+        if "clientInfo" in data:
+            v = data["clientInfo"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Implementation(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.client_info = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16243,11 +17045,17 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16354,56 +17162,66 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
     key: str | None = None
     try:
         key = "fs"
-        v = data.get("fs", _UNSET)
-        if v is not _UNSET:
+        if "fs" in data:
+            v = data["fs"]
             n += 1
             try:
                 v = _d_FileSystemCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.fs = v
         key = "terminal"
-        v = data.get("terminal", _UNSET)
-        if v is not _UNSET:
+        if "terminal" in data:
+            v = data["terminal"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.terminal = v
         key = "session"
-        v = data.get("session", _UNSET)
-        if v is not _UNSET:
+        if "session" in data:
+            v = data["session"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ClientSessionCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.session = v
         key = "auth"
-        v = data.get("auth", _UNSET)
-        if v is not _UNSET:
+        if "auth" in data:
+            v = data["auth"]
             n += 1
             try:
                 v = _d_AuthCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.auth = v
         key = "elicitation"
-        v = data.get("elicitation", _UNSET)
-        if v is not _UNSET:
+        if "elicitation" in data:
+            v = data["elicitation"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ElicitationCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.elicitation = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16411,11 +17229,17 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16483,28 +17307,32 @@ def _d_FileSystemCapabilities(data: _Any) -> FileSystemCapabilities:
     key: str | None = None
     try:
         key = "readTextFile"
-        v = data.get("readTextFile", _UNSET)
-        if v is not _UNSET:
+        if "readTextFile" in data:
+            v = data["readTextFile"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.read_text_file = v
         key = "writeTextFile"
-        v = data.get("writeTextFile", _UNSET)
-        if v is not _UNSET:
+        if "writeTextFile" in data:
+            v = data["writeTextFile"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.write_text_file = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16512,11 +17340,17 @@ def _d_FileSystemCapabilities(data: _Any) -> FileSystemCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_FileSystemCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16601,38 +17435,44 @@ def _d_ClientSessionCapabilities(data: _Any) -> ClientSessionCapabilities:
     key: str | None = None
     try:
         key = "compaction"
-        v = data.get("compaction", _UNSET)
-        if v is not _UNSET:
+        if "compaction" in data:
+            v = data["compaction"]
             n += 1
             try:
                 if v is not None:
                     v = _d_CompactionCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.compaction = v
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is not _UNSET:
+        if "configOptions" in data:
+            v = data["configOptions"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionConfigOptionsCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.config_options = v
         key = "notices"
-        v = data.get("notices", _UNSET)
-        if v is not _UNSET:
+        if "notices" in data:
+            v = data["notices"]
             n += 1
             try:
                 if v is not None:
                     v = _d_NoticeCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.notices = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16640,6 +17480,8 @@ def _d_ClientSessionCapabilities(data: _Any) -> ClientSessionCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16647,6 +17489,10 @@ def _d_ClientSessionCapabilities(data: _Any) -> ClientSessionCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16691,6 +17537,10 @@ def _d_CompactionCapabilities(data: _Any) -> CompactionCapabilities:
         self.extra = _rt.extras(data, _K_CompactionCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16755,18 +17605,20 @@ def _d_SessionConfigOptionsCapabilities(data: _Any) -> SessionConfigOptionsCapab
     key: str | None = None
     try:
         key = "boolean"
-        v = data.get("boolean", _UNSET)
-        if v is not _UNSET:
+        if "boolean" in data:
+            v = data["boolean"]
             n += 1
             try:
                 if v is not None:
                     v = _d_BooleanConfigOptionCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.boolean = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16774,6 +17626,8 @@ def _d_SessionConfigOptionsCapabilities(data: _Any) -> SessionConfigOptionsCapab
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16781,6 +17635,10 @@ def _d_SessionConfigOptionsCapabilities(data: _Any) -> SessionConfigOptionsCapab
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16836,8 +17694,8 @@ def _d_BooleanConfigOptionCapabilities(data: _Any) -> BooleanConfigOptionCapabil
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16845,6 +17703,8 @@ def _d_BooleanConfigOptionCapabilities(data: _Any) -> BooleanConfigOptionCapabil
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16852,6 +17712,10 @@ def _d_BooleanConfigOptionCapabilities(data: _Any) -> BooleanConfigOptionCapabil
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16896,6 +17760,10 @@ def _d_NoticeCapabilities(data: _Any) -> NoticeCapabilities:
         self.extra = _rt.extras(data, _K_NoticeCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16964,18 +17832,20 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
     key: str | None = None
     try:
         key = "terminal"
-        v = data.get("terminal", _UNSET)
-        if v is not _UNSET:
+        if "terminal" in data:
+            v = data["terminal"]
             n += 1
             try:
                 if type(v) is not bool:
                     raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.terminal = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16983,11 +17853,17 @@ def _d_AuthCapabilities(data: _Any) -> AuthCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17062,28 +17938,32 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
     key: str | None = None
     try:
         key = "form"
-        v = data.get("form", _UNSET)
-        if v is not _UNSET:
+        if "form" in data:
+            v = data["form"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ElicitationFormCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.form = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is not _UNSET:
+        if "url" in data:
+            v = data["url"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ElicitationUrlCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.url = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17091,11 +17971,17 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17153,8 +18039,8 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17162,6 +18048,8 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -17169,6 +18057,10 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17226,8 +18118,8 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17235,6 +18127,8 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -17242,6 +18136,10 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17305,15 +18203,13 @@ def _d_AuthenticateRequest(data: _Any) -> AuthenticateRequest:
     key: str | None = None
     try:
         key = "methodId"
-        v = data.get("methodId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["methodId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17321,11 +18217,17 @@ def _d_AuthenticateRequest(data: _Any) -> AuthenticateRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthenticateRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17381,8 +18283,8 @@ def _d_LogoutRequest(data: _Any) -> LogoutRequest:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17390,11 +18292,17 @@ def _d_LogoutRequest(data: _Any) -> LogoutRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LogoutRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17474,15 +18382,13 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     key: str | None = None
     try:
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             if v is None:
                 v = []
@@ -17490,11 +18396,11 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "mcpServers"
-        v = data.get("mcpServers", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mcpServers"]
         if v is None:
             v = []
         else:
@@ -17503,8 +18409,8 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
             v = _rt.list_of(v, _d_McpServer)
         self.mcp_servers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17512,11 +18418,17 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17597,23 +18509,17 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
         key = "headers"
-        v = data.get("headers", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["headers"]
         if v is None:
             v = []
         else:
@@ -17622,8 +18528,8 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
             v = _rt.list_of(v, _d_HttpHeader)
         self.headers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17631,11 +18537,17 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17716,23 +18628,17 @@ def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
         key = "headers"
-        v = data.get("headers", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["headers"]
         if v is None:
             v = []
         else:
@@ -17741,8 +18647,8 @@ def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
             v = _rt.list_of(v, _d_HttpHeader)
         self.headers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17750,11 +18656,17 @@ def _d_McpServerSse(data: _Any, tagged: bool = False) -> McpServerSse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerSse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17833,23 +18745,17 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["command"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.command = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["args"]
         if v is None:
             v = []
         else:
@@ -17858,9 +18764,7 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
             v = _rt.list_of(v, _rt.d_str)
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["env"]
         if v is None:
             v = []
         else:
@@ -17869,8 +18773,8 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
             v = _rt.list_of(v, _d_EnvVariable)
         self.env = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17878,11 +18782,17 @@ def _d_McpServerStdio(data: _Any) -> McpServerStdio:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17946,22 +18856,18 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.value = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17969,11 +18875,17 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18042,23 +18954,17 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
         key = "headers"
-        v = data.get("headers", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["headers"]
         if v is None:
             v = []
         else:
@@ -18067,8 +18973,8 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
             v = _rt.list_of(v, _d_HttpHeader)
         self.headers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18076,11 +18982,17 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerHttpPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18149,23 +19061,17 @@ def _d_McpServerSsePayload(data: _Any) -> McpServerSsePayload:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
         key = "headers"
-        v = data.get("headers", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["headers"]
         if v is None:
             v = []
         else:
@@ -18174,8 +19080,8 @@ def _d_McpServerSsePayload(data: _Any) -> McpServerSsePayload:
             v = _rt.list_of(v, _d_HttpHeader)
         self.headers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18183,11 +19089,17 @@ def _d_McpServerSsePayload(data: _Any) -> McpServerSsePayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerSsePayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18261,23 +19173,17 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["command"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.command = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["args"]
         if v is None:
             v = []
         else:
@@ -18286,9 +19192,7 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
             v = _rt.list_of(v, _rt.d_str)
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["env"]
         if v is None:
             v = []
         else:
@@ -18297,8 +19201,8 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
             v = _rt.list_of(v, _d_EnvVariable)
         self.env = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18306,11 +19210,17 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerStdioPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18398,9 +19308,7 @@ def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
     key: str | None = None
     try:
         key = "mcpServers"
-        v = data.get("mcpServers", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mcpServers"]
         if v is None:
             v = []
         else:
@@ -18409,15 +19317,13 @@ def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
             v = _rt.list_of(v, _d_McpServer)
         self.mcp_servers = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             if v is None:
                 v = []
@@ -18425,17 +19331,17 @@ def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18443,11 +19349,17 @@ def _d_LoadSessionRequest(data: _Any) -> LoadSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LoadSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18515,24 +19427,28 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
     key: str | None = None
     try:
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is not _UNSET:
+        if "cwd" in data:
+            v = data["cwd"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.cwd = v
         key = "cursor"
-        v = data.get("cursor", _UNSET)
-        if v is not _UNSET:
+        if "cursor" in data:
+            v = data["cursor"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.cursor = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18540,11 +19456,17 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18606,15 +19528,13 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18622,11 +19542,17 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18716,22 +19642,18 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             if v is None:
                 v = []
@@ -18739,10 +19661,12 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "mcpServers"
-        v = data.get("mcpServers", _UNSET)
-        if v is not _UNSET:
+        if "mcpServers" in data:
+            v = data["mcpServers"]
             n += 1
             if v is None:
                 v = []
@@ -18750,10 +19674,12 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_McpServer)
+        else:
+            v = _UNSET
         self.mcp_servers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18761,11 +19687,17 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18831,15 +19763,13 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18847,11 +19777,17 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18915,22 +19851,18 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "modeId"
-        v = data.get("modeId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["modeId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mode_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18938,11 +19870,17 @@ def _d_SetSessionModeRequest(data: _Any) -> SetSessionModeRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SetSessionModeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19025,22 +19963,18 @@ def _d_SetSessionConfigOptionRequestBoolean(
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "configId"
-        v = data.get("configId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.config_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19048,11 +19982,11 @@ def _d_SetSessionConfigOptionRequestBoolean(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not bool:
             raise _rt.expected("a boolean", v)
         self.value = v
@@ -19064,6 +19998,10 @@ def _d_SetSessionConfigOptionRequestBoolean(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19139,22 +20077,18 @@ def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptio
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "configId"
-        v = data.get("configId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.config_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19162,11 +20096,11 @@ def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptio
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.value = v
@@ -19178,6 +20112,10 @@ def _d_SetSessionConfigOptionRequestValueId(data: _Any) -> SetSessionConfigOptio
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19259,23 +20197,19 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "prompt"
-        v = data.get("prompt", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["prompt"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_ContentBlock)
         self.prompt = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19283,11 +20217,17 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19363,15 +20303,11 @@ def _d_ClientResponseResult(data: _Any) -> ClientResponseResult:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "result"
-        v = data.get("result", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["result"]
         v = _rt.first_of(
             "a WriteTextFileResponse, a ReadTextFileResponse, a RequestPermissionResponse, a CreateTerminalResponse, a TerminalOutputResponse, a ReleaseTerminalResponse, a WaitForTerminalExitResponse, a KillTerminalResponse, a CreateElicitationResponse or any value",
             _d_WriteTextFileResponse,
@@ -19390,6 +20326,10 @@ def _d_ClientResponseResult(data: _Any) -> ClientResponseResult:
         self.extra = _rt.extras(data, _K_ClientResponseResult) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19445,21 +20385,21 @@ def _d_ClientResponseError(data: _Any) -> ClientResponseError:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["error"]
         v = _d_Error(v)
         self.error = v
         key = None
         self.extra = _rt.extras(data, _K_ClientResponseError) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19512,8 +20452,8 @@ def _d_WriteTextFileResponse(data: _Any) -> WriteTextFileResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19521,11 +20461,17 @@ def _d_WriteTextFileResponse(data: _Any) -> WriteTextFileResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_WriteTextFileResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19584,15 +20530,13 @@ def _d_ReadTextFileResponse(data: _Any) -> ReadTextFileResponse:
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19600,11 +20544,17 @@ def _d_ReadTextFileResponse(data: _Any) -> ReadTextFileResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ReadTextFileResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19663,14 +20613,12 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     key: str | None = None
     try:
         key = "outcome"
-        v = data.get("outcome", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["outcome"]
         v = _d_RequestPermissionOutcome(v)
         self.outcome = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19678,6 +20626,8 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -19685,6 +20635,10 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19752,6 +20706,10 @@ def _d_RequestPermissionOutcomeCancelled(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19822,15 +20780,13 @@ def _d_RequestPermissionOutcomeSelected(
     key: str | None = None
     try:
         key = "optionId"
-        v = data.get("optionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["optionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.option_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19838,6 +20794,8 @@ def _d_RequestPermissionOutcomeSelected(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -19845,6 +20803,10 @@ def _d_RequestPermissionOutcomeSelected(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19903,15 +20865,13 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     key: str | None = None
     try:
         key = "optionId"
-        v = data.get("optionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["optionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.option_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19919,6 +20879,8 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -19926,6 +20888,10 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19984,15 +20950,13 @@ def _d_CreateTerminalResponse(data: _Any) -> CreateTerminalResponse:
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20000,11 +20964,17 @@ def _d_CreateTerminalResponse(data: _Any) -> CreateTerminalResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CreateTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20076,32 +21046,30 @@ def _d_TerminalOutputResponse(data: _Any) -> TerminalOutputResponse:
     key: str | None = None
     try:
         key = "output"
-        v = data.get("output", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["output"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.output = v
         key = "truncated"
-        v = data.get("truncated", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["truncated"]
         if type(v) is not bool:
             raise _rt.expected("a boolean", v)
         self.truncated = v
         key = "exitStatus"
-        v = data.get("exitStatus", _UNSET)
-        if v is not _UNSET:
+        if "exitStatus" in data:
+            v = data["exitStatus"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalExitStatus(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.exit_status = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20109,11 +21077,17 @@ def _d_TerminalOutputResponse(data: _Any) -> TerminalOutputResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalOutputResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20178,8 +21152,8 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
     key: str | None = None
     try:
         key = "exitCode"
-        v = data.get("exitCode", _UNSET)
-        if v is not _UNSET:
+        if "exitCode" in data:
+            v = data["exitCode"]
             n += 1
             try:
                 if v is not None:
@@ -20187,10 +21161,12 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                         raise _rt.expected("an integer from 0 to 4294967295", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.exit_code = v
         key = "signal"
-        v = data.get("signal", _UNSET)
-        if v is not _UNSET:
+        if "signal" in data:
+            v = data["signal"]
             n += 1
             try:
                 if v is not None:
@@ -20198,10 +21174,12 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.signal = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20209,11 +21187,17 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20266,8 +21250,8 @@ def _d_ReleaseTerminalResponse(data: _Any) -> ReleaseTerminalResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20275,11 +21259,17 @@ def _d_ReleaseTerminalResponse(data: _Any) -> ReleaseTerminalResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ReleaseTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20344,8 +21334,8 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
     key: str | None = None
     try:
         key = "exitCode"
-        v = data.get("exitCode", _UNSET)
-        if v is not _UNSET:
+        if "exitCode" in data:
+            v = data["exitCode"]
             n += 1
             try:
                 if v is not None:
@@ -20353,10 +21343,12 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
                         raise _rt.expected("an integer from 0 to 4294967295", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.exit_code = v
         key = "signal"
-        v = data.get("signal", _UNSET)
-        if v is not _UNSET:
+        if "signal" in data:
+            v = data["signal"]
             n += 1
             try:
                 if v is not None:
@@ -20364,10 +21356,12 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.signal = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20375,6 +21369,8 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -20382,6 +21378,10 @@ def _d_WaitForTerminalExitResponse(data: _Any) -> WaitForTerminalExitResponse:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20434,8 +21434,8 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20443,11 +21443,17 @@ def _d_KillTerminalResponse(data: _Any) -> KillTerminalResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_KillTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20521,8 +21527,8 @@ def _d_CreateElicitationResponseAccept(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20530,15 +21536,19 @@ def _d_CreateElicitationResponseAccept(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             if v is not None:
                 if type(v) is not dict:
                     raise _rt.expected("an object", v)
                 v = _rt.map_of(v, _d_ElicitationContentValue)
+        else:
+            v = _UNSET
         self.content = v
         key = None
         self.extra = (
@@ -20546,6 +21556,10 @@ def _d_CreateElicitationResponseAccept(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20613,8 +21627,8 @@ def _d_CreateElicitationResponseDecline(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20622,6 +21636,8 @@ def _d_CreateElicitationResponseDecline(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -20629,6 +21645,10 @@ def _d_CreateElicitationResponseDecline(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20696,8 +21716,8 @@ def _d_CreateElicitationResponseCancel(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20705,6 +21725,8 @@ def _d_CreateElicitationResponseCancel(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -20712,6 +21734,10 @@ def _d_CreateElicitationResponseCancel(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20790,8 +21816,8 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20799,11 +21825,11 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "action"
-        v = data.get("action", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["action"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in CreateElicitationResponseOther.RESERVED_TAGS:
@@ -20815,6 +21841,10 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20862,18 +21892,24 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             if v is not None:
                 if type(v) is not dict:
                     raise _rt.expected("an object", v)
                 v = _rt.map_of(v, _d_ElicitationContentValue)
+        else:
+            v = _UNSET
         self.content = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20927,25 +21963,29 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
     key: str | None = None
     try:
         key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["method"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method = v
         key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
+        if "params" in data:
+            v = data["params"]
             n += 1
             if v is not None:
                 v = _rt.first_of(
                     "a CancelNotification or any value", _d_CancelNotification, _d_ExtNotification
                 )(v)
+        else:
+            v = _UNSET
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21007,15 +22047,13 @@ def _d_CancelNotification(data: _Any) -> CancelNotification:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21023,11 +22061,17 @@ def _d_CancelNotification(data: _Any) -> CancelNotification:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CancelNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21089,14 +22133,12 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
     key: str | None = None
     try:
         key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requestId"]
         v = _d_RequestId(v)
         self.request_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21104,6 +22146,8 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -21111,6 +22155,10 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 

@@ -1233,21 +1233,17 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["method"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method = v
         key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
+        if "params" in data:
+            v = data["params"]
             n += 1
             if v is not None:
                 v = _rt.first_of(
@@ -1256,11 +1252,17 @@ def _d_AgentRequest(data: _Any) -> AgentRequest:
                     _d_CreateElicitationRequest,
                     _d_ExtRequest,
                 )(v)
+        else:
+            v = _UNSET
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_AgentRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1362,22 +1364,18 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -1385,18 +1383,20 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "subject"
-        v = data.get("subject", _UNSET)
-        if v is not _UNSET:
+        if "subject" in data:
+            v = data["subject"]
             n += 1
             if v is not None:
                 v = _d_RequestPermissionSubject(v)
+        else:
+            v = _UNSET
         self.subject = v
         key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["options"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_PermissionOption)
@@ -1404,8 +1404,8 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
             raise _rt.too_short(1)
         self.options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1413,6 +1413,8 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -1420,6 +1422,10 @@ def _d_RequestPermissionRequest(data: _Any) -> RequestPermissionRequest:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1495,14 +1501,12 @@ def _d_RequestPermissionSubjectToolCall(
     key: str | None = None
     try:
         key = "toolCall"
-        v = data.get("toolCall", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCall"]
         v = _d_ToolCallUpdate(v)
         self.tool_call = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1510,6 +1514,8 @@ def _d_RequestPermissionSubjectToolCall(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -1517,6 +1523,10 @@ def _d_RequestPermissionSubjectToolCall(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1606,22 +1616,18 @@ def _d_RequestPermissionSubjectCommand(
     key: str | None = None
     try:
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["command"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.command = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
+        if "toolCallId" in data:
+            v = data["toolCallId"]
             n += 1
             try:
                 if v is not None:
@@ -1629,10 +1635,12 @@ def _d_RequestPermissionSubjectCommand(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.tool_call_id = v
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is not _UNSET:
+        if "terminalId" in data:
+            v = data["terminalId"]
             n += 1
             try:
                 if v is not None:
@@ -1640,10 +1648,12 @@ def _d_RequestPermissionSubjectCommand(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -1651,6 +1661,8 @@ def _d_RequestPermissionSubjectCommand(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -1658,6 +1670,10 @@ def _d_RequestPermissionSubjectCommand(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1724,9 +1740,7 @@ def _d_RequestPermissionSubjectOther(data: _Any) -> RequestPermissionSubjectOthe
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in RequestPermissionSubjectOther.RESERVED_TAGS:
@@ -1738,6 +1752,10 @@ def _d_RequestPermissionSubjectOther(data: _Any) -> RequestPermissionSubjectOthe
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -1967,15 +1985,13 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is not _UNSET:
+        if "name" in data:
+            v = data["name"]
             n += 1
             try:
                 if v is not None:
@@ -1983,10 +1999,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.name = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -1994,10 +2012,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is not _UNSET:
+        if "kind" in data:
+            v = data["kind"]
             n += 1
             try:
                 if v is not None:
@@ -2007,10 +2027,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.kind = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is not _UNSET:
+        if "status" in data:
+            v = data["status"]
             n += 1
             try:
                 if v is not None:
@@ -2020,10 +2042,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.status = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -2032,10 +2056,12 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                     v = _rt.list_skip(v, _d_ToolCallContent)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "locations"
-        v = data.get("locations", _UNSET)
-        if v is not _UNSET:
+        if "locations" in data:
+            v = data["locations"]
             n += 1
             try:
                 if v is not None:
@@ -2044,30 +2070,38 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                     v = _rt.list_skip(v, _d_ToolCallLocation)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.locations = v
         key = "rawInput"
-        v = data.get("rawInput", _UNSET)
-        if v is not _UNSET:
+        if "rawInput" in data:
+            v = data["rawInput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_input = v
         key = "rawOutput"
-        v = data.get("rawOutput", _UNSET)
-        if v is not _UNSET:
+        if "rawOutput" in data:
+            v = data["rawOutput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_output = v
         key = "capabilities"
-        v = data.get("capabilities", _UNSET)
-        if v is not _UNSET:
+        if "capabilities" in data:
+            v = data["capabilities"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ToolCallCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.capabilities = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2075,11 +2109,17 @@ def _d_ToolCallUpdate(data: _Any) -> ToolCallUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2148,14 +2188,12 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2163,11 +2201,17 @@ def _d_ToolCallContentContent(data: _Any, tagged: bool = False) -> ToolCallConte
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallContentContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2249,26 +2293,26 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
     key: str | None = None
     try:
         key = "changes"
-        v = data.get("changes", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["changes"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_DiffChange)
         self.changes = v
         key = "patch"
-        v = data.get("patch", _UNSET)
-        if v is not _UNSET:
+        if "patch" in data:
+            v = data["patch"]
             n += 1
             try:
                 if v is not None:
                     v = _d_DiffPatch(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.patch = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2276,11 +2320,17 @@ def _d_ToolCallContentDiff(data: _Any, tagged: bool = False) -> ToolCallContentD
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallContentDiff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2349,15 +2399,13 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2365,11 +2413,17 @@ def _d_ToolCallContentTerminal(data: _Any, tagged: bool = False) -> ToolCallCont
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallContentTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2435,9 +2489,7 @@ def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in ToolCallContentOther.RESERVED_TAGS:
@@ -2447,6 +2499,10 @@ def _d_ToolCallContentOther(data: _Any) -> ToolCallContentOther:
         self.extra = _rt.extras(data, _K_ToolCallContentOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2530,25 +2586,25 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
     key: str | None = None
     try:
         key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["text"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.text = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2556,11 +2612,17 @@ def _d_ContentBlockText(data: _Any, tagged: bool = False) -> ContentBlockText:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentBlockText) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2658,22 +2720,18 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
     key: str | None = None
     try:
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mimeType"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mime_type = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is not _UNSET:
+        if "uri" in data:
+            v = data["uri"]
             n += 1
             try:
                 if v is not None:
@@ -2681,20 +2739,24 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.uri = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2702,11 +2764,17 @@ def _d_ContentBlockImage(data: _Any, tagged: bool = False) -> ContentBlockImage:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentBlockImage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2795,32 +2863,30 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
     key: str | None = None
     try:
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mimeType"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mime_type = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -2828,11 +2894,17 @@ def _d_ContentBlockAudio(data: _Any, tagged: bool = False) -> ContentBlockAudio:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentBlockAudio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -2988,22 +3060,18 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["uri"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.uri = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -3011,10 +3079,12 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -3022,10 +3092,12 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "icons"
-        v = data.get("icons", _UNSET)
-        if v is not _UNSET:
+        if "icons" in data:
+            v = data["icons"]
             n += 1
             try:
                 if v is not None:
@@ -3034,10 +3106,12 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                     v = _rt.list_skip(v, _d_Icon)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.icons = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -3045,10 +3119,12 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
+        if "size" in data:
+            v = data["size"]
             n += 1
             try:
                 if v is not None:
@@ -3056,20 +3132,24 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("an integer from 0 to 18446744073709551615", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.size = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3077,6 +3157,8 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -3084,6 +3166,10 @@ def _d_ContentBlockResourceLink(data: _Any, tagged: bool = False) -> ContentBloc
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3167,24 +3253,24 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
     key: str | None = None
     try:
         key = "resource"
-        v = data.get("resource", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["resource"]
         v = _d_EmbeddedResourceResource(v)
         self.resource = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3192,11 +3278,17 @@ def _d_ContentBlockResource(data: _Any, tagged: bool = False) -> ContentBlockRes
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentBlockResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3266,9 +3358,7 @@ def _d_ContentBlockOther(data: _Any) -> ContentBlockOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in ContentBlockOther.RESERVED_TAGS:
@@ -3278,6 +3368,10 @@ def _d_ContentBlockOther(data: _Any) -> ContentBlockOther:
         self.extra = _rt.extras(data, _K_ContentBlockOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3362,8 +3456,8 @@ def _d_Annotations(data: _Any) -> Annotations:
     key: str | None = None
     try:
         key = "audience"
-        v = data.get("audience", _UNSET)
-        if v is not _UNSET:
+        if "audience" in data:
+            v = data["audience"]
             n += 1
             try:
                 if v is not None:
@@ -3372,10 +3466,12 @@ def _d_Annotations(data: _Any) -> Annotations:
                     v = _rt.list_skip(v, _d_Role)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.audience = v
         key = "lastModified"
-        v = data.get("lastModified", _UNSET)
-        if v is not _UNSET:
+        if "lastModified" in data:
+            v = data["lastModified"]
             n += 1
             try:
                 if v is not None:
@@ -3383,10 +3479,12 @@ def _d_Annotations(data: _Any) -> Annotations:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.last_modified = v
         key = "priority"
-        v = data.get("priority", _UNSET)
-        if v is not _UNSET:
+        if "priority" in data:
+            v = data["priority"]
             n += 1
             try:
                 if v is not None:
@@ -3394,10 +3492,12 @@ def _d_Annotations(data: _Any) -> Annotations:
                         raise _rt.expected("a number from 0 to 1", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.priority = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3405,11 +3505,17 @@ def _d_Annotations(data: _Any) -> Annotations:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Annotations) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3479,25 +3585,25 @@ def _d_TextContent(data: _Any) -> TextContent:
     key: str | None = None
     try:
         key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["text"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.text = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3505,11 +3611,17 @@ def _d_TextContent(data: _Any) -> TextContent:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TextContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3593,22 +3705,18 @@ def _d_ImageContent(data: _Any) -> ImageContent:
     key: str | None = None
     try:
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mimeType"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mime_type = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is not _UNSET:
+        if "uri" in data:
+            v = data["uri"]
             n += 1
             try:
                 if v is not None:
@@ -3616,20 +3724,24 @@ def _d_ImageContent(data: _Any) -> ImageContent:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.uri = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3637,11 +3749,17 @@ def _d_ImageContent(data: _Any) -> ImageContent:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ImageContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3716,32 +3834,30 @@ def _d_AudioContent(data: _Any) -> AudioContent:
     key: str | None = None
     try:
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mimeType"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.mime_type = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3749,11 +3865,17 @@ def _d_AudioContent(data: _Any) -> AudioContent:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AudioContent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -3846,15 +3968,13 @@ def _d_Icon(data: _Any) -> Icon:
     key: str | None = None
     try:
         key = "src"
-        v = data.get("src", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["src"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.src = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -3862,10 +3982,12 @@ def _d_Icon(data: _Any) -> Icon:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "sizes"
-        v = data.get("sizes", _UNSET)
-        if v is not _UNSET:
+        if "sizes" in data:
+            v = data["sizes"]
             n += 1
             try:
                 if v is not None:
@@ -3874,10 +3996,12 @@ def _d_Icon(data: _Any) -> Icon:
                     v = _rt.list_skip(v, _rt.d_str)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.sizes = v
         key = "theme"
-        v = data.get("theme", _UNSET)
-        if v is not _UNSET:
+        if "theme" in data:
+            v = data["theme"]
             n += 1
             try:
                 if v is not None:
@@ -3887,10 +4011,12 @@ def _d_Icon(data: _Any) -> Icon:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.theme = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -3898,11 +4024,17 @@ def _d_Icon(data: _Any) -> Icon:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Icon) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4035,22 +4167,18 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["uri"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.uri = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -4058,10 +4186,12 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -4069,10 +4199,12 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "icons"
-        v = data.get("icons", _UNSET)
-        if v is not _UNSET:
+        if "icons" in data:
+            v = data["icons"]
             n += 1
             try:
                 if v is not None:
@@ -4081,10 +4213,12 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                     v = _rt.list_skip(v, _d_Icon)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.icons = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -4092,10 +4226,12 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
+        if "size" in data:
+            v = data["size"]
             n += 1
             try:
                 if v is not None:
@@ -4103,20 +4239,24 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("an integer from 0 to 18446744073709551615", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.size = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4124,11 +4264,17 @@ def _d_ResourceLink(data: _Any) -> ResourceLink:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ResourceLink) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4201,22 +4347,18 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
     key: str | None = None
     try:
         key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["text"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.text = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["uri"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.uri = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -4224,10 +4366,12 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4235,11 +4379,17 @@ def _d_TextResourceContents(data: _Any) -> TextResourceContents:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TextResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4312,22 +4462,18 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
     key: str | None = None
     try:
         key = "blob"
-        v = data.get("blob", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["blob"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.blob = v
         key = "uri"
-        v = data.get("uri", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["uri"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.uri = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -4335,10 +4481,12 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4346,11 +4494,17 @@ def _d_BlobResourceContents(data: _Any) -> BlobResourceContents:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_BlobResourceContents) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4420,24 +4574,24 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
     key: str | None = None
     try:
         key = "resource"
-        v = data.get("resource", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["resource"]
         v = _d_EmbeddedResourceResource(v)
         self.resource = v
         key = "annotations"
-        v = data.get("annotations", _UNSET)
-        if v is not _UNSET:
+        if "annotations" in data:
+            v = data["annotations"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Annotations(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.annotations = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4445,11 +4599,17 @@ def _d_EmbeddedResource(data: _Any) -> EmbeddedResource:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_EmbeddedResource) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4508,14 +4668,12 @@ def _d_Content(data: _Any) -> Content:
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4523,11 +4681,17 @@ def _d_Content(data: _Any) -> Content:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Content) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4624,8 +4788,8 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
     key: str | None = None
     try:
         key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
+        if "fileType" in data:
+            v = data["fileType"]
             n += 1
             try:
                 if v is not None:
@@ -4635,10 +4799,12 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.file_type = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -4646,10 +4812,12 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4657,11 +4825,11 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
@@ -4669,6 +4837,10 @@ def _d_DiffChangeAdd(data: _Any, tagged: bool = False) -> DiffChangeAdd:
         self.extra = _rt.extras(data, _K_DiffChangeAdd) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4767,8 +4939,8 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
     key: str | None = None
     try:
         key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
+        if "fileType" in data:
+            v = data["fileType"]
             n += 1
             try:
                 if v is not None:
@@ -4778,10 +4950,12 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.file_type = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -4789,10 +4963,12 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4800,11 +4976,11 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
@@ -4812,6 +4988,10 @@ def _d_DiffChangeDelete(data: _Any, tagged: bool = False) -> DiffChangeDelete:
         self.extra = _rt.extras(data, _K_DiffChangeDelete) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -4910,8 +5090,8 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
     key: str | None = None
     try:
         key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
+        if "fileType" in data:
+            v = data["fileType"]
             n += 1
             try:
                 if v is not None:
@@ -4921,10 +5101,12 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.file_type = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -4932,10 +5114,12 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -4943,11 +5127,11 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
@@ -4955,6 +5139,10 @@ def _d_DiffChangeModify(data: _Any, tagged: bool = False) -> DiffChangeModify:
         self.extra = _rt.extras(data, _K_DiffChangeModify) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5058,8 +5246,8 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
     key: str | None = None
     try:
         key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
+        if "fileType" in data:
+            v = data["fileType"]
             n += 1
             try:
                 if v is not None:
@@ -5069,10 +5257,12 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.file_type = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -5080,10 +5270,12 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5091,18 +5283,16 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "oldPath"
-        v = data.get("oldPath", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["oldPath"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.old_path = v
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
@@ -5110,6 +5300,10 @@ def _d_DiffChangeMove(data: _Any, tagged: bool = False) -> DiffChangeMove:
         self.extra = _rt.extras(data, _K_DiffChangeMove) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5213,8 +5407,8 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
     key: str | None = None
     try:
         key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
+        if "fileType" in data:
+            v = data["fileType"]
             n += 1
             try:
                 if v is not None:
@@ -5224,10 +5418,12 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.file_type = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -5235,10 +5431,12 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5246,18 +5444,16 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "oldPath"
-        v = data.get("oldPath", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["oldPath"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.old_path = v
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
@@ -5265,6 +5461,10 @@ def _d_DiffChangeCopy(data: _Any, tagged: bool = False) -> DiffChangeCopy:
         self.extra = _rt.extras(data, _K_DiffChangeCopy) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5367,8 +5567,8 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
     key: str | None = None
     try:
         key = "fileType"
-        v = data.get("fileType", _UNSET)
-        if v is not _UNSET:
+        if "fileType" in data:
+            v = data["fileType"]
             n += 1
             try:
                 if v is not None:
@@ -5378,10 +5578,12 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.file_type = v
         key = "mimeType"
-        v = data.get("mimeType", _UNSET)
-        if v is not _UNSET:
+        if "mimeType" in data:
+            v = data["mimeType"]
             n += 1
             try:
                 if v is not None:
@@ -5389,10 +5591,12 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mime_type = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5400,11 +5604,11 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "operation"
-        v = data.get("operation", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["operation"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in DiffChangeOther.RESERVED_TAGS:
@@ -5414,6 +5618,10 @@ def _d_DiffChangeOther(data: _Any) -> DiffChangeOther:
         self.extra = _rt.extras(data, _K_DiffChangeOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5461,9 +5669,7 @@ def _d_DiffPathChange(data: _Any) -> DiffPathChange:
     key: str | None = None
     try:
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
@@ -5471,6 +5677,10 @@ def _d_DiffPathChange(data: _Any) -> DiffPathChange:
         self.extra = _rt.extras(data, _K_DiffPathChange) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5523,16 +5733,12 @@ def _d_DiffPathPairChange(data: _Any) -> DiffPathPairChange:
     key: str | None = None
     try:
         key = "oldPath"
-        v = data.get("oldPath", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["oldPath"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.old_path = v
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
@@ -5540,6 +5746,10 @@ def _d_DiffPathPairChange(data: _Any) -> DiffPathPairChange:
         self.extra = _rt.extras(data, _K_DiffPathPairChange) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5603,24 +5813,20 @@ def _d_DiffPatch(data: _Any) -> DiffPatch:
     key: str | None = None
     try:
         key = "format"
-        v = data.get("format", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["format"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_DiffPatchFormat.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.format = v
         key = "text"
-        v = data.get("text", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["text"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.text = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5628,11 +5834,17 @@ def _d_DiffPatch(data: _Any) -> DiffPatch:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_DiffPatch) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5712,26 +5924,26 @@ def _d_Diff(data: _Any) -> Diff:
     key: str | None = None
     try:
         key = "changes"
-        v = data.get("changes", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["changes"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_DiffChange)
         self.changes = v
         key = "patch"
-        v = data.get("patch", _UNSET)
-        if v is not _UNSET:
+        if "patch" in data:
+            v = data["patch"]
             n += 1
             try:
                 if v is not None:
                     v = _d_DiffPatch(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.patch = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5739,11 +5951,17 @@ def _d_Diff(data: _Any) -> Diff:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Diff) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5806,15 +6024,13 @@ def _d_Terminal(data: _Any) -> Terminal:
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5822,11 +6038,17 @@ def _d_Terminal(data: _Any) -> Terminal:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Terminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5899,15 +6121,13 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
     key: str | None = None
     try:
         key = "path"
-        v = data.get("path", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["path"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.path = v
         key = "line"
-        v = data.get("line", _UNSET)
-        if v is not _UNSET:
+        if "line" in data:
+            v = data["line"]
             n += 1
             try:
                 if v is not None:
@@ -5915,10 +6135,12 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
                         raise _rt.expected("an integer from 1 to 4294967295", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.line = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -5926,11 +6148,17 @@ def _d_ToolCallLocation(data: _Any) -> ToolCallLocation:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallLocation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -5999,18 +6227,20 @@ def _d_ToolCallCapabilities(data: _Any) -> ToolCallCapabilities:
     key: str | None = None
     try:
         key = "cancel"
-        v = data.get("cancel", _UNSET)
-        if v is not _UNSET:
+        if "cancel" in data:
+            v = data["cancel"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ToolCallCancelCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.cancel = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6018,11 +6248,17 @@ def _d_ToolCallCapabilities(data: _Any) -> ToolCallCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6078,8 +6314,8 @@ def _d_ToolCallCancelCapabilities(data: _Any) -> ToolCallCancelCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6087,6 +6323,8 @@ def _d_ToolCallCancelCapabilities(data: _Any) -> ToolCallCancelCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -6094,6 +6332,10 @@ def _d_ToolCallCancelCapabilities(data: _Any) -> ToolCallCancelCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6157,14 +6399,12 @@ def _d_ToolCallPermissionSubject(data: _Any) -> ToolCallPermissionSubject:
     key: str | None = None
     try:
         key = "toolCall"
-        v = data.get("toolCall", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCall"]
         v = _d_ToolCallUpdate(v)
         self.tool_call = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6172,6 +6412,8 @@ def _d_ToolCallPermissionSubject(data: _Any) -> ToolCallPermissionSubject:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -6179,6 +6421,10 @@ def _d_ToolCallPermissionSubject(data: _Any) -> ToolCallPermissionSubject:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6256,22 +6502,18 @@ def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
     key: str | None = None
     try:
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["command"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.command = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
+        if "toolCallId" in data:
+            v = data["toolCallId"]
             n += 1
             try:
                 if v is not None:
@@ -6279,10 +6521,12 @@ def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.tool_call_id = v
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is not _UNSET:
+        if "terminalId" in data:
+            v = data["terminalId"]
             n += 1
             try:
                 if v is not None:
@@ -6290,10 +6534,12 @@ def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6301,6 +6547,8 @@ def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -6308,6 +6556,10 @@ def _d_CommandPermissionSubject(data: _Any) -> CommandPermissionSubject:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6382,31 +6634,25 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
     key: str | None = None
     try:
         key = "optionId"
-        v = data.get("optionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["optionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.option_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["kind"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_PermissionOptionKind.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.kind = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6414,11 +6660,17 @@ def _d_PermissionOption(data: _Any) -> PermissionOption:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PermissionOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6506,15 +6758,13 @@ def _d_CreateElicitationRequestForm(
     key: str | None = None
     try:
         key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["message"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6522,11 +6772,11 @@ def _d_CreateElicitationRequestForm(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "requestedSchema"
-        v = data.get("requestedSchema", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requestedSchema"]
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
         key = None
@@ -6541,6 +6791,10 @@ def _d_CreateElicitationRequestForm(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6631,15 +6885,13 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
     key: str | None = None
     try:
         key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["message"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6647,18 +6899,16 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "elicitationId"
-        v = data.get("elicitationId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["elicitationId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.elicitation_id = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
@@ -6674,6 +6924,10 @@ def _d_CreateElicitationRequestUrl(data: _Any, tagged: bool = False) -> CreateEl
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6765,15 +7019,13 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
     key: str | None = None
     try:
         key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["message"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -6781,11 +7033,11 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "mode"
-        v = data.get("mode", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["mode"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in CreateElicitationRequestOther.RESERVED_TAGS:
@@ -6803,6 +7055,10 @@ def _d_CreateElicitationRequestOther(data: _Any) -> CreateElicitationRequestOthe
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6865,15 +7121,13 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is not _UNSET:
+        if "toolCallId" in data:
+            v = data["toolCallId"]
             n += 1
             try:
                 if v is not None:
@@ -6881,11 +7135,17 @@ def _d_ElicitationSessionScope(data: _Any) -> ElicitationSessionScope:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.tool_call_id = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationSessionScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -6935,15 +7195,17 @@ def _d_ElicitationRequestScope(data: _Any) -> ElicitationRequestScope:
     key: str | None = None
     try:
         key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requestId"]
         v = _d_RequestId(v)
         self.request_id = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationRequestScope) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7040,16 +7302,14 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str or v not in _E_ElicitationSchemaType:
             raise _rt.expected("one of 'object'", v)
         v = _E_ElicitationSchemaType[v]
         self.type = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -7057,27 +7317,29 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "properties"
-        v = data.get("properties", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["properties"]
         if type(v) is not dict:
             raise _rt.expected("an object", v)
         v = _rt.map_of(v, _d_ElicitationPropertySchema)
         self.properties = v
         key = "required"
-        v = data.get("required", _UNSET)
-        if v is not _UNSET:
+        if "required" in data:
+            v = data["required"]
             n += 1
             if v is not None:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.required = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -7085,10 +7347,12 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7096,11 +7360,17 @@ def _d_ElicitationSchema(data: _Any) -> ElicitationSchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationSchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7285,8 +7555,8 @@ def _d_ElicitationPropertySchemaString(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -7294,10 +7564,12 @@ def _d_ElicitationPropertySchemaString(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -7305,44 +7577,54 @@ def _d_ElicitationPropertySchemaString(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minLength"
-        v = data.get("minLength", _UNSET)
-        if v is not _UNSET:
+        if "minLength" in data:
+            v = data["minLength"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.min_length = v
         key = "maxLength"
-        v = data.get("maxLength", _UNSET)
-        if v is not _UNSET:
+        if "maxLength" in data:
+            v = data["maxLength"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.max_length = v
         key = "pattern"
-        v = data.get("pattern", _UNSET)
-        if v is not _UNSET:
+        if "pattern" in data:
+            v = data["pattern"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.pattern = v
         key = "format"
-        v = data.get("format", _UNSET)
-        if v is not _UNSET:
+        if "format" in data:
+            v = data["format"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
                 e = _E_StringFormat.get(v)
                 v = e if e is not None else _rt.OpenStr(v)
+        else:
+            v = _UNSET
         self.format = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -7350,10 +7632,12 @@ def _d_ElicitationPropertySchemaString(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is not _UNSET:
+        if "enum" in data:
+            v = data["enum"]
             n += 1
             if v is not None:
                 if type(v) is not list:
@@ -7361,10 +7645,12 @@ def _d_ElicitationPropertySchemaString(
                 v = _rt.list_of(v, _rt.d_str)
                 if len(v) < 1:
                     raise _rt.too_short(1)
+        else:
+            v = _UNSET
         self.enum = v
         key = "oneOf"
-        v = data.get("oneOf", _UNSET)
-        if v is not _UNSET:
+        if "oneOf" in data:
+            v = data["oneOf"]
             n += 1
             if v is not None:
                 if type(v) is not list:
@@ -7372,10 +7658,12 @@ def _d_ElicitationPropertySchemaString(
                 v = _rt.list_of(v, _d_EnumOption)
                 if len(v) < 1:
                     raise _rt.too_short(1)
+        else:
+            v = _UNSET
         self.one_of = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7383,6 +7671,8 @@ def _d_ElicitationPropertySchemaString(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -7390,6 +7680,10 @@ def _d_ElicitationPropertySchemaString(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7502,8 +7796,8 @@ def _d_ElicitationPropertySchemaNumber(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -7511,10 +7805,12 @@ def _d_ElicitationPropertySchemaNumber(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -7522,26 +7818,32 @@ def _d_ElicitationPropertySchemaNumber(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
+        if "minimum" in data:
+            v = data["minimum"]
             n += 1
             if v is not None:
                 if type(v) is not float and type(v) is not int:
                     raise _rt.expected("a number", v)
+        else:
+            v = _UNSET
         self.minimum = v
         key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
+        if "maximum" in data:
+            v = data["maximum"]
             n += 1
             if v is not None:
                 if type(v) is not float and type(v) is not int:
                     raise _rt.expected("a number", v)
+        else:
+            v = _UNSET
         self.maximum = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -7549,10 +7851,12 @@ def _d_ElicitationPropertySchemaNumber(
                         raise _rt.expected("a number", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7560,6 +7864,8 @@ def _d_ElicitationPropertySchemaNumber(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -7567,6 +7873,10 @@ def _d_ElicitationPropertySchemaNumber(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7679,8 +7989,8 @@ def _d_ElicitationPropertySchemaInteger(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -7688,10 +7998,12 @@ def _d_ElicitationPropertySchemaInteger(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -7699,30 +8011,36 @@ def _d_ElicitationPropertySchemaInteger(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
+        if "minimum" in data:
+            v = data["minimum"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
                     raise _rt.expected(
                         "an integer from -9223372036854775808 to 9223372036854775807", v
                     )
+        else:
+            v = _UNSET
         self.minimum = v
         key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
+        if "maximum" in data:
+            v = data["maximum"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
                     raise _rt.expected(
                         "an integer from -9223372036854775808 to 9223372036854775807", v
                     )
+        else:
+            v = _UNSET
         self.maximum = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -7732,10 +8050,12 @@ def _d_ElicitationPropertySchemaInteger(
                         )
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7743,6 +8063,8 @@ def _d_ElicitationPropertySchemaInteger(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -7750,6 +8072,10 @@ def _d_ElicitationPropertySchemaInteger(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -7844,8 +8170,8 @@ def _d_ElicitationPropertySchemaBoolean(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -7853,10 +8179,12 @@ def _d_ElicitationPropertySchemaBoolean(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -7864,10 +8192,12 @@ def _d_ElicitationPropertySchemaBoolean(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -7875,10 +8205,12 @@ def _d_ElicitationPropertySchemaBoolean(
                         raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -7886,6 +8218,8 @@ def _d_ElicitationPropertySchemaBoolean(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -7893,6 +8227,10 @@ def _d_ElicitationPropertySchemaBoolean(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8019,8 +8357,8 @@ def _d_ElicitationPropertySchemaArray(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -8028,10 +8366,12 @@ def _d_ElicitationPropertySchemaArray(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -8039,32 +8379,36 @@ def _d_ElicitationPropertySchemaArray(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minItems"
-        v = data.get("minItems", _UNSET)
-        if v is not _UNSET:
+        if "minItems" in data:
+            v = data["minItems"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.min_items = v
         key = "maxItems"
-        v = data.get("maxItems", _UNSET)
-        if v is not _UNSET:
+        if "maxItems" in data:
+            v = data["maxItems"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.max_items = v
         key = "items"
-        v = data.get("items", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["items"]
         v = _d_MultiSelectItems(v)
         self.items = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -8073,10 +8417,12 @@ def _d_ElicitationPropertySchemaArray(
                     v = _rt.list_skip(v, _rt.d_str)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8084,6 +8430,8 @@ def _d_ElicitationPropertySchemaArray(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -8091,6 +8439,10 @@ def _d_ElicitationPropertySchemaArray(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8158,9 +8510,7 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in ElicitationPropertySchemaOther.RESERVED_TAGS:
@@ -8172,6 +8522,10 @@ def _d_ElicitationPropertySchemaOther(data: _Any) -> ElicitationPropertySchemaOt
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8244,22 +8598,18 @@ def _d_EnumOption(data: _Any) -> EnumOption:
     key: str | None = None
     try:
         key = "const"
-        v = data.get("const", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["const"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.const = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -8267,10 +8617,12 @@ def _d_EnumOption(data: _Any) -> EnumOption:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8278,11 +8630,17 @@ def _d_EnumOption(data: _Any) -> EnumOption:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_EnumOption) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8457,8 +8815,8 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -8466,10 +8824,12 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -8477,44 +8837,54 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minLength"
-        v = data.get("minLength", _UNSET)
-        if v is not _UNSET:
+        if "minLength" in data:
+            v = data["minLength"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.min_length = v
         key = "maxLength"
-        v = data.get("maxLength", _UNSET)
-        if v is not _UNSET:
+        if "maxLength" in data:
+            v = data["maxLength"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 4294967295:
                     raise _rt.expected("an integer from 0 to 4294967295", v)
+        else:
+            v = _UNSET
         self.max_length = v
         key = "pattern"
-        v = data.get("pattern", _UNSET)
-        if v is not _UNSET:
+        if "pattern" in data:
+            v = data["pattern"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.pattern = v
         key = "format"
-        v = data.get("format", _UNSET)
-        if v is not _UNSET:
+        if "format" in data:
+            v = data["format"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
                 e = _E_StringFormat.get(v)
                 v = e if e is not None else _rt.OpenStr(v)
+        else:
+            v = _UNSET
         self.format = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -8522,10 +8892,12 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is not _UNSET:
+        if "enum" in data:
+            v = data["enum"]
             n += 1
             if v is not None:
                 if type(v) is not list:
@@ -8533,10 +8905,12 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                 v = _rt.list_of(v, _rt.d_str)
                 if len(v) < 1:
                     raise _rt.too_short(1)
+        else:
+            v = _UNSET
         self.enum = v
         key = "oneOf"
-        v = data.get("oneOf", _UNSET)
-        if v is not _UNSET:
+        if "oneOf" in data:
+            v = data["oneOf"]
             n += 1
             if v is not None:
                 if type(v) is not list:
@@ -8544,10 +8918,12 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                 v = _rt.list_of(v, _d_EnumOption)
                 if len(v) < 1:
                     raise _rt.too_short(1)
+        else:
+            v = _UNSET
         self.one_of = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8555,11 +8931,17 @@ def _d_StringPropertySchema(data: _Any) -> StringPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_StringPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8659,8 +9041,8 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -8668,10 +9050,12 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -8679,26 +9063,32 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
+        if "minimum" in data:
+            v = data["minimum"]
             n += 1
             if v is not None:
                 if type(v) is not float and type(v) is not int:
                     raise _rt.expected("a number", v)
+        else:
+            v = _UNSET
         self.minimum = v
         key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
+        if "maximum" in data:
+            v = data["maximum"]
             n += 1
             if v is not None:
                 if type(v) is not float and type(v) is not int:
                     raise _rt.expected("a number", v)
+        else:
+            v = _UNSET
         self.maximum = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -8706,10 +9096,12 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                         raise _rt.expected("a number", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8717,11 +9109,17 @@ def _d_NumberPropertySchema(data: _Any) -> NumberPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_NumberPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8821,8 +9219,8 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -8830,10 +9228,12 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -8841,30 +9241,36 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minimum"
-        v = data.get("minimum", _UNSET)
-        if v is not _UNSET:
+        if "minimum" in data:
+            v = data["minimum"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
                     raise _rt.expected(
                         "an integer from -9223372036854775808 to 9223372036854775807", v
                     )
+        else:
+            v = _UNSET
         self.minimum = v
         key = "maximum"
-        v = data.get("maximum", _UNSET)
-        if v is not _UNSET:
+        if "maximum" in data:
+            v = data["maximum"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < -9223372036854775808 or v > 9223372036854775807:
                     raise _rt.expected(
                         "an integer from -9223372036854775808 to 9223372036854775807", v
                     )
+        else:
+            v = _UNSET
         self.maximum = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -8874,10 +9280,12 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                         )
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -8885,11 +9293,17 @@ def _d_IntegerPropertySchema(data: _Any) -> IntegerPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_IntegerPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -8969,8 +9383,8 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -8978,10 +9392,12 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -8989,10 +9405,12 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -9000,10 +9418,12 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                         raise _rt.expected("a boolean", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9011,11 +9431,17 @@ def _d_BooleanPropertySchema(data: _Any) -> BooleanPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_BooleanPropertySchema) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9084,9 +9510,7 @@ def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectIt
     key: str | None = None
     try:
         key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["enum"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _rt.d_str)
@@ -9094,8 +9518,8 @@ def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectIt
             raise _rt.too_short(1)
         self.enum = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9103,11 +9527,17 @@ def _d_MultiSelectItemsString(data: _Any, tagged: bool = False) -> MultiSelectIt
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_MultiSelectItemsString) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9165,9 +9595,7 @@ def _d_MultiSelectItemsOther(data: _Any) -> MultiSelectItemsOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in MultiSelectItemsOther.RESERVED_TAGS:
@@ -9177,6 +9605,10 @@ def _d_MultiSelectItemsOther(data: _Any) -> MultiSelectItemsOther:
         self.extra = _rt.extras(data, _K_MultiSelectItemsOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9240,9 +9672,7 @@ def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
     key: str | None = None
     try:
         key = "anyOf"
-        v = data.get("anyOf", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["anyOf"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_EnumOption)
@@ -9250,8 +9680,8 @@ def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
             raise _rt.too_short(1)
         self.any_of = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9259,11 +9689,17 @@ def _d_MultiSelectItemsTitled(data: _Any) -> MultiSelectItemsTitled:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_MultiSelectItemsTitled) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9322,9 +9758,7 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
     key: str | None = None
     try:
         key = "enum"
-        v = data.get("enum", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["enum"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _rt.d_str)
@@ -9332,8 +9766,8 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
             raise _rt.too_short(1)
         self.enum = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9341,11 +9775,17 @@ def _d_StringMultiSelectItems(data: _Any) -> StringMultiSelectItems:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_StringMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9404,9 +9844,7 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
     key: str | None = None
     try:
         key = "anyOf"
-        v = data.get("anyOf", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["anyOf"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_EnumOption)
@@ -9414,8 +9852,8 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
             raise _rt.too_short(1)
         self.any_of = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9423,11 +9861,17 @@ def _d_TitledMultiSelectItems(data: _Any) -> TitledMultiSelectItems:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TitledMultiSelectItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9542,8 +9986,8 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -9551,10 +9995,12 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -9562,32 +10008,36 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "minItems"
-        v = data.get("minItems", _UNSET)
-        if v is not _UNSET:
+        if "minItems" in data:
+            v = data["minItems"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.min_items = v
         key = "maxItems"
-        v = data.get("maxItems", _UNSET)
-        if v is not _UNSET:
+        if "maxItems" in data:
+            v = data["maxItems"]
             n += 1
             if v is not None:
                 if type(v) is not int or v < 0 or v > 18446744073709551615:
                     raise _rt.expected("an integer from 0 to 18446744073709551615", v)
+        else:
+            v = _UNSET
         self.max_items = v
         key = "items"
-        v = data.get("items", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["items"]
         v = _d_MultiSelectItems(v)
         self.items = v
         key = "default"
-        v = data.get("default", _UNSET)
-        if v is not _UNSET:
+        if "default" in data:
+            v = data["default"]
             n += 1
             try:
                 if v is not None:
@@ -9596,10 +10046,12 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                     v = _rt.list_skip(v, _rt.d_str)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.default = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -9607,6 +10059,8 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -9614,6 +10068,10 @@ def _d_MultiSelectPropertySchema(data: _Any) -> MultiSelectPropertySchema:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9672,9 +10130,7 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
     key: str | None = None
     try:
         key = "requestedSchema"
-        v = data.get("requestedSchema", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requestedSchema"]
         v = _d_ElicitationSchema(v)
         self.requested_schema = v
         key = None
@@ -9687,6 +10143,10 @@ def _d_ElicitationFormMode(data: _Any) -> ElicitationFormMode:
         self.extra = _rt.extras(rest, _K_ElicitationFormMode) if len(rest) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9750,16 +10210,12 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
     key: str | None = None
     try:
         key = "elicitationId"
-        v = data.get("elicitationId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["elicitationId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.elicitation_id = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
@@ -9773,6 +10229,10 @@ def _d_ElicitationUrlMode(data: _Any) -> ElicitationUrlMode:
         self.extra = _rt.extras(rest, _K_ElicitationUrlMode) if len(rest) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9854,15 +10314,11 @@ def _d_AgentResponseResult(data: _Any) -> AgentResponseResult:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "result"
-        v = data.get("result", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["result"]
         v = _rt.first_of(
             "a InitializeResponse, a LoginAuthResponse, a LogoutAuthResponse, a NewSessionResponse, a ListSessionsResponse, a DeleteSessionResponse, a ResumeSessionResponse, a CloseSessionResponse, a CancelToolCallResponse, a CancelTerminalResponse, a SetSessionConfigOptionResponse, a PromptResponse or any value",
             _d_InitializeResponse,
@@ -9884,6 +10340,10 @@ def _d_AgentResponseResult(data: _Any) -> AgentResponseResult:
         self.extra = _rt.extras(data, _K_AgentResponseResult) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -9943,9 +10403,7 @@ def _d_AgentResponseError(data: _Any) -> AgentResponseError:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if v is not None:
             v = _rt.first_of(
                 "an integer from -9223372036854775808 to 9223372036854775807 or a string",
@@ -9954,15 +10412,17 @@ def _d_AgentResponseError(data: _Any) -> AgentResponseError:
             )(v)
         self.id = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["error"]
         v = _d_Error(v)
         self.error = v
         key = None
         self.extra = _rt.extras(data, _K_AgentResponseError) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10056,30 +10516,28 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
     key: str | None = None
     try:
         key = "protocolVersion"
-        v = data.get("protocolVersion", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["protocolVersion"]
         if type(v) is not int or v < 0 or v > 65535:
             raise _rt.expected("an integer from 0 to 65535", v)
         self.protocol_version = v
         key = "info"
-        v = data.get("info", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["info"]
         v = _d_Implementation(v)
         self.info = v
         key = "capabilities"
-        v = data.get("capabilities", _UNSET)
-        if v is not _UNSET:
+        if "capabilities" in data:
+            v = data["capabilities"]
             n += 1
             try:
                 v = _d_AgentCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.capabilities = v
         key = "authMethods"
-        v = data.get("authMethods", _UNSET)
-        if v is not _UNSET:
+        if "authMethods" in data:
+            v = data["authMethods"]
             n += 1
             try:
                 if type(v) is not list:
@@ -10087,10 +10545,12 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
                 v = _rt.list_skip(v, _d_AuthMethod)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.auth_methods = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10098,11 +10558,17 @@ def _d_InitializeResponse(data: _Any) -> InitializeResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_InitializeResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10185,15 +10651,13 @@ def _d_Implementation(data: _Any) -> Implementation:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -10201,17 +10665,17 @@ def _d_Implementation(data: _Any) -> Implementation:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "version"
-        v = data.get("version", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["version"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.version = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10219,11 +10683,17 @@ def _d_Implementation(data: _Any) -> Implementation:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Implementation) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10307,28 +10777,32 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
     key: str | None = None
     try:
         key = "session"
-        v = data.get("session", _UNSET)
-        if v is not _UNSET:
+        if "session" in data:
+            v = data["session"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.session = v
         key = "auth"
-        v = data.get("auth", _UNSET)
-        if v is not _UNSET:
+        if "auth" in data:
+            v = data["auth"]
             n += 1
             try:
                 if v is not None:
                     v = _d_AgentAuthCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.auth = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10336,11 +10810,17 @@ def _d_AgentCapabilities(data: _Any) -> AgentCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AgentCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10457,48 +10937,56 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
     key: str | None = None
     try:
         key = "prompt"
-        v = data.get("prompt", _UNSET)
-        if v is not _UNSET:
+        if "prompt" in data:
+            v = data["prompt"]
             n += 1
             try:
                 if v is not None:
                     v = _d_PromptCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.prompt = v
         key = "mcp"
-        v = data.get("mcp", _UNSET)
-        if v is not _UNSET:
+        if "mcp" in data:
+            v = data["mcp"]
             n += 1
             try:
                 if v is not None:
                     v = _d_McpCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.mcp = v
         key = "delete"
-        v = data.get("delete", _UNSET)
-        if v is not _UNSET:
+        if "delete" in data:
+            v = data["delete"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionDeleteCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.delete = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             try:
                 if v is not None:
                     v = _d_SessionAdditionalDirectoriesCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10506,11 +10994,17 @@ def _d_SessionCapabilities(data: _Any) -> SessionCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10610,38 +11104,44 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
     key: str | None = None
     try:
         key = "image"
-        v = data.get("image", _UNSET)
-        if v is not _UNSET:
+        if "image" in data:
+            v = data["image"]
             n += 1
             try:
                 if v is not None:
                     v = _d_PromptImageCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.image = v
         key = "audio"
-        v = data.get("audio", _UNSET)
-        if v is not _UNSET:
+        if "audio" in data:
+            v = data["audio"]
             n += 1
             try:
                 if v is not None:
                     v = _d_PromptAudioCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.audio = v
         key = "embeddedContext"
-        v = data.get("embeddedContext", _UNSET)
-        if v is not _UNSET:
+        if "embeddedContext" in data:
+            v = data["embeddedContext"]
             n += 1
             try:
                 if v is not None:
                     v = _d_PromptEmbeddedContextCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.embedded_context = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10649,11 +11149,17 @@ def _d_PromptCapabilities(data: _Any) -> PromptCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PromptCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10709,8 +11215,8 @@ def _d_PromptImageCapabilities(data: _Any) -> PromptImageCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10718,11 +11224,17 @@ def _d_PromptImageCapabilities(data: _Any) -> PromptImageCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PromptImageCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10778,8 +11290,8 @@ def _d_PromptAudioCapabilities(data: _Any) -> PromptAudioCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10787,11 +11299,17 @@ def _d_PromptAudioCapabilities(data: _Any) -> PromptAudioCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PromptAudioCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10847,8 +11365,8 @@ def _d_PromptEmbeddedContextCapabilities(data: _Any) -> PromptEmbeddedContextCap
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10856,6 +11374,8 @@ def _d_PromptEmbeddedContextCapabilities(data: _Any) -> PromptEmbeddedContextCap
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -10865,6 +11385,10 @@ def _d_PromptEmbeddedContextCapabilities(data: _Any) -> PromptEmbeddedContextCap
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -10937,28 +11461,32 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
     key: str | None = None
     try:
         key = "stdio"
-        v = data.get("stdio", _UNSET)
-        if v is not _UNSET:
+        if "stdio" in data:
+            v = data["stdio"]
             n += 1
             try:
                 if v is not None:
                     v = _d_McpStdioCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.stdio = v
         key = "http"
-        v = data.get("http", _UNSET)
-        if v is not _UNSET:
+        if "http" in data:
+            v = data["http"]
             n += 1
             try:
                 if v is not None:
                     v = _d_McpHttpCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.http = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -10966,11 +11494,17 @@ def _d_McpCapabilities(data: _Any) -> McpCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11026,8 +11560,8 @@ def _d_McpStdioCapabilities(data: _Any) -> McpStdioCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11035,11 +11569,17 @@ def _d_McpStdioCapabilities(data: _Any) -> McpStdioCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpStdioCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11095,8 +11635,8 @@ def _d_McpHttpCapabilities(data: _Any) -> McpHttpCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11104,11 +11644,17 @@ def _d_McpHttpCapabilities(data: _Any) -> McpHttpCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpHttpCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11164,8 +11710,8 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11173,6 +11719,8 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -11180,6 +11728,10 @@ def _d_SessionDeleteCapabilities(data: _Any) -> SessionDeleteCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11240,8 +11792,8 @@ def _d_SessionAdditionalDirectoriesCapabilities(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11249,6 +11801,8 @@ def _d_SessionAdditionalDirectoriesCapabilities(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -11258,6 +11812,10 @@ def _d_SessionAdditionalDirectoriesCapabilities(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11315,8 +11873,8 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11324,11 +11882,17 @@ def _d_AgentAuthCapabilities(data: _Any) -> AgentAuthCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AgentAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11429,22 +11993,18 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
     key: str | None = None
     try:
         key = "methodId"
-        v = data.get("methodId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["methodId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -11452,10 +12012,12 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
+        if "args" in data:
+            v = data["args"]
             n += 1
             if v is None:
                 v = []
@@ -11463,10 +12025,12 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
+        if "env" in data:
+            v = data["env"]
             n += 1
             if v is None:
                 v = []
@@ -11474,10 +12038,12 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_EnvVariable)
+        else:
+            v = _UNSET
         self.env = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11485,11 +12051,17 @@ def _d_AuthMethodTerminal(data: _Any, tagged: bool = False) -> AuthMethodTermina
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthMethodTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11574,22 +12146,18 @@ def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
     key: str | None = None
     try:
         key = "methodId"
-        v = data.get("methodId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["methodId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -11597,10 +12165,12 @@ def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11608,11 +12178,17 @@ def _d_AuthMethodAgent(data: _Any, tagged: bool = False) -> AuthMethodAgent:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthMethodAgent) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11688,25 +12264,19 @@ def _d_AuthMethodOther(data: _Any) -> AuthMethodOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in AuthMethodOther.RESERVED_TAGS:
             raise _rt.reserved_tag(v)
         self.type = v
         key = "methodId"
-        v = data.get("methodId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["methodId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
@@ -11714,6 +12284,10 @@ def _d_AuthMethodOther(data: _Any) -> AuthMethodOther:
         self.extra = _rt.extras(data, _K_AuthMethodOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11777,22 +12351,18 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.value = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11800,11 +12370,17 @@ def _d_EnvVariable(data: _Any) -> EnvVariable:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_EnvVariable) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -11901,22 +12477,18 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
     key: str | None = None
     try:
         key = "methodId"
-        v = data.get("methodId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["methodId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -11924,10 +12496,12 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
+        if "args" in data:
+            v = data["args"]
             n += 1
             if v is None:
                 v = []
@@ -11935,10 +12509,12 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
+        if "env" in data:
+            v = data["env"]
             n += 1
             if v is None:
                 v = []
@@ -11946,10 +12522,12 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_EnvVariable)
+        else:
+            v = _UNSET
         self.env = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -11957,6 +12535,8 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -11964,6 +12544,10 @@ def _d_AuthMethodTerminalPayload(data: _Any) -> AuthMethodTerminalPayload:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12039,22 +12623,18 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
     key: str | None = None
     try:
         key = "methodId"
-        v = data.get("methodId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["methodId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -12062,10 +12642,12 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12073,11 +12655,17 @@ def _d_AuthMethodAgentPayload(data: _Any) -> AuthMethodAgentPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AuthMethodAgentPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12130,8 +12718,8 @@ def _d_LoginAuthResponse(data: _Any) -> LoginAuthResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12139,11 +12727,17 @@ def _d_LoginAuthResponse(data: _Any) -> LoginAuthResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LoginAuthResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12196,8 +12790,8 @@ def _d_LogoutAuthResponse(data: _Any) -> LogoutAuthResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12205,11 +12799,17 @@ def _d_LogoutAuthResponse(data: _Any) -> LogoutAuthResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LogoutAuthResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12302,15 +12902,13 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is not _UNSET:
+        if "configOptions" in data:
+            v = data["configOptions"]
             n += 1
             try:
                 if type(v) is not list:
@@ -12318,10 +12916,12 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                 v = _rt.list_skip(v, _d_SessionConfigOption)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.config_options = v
         key = "availableCommands"
-        v = data.get("availableCommands", _UNSET)
-        if v is not _UNSET:
+        if "availableCommands" in data:
+            v = data["availableCommands"]
             n += 1
             try:
                 if type(v) is not list:
@@ -12329,10 +12929,12 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                 v = _rt.list_skip(v, _d_AvailableCommand)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.available_commands = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12340,11 +12942,17 @@ def _d_NewSessionResponse(data: _Any) -> NewSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_NewSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12469,22 +13077,18 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
     key: str | None = None
     try:
         key = "configId"
-        v = data.get("configId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.config_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -12492,10 +13096,12 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "category"
-        v = data.get("category", _UNSET)
-        if v is not _UNSET:
+        if "category" in data:
+            v = data["category"]
             n += 1
             try:
                 if v is not None:
@@ -12505,10 +13111,12 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.category = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12516,18 +13124,16 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "currentValue"
-        v = data.get("currentValue", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentValue"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.current_value = v
         key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["options"]
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
@@ -12536,6 +13142,10 @@ def _d_SessionConfigOptionSelect(data: _Any, tagged: bool = False) -> SessionCon
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12644,22 +13254,18 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
     key: str | None = None
     try:
         key = "configId"
-        v = data.get("configId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.config_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -12667,10 +13273,12 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "category"
-        v = data.get("category", _UNSET)
-        if v is not _UNSET:
+        if "category" in data:
+            v = data["category"]
             n += 1
             try:
                 if v is not None:
@@ -12680,10 +13288,12 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.category = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12691,11 +13301,11 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "currentValue"
-        v = data.get("currentValue", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentValue"]
         if type(v) is not bool:
             raise _rt.expected("a boolean", v)
         self.current_value = v
@@ -12705,6 +13315,10 @@ def _d_SessionConfigOptionBoolean(data: _Any, tagged: bool = False) -> SessionCo
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12821,22 +13435,18 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
     key: str | None = None
     try:
         key = "configId"
-        v = data.get("configId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.config_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -12844,10 +13454,12 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "category"
-        v = data.get("category", _UNSET)
-        if v is not _UNSET:
+        if "category" in data:
+            v = data["category"]
             n += 1
             try:
                 if v is not None:
@@ -12857,10 +13469,12 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.category = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12868,11 +13482,11 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in SessionConfigOptionOther.RESERVED_TAGS:
@@ -12884,6 +13498,10 @@ def _d_SessionConfigOptionOther(data: _Any) -> SessionConfigOptionOther:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -12956,22 +13574,18 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
     key: str | None = None
     try:
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.value = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -12979,10 +13593,12 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -12990,6 +13606,8 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -12997,6 +13615,10 @@ def _d_SessionConfigSelectOption(data: _Any) -> SessionConfigSelectOption:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13065,23 +13687,17 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
     key: str | None = None
     try:
         key = "groupId"
-        v = data.get("groupId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["groupId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.group_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["options"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -13092,8 +13708,8 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
             v = []
         self.options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13101,6 +13717,8 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -13108,6 +13726,10 @@ def _d_SessionConfigSelectGroup(data: _Any) -> SessionConfigSelectGroup:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13162,22 +13784,22 @@ def _d_SessionConfigSelect(data: _Any) -> SessionConfigSelect:
     key: str | None = None
     try:
         key = "currentValue"
-        v = data.get("currentValue", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentValue"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.current_value = v
         key = "options"
-        v = data.get("options", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["options"]
         v = _d_SessionConfigSelectOptions(v)
         self.options = v
         key = None
         self.extra = _rt.extras(data, _K_SessionConfigSelect) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13225,9 +13847,7 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
     key: str | None = None
     try:
         key = "currentValue"
-        v = data.get("currentValue", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currentValue"]
         if type(v) is not bool:
             raise _rt.expected("a boolean", v)
         self.current_value = v
@@ -13235,6 +13855,10 @@ def _d_SessionConfigBoolean(data: _Any) -> SessionConfigBoolean:
         self.extra = _rt.extras(data, _K_SessionConfigBoolean) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13322,32 +13946,30 @@ def _d_AvailableCommandCommand(data: _Any, tagged: bool = False) -> AvailableCom
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["description"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.description = v
         key = "input"
-        v = data.get("input", _UNSET)
-        if v is not _UNSET:
+        if "input" in data:
+            v = data["input"]
             n += 1
             try:
                 if v is not None:
                     v = _d_AvailableCommandInput(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.input = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13355,11 +13977,17 @@ def _d_AvailableCommandCommand(data: _Any, tagged: bool = False) -> AvailableCom
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AvailableCommandCommand) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13438,25 +14066,19 @@ def _d_AvailableCommandOther(data: _Any) -> AvailableCommandOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in AvailableCommandOther.RESERVED_TAGS:
             raise _rt.reserved_tag(v)
         self.type = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["description"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.description = v
@@ -13464,6 +14086,10 @@ def _d_AvailableCommandOther(data: _Any) -> AvailableCommandOther:
         self.extra = _rt.extras(data, _K_AvailableCommandOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13532,15 +14158,13 @@ def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableC
     key: str | None = None
     try:
         key = "hint"
-        v = data.get("hint", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["hint"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.hint = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13548,6 +14172,8 @@ def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableC
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -13555,6 +14181,10 @@ def _d_AvailableCommandInputText(data: _Any, tagged: bool = False) -> AvailableC
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13621,9 +14251,7 @@ def _d_AvailableCommandInputOther(data: _Any) -> AvailableCommandInputOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in AvailableCommandInputOther.RESERVED_TAGS:
@@ -13635,6 +14263,10 @@ def _d_AvailableCommandInputOther(data: _Any) -> AvailableCommandInputOther:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13693,15 +14325,13 @@ def _d_TextCommandInput(data: _Any) -> TextCommandInput:
     key: str | None = None
     try:
         key = "hint"
-        v = data.get("hint", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["hint"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.hint = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13709,11 +14339,17 @@ def _d_TextCommandInput(data: _Any) -> TextCommandInput:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TextCommandInput) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13792,32 +14428,30 @@ def _d_Command(data: _Any) -> Command:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["description"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.description = v
         key = "input"
-        v = data.get("input", _UNSET)
-        if v is not _UNSET:
+        if "input" in data:
+            v = data["input"]
             n += 1
             try:
                 if v is not None:
                     v = _d_AvailableCommandInput(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.input = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13825,11 +14459,17 @@ def _d_Command(data: _Any) -> Command:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Command) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -13897,9 +14537,7 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
     key: str | None = None
     try:
         key = "sessions"
-        v = data.get("sessions", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessions"]
         try:
             if type(v) is not list:
                 raise _rt.expected("a list", v)
@@ -13908,16 +14546,18 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
             v = []
         self.sessions = v
         key = "nextCursor"
-        v = data.get("nextCursor", _UNSET)
-        if v is not _UNSET:
+        if "nextCursor" in data:
+            v = data["nextCursor"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.next_cursor = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -13925,11 +14565,17 @@ def _d_ListSessionsResponse(data: _Any) -> ListSessionsResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ListSessionsResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14032,22 +14678,18 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             if v is None:
                 v = []
@@ -14055,10 +14697,12 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_AbsolutePath)
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -14066,10 +14710,12 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "updatedAt"
-        v = data.get("updatedAt", _UNSET)
-        if v is not _UNSET:
+        if "updatedAt" in data:
+            v = data["updatedAt"]
             n += 1
             try:
                 if v is not None:
@@ -14077,10 +14723,12 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.updated_at = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14088,11 +14736,17 @@ def _d_SessionInfo(data: _Any) -> SessionInfo:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionInfo) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14145,8 +14799,8 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14154,11 +14808,17 @@ def _d_DeleteSessionResponse(data: _Any) -> DeleteSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_DeleteSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14242,8 +14902,8 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
     key: str | None = None
     try:
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is not _UNSET:
+        if "configOptions" in data:
+            v = data["configOptions"]
             n += 1
             try:
                 if type(v) is not list:
@@ -14251,10 +14911,12 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                 v = _rt.list_skip(v, _d_SessionConfigOption)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.config_options = v
         key = "availableCommands"
-        v = data.get("availableCommands", _UNSET)
-        if v is not _UNSET:
+        if "availableCommands" in data:
+            v = data["availableCommands"]
             n += 1
             try:
                 if type(v) is not list:
@@ -14262,10 +14924,12 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                 v = _rt.list_skip(v, _d_AvailableCommand)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.available_commands = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14273,11 +14937,17 @@ def _d_ResumeSessionResponse(data: _Any) -> ResumeSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ResumeSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14330,8 +15000,8 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14339,11 +15009,17 @@ def _d_CloseSessionResponse(data: _Any) -> CloseSessionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CloseSessionResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14396,8 +15072,8 @@ def _d_CancelToolCallResponse(data: _Any) -> CancelToolCallResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14405,11 +15081,17 @@ def _d_CancelToolCallResponse(data: _Any) -> CancelToolCallResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CancelToolCallResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14462,8 +15144,8 @@ def _d_CancelTerminalResponse(data: _Any) -> CancelTerminalResponse:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14471,11 +15153,17 @@ def _d_CancelTerminalResponse(data: _Any) -> CancelTerminalResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CancelTerminalResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14534,16 +15222,14 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
     key: str | None = None
     try:
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configOptions"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_SessionConfigOption)
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14551,6 +15237,8 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -14558,6 +15246,10 @@ def _d_SetSessionConfigOptionResponse(data: _Any) -> SetSessionConfigOptionRespo
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14633,15 +15325,13 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14649,11 +15339,17 @@ def _d_PromptResponse(data: _Any) -> PromptResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PromptResponse) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14734,35 +15430,37 @@ def _d_Error(data: _Any) -> Error:
     key: str | None = None
     try:
         key = "code"
-        v = data.get("code", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["code"]
         if type(v) is not int or v < -2147483648 or v > 2147483647:
             raise _rt.expected("an integer from -2147483648 to 2147483647", v)
         e = _E_ErrorCode.get(v)
         v = e if e is not None else _rt.OpenInt(v)
         self.code = v
         key = "message"
-        v = data.get("message", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["message"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message = v
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is not _UNSET:
+        if "data" in data:
+            v = data["data"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ErrorData(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.data = v
         key = None
         self.extra = _rt.extras(data, _K_Error) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14831,23 +15529,19 @@ def _d_UnsupportedProtocolVersionErrorData(data: _Any) -> UnsupportedProtocolVer
     key: str | None = None
     try:
         key = "requested"
-        v = data.get("requested", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requested"]
         if type(v) is not int or v < 0 or v > 65535:
             raise _rt.expected("an integer from 0 to 65535", v)
         self.requested = v
         key = "supported"
-        v = data.get("supported", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["supported"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_ProtocolVersion)
         self.supported = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14855,6 +15549,8 @@ def _d_UnsupportedProtocolVersionErrorData(data: _Any) -> UnsupportedProtocolVer
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -14864,6 +15560,10 @@ def _d_UnsupportedProtocolVersionErrorData(data: _Any) -> UnsupportedProtocolVer
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -14926,15 +15626,13 @@ def _d_SessionNotFoundErrorData(data: _Any) -> SessionNotFoundErrorData:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -14942,6 +15640,8 @@ def _d_SessionNotFoundErrorData(data: _Any) -> SessionNotFoundErrorData:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -14949,6 +15649,10 @@ def _d_SessionNotFoundErrorData(data: _Any) -> SessionNotFoundErrorData:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15012,15 +15716,13 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
     key: str | None = None
     try:
         key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["method"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method = v
         key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
+        if "params" in data:
+            v = data["params"]
             n += 1
             if v is not None:
                 v = _rt.first_of(
@@ -15029,11 +15731,17 @@ def _d_AgentNotification(data: _Any) -> AgentNotification:
                     _d_CompleteElicitationNotification,
                     _d_ExtNotification,
                 )(v)
+        else:
+            v = _UNSET
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_AgentNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15102,21 +15810,17 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "update"
-        v = data.get("update", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["update"]
         v = _d_SessionUpdate(v)
         self.update = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15124,6 +15828,8 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15131,6 +15837,10 @@ def _d_UpdateSessionNotification(data: _Any) -> UpdateSessionNotification:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15213,21 +15923,17 @@ def _d_SessionUpdateUserMessageChunk(
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15235,6 +15941,8 @@ def _d_SessionUpdateUserMessageChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15242,6 +15950,10 @@ def _d_SessionUpdateUserMessageChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15327,15 +16039,13 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -15344,10 +16054,12 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15355,6 +16067,8 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15362,6 +16076,10 @@ def _d_SessionUpdateUserMessage(data: _Any, tagged: bool = False) -> SessionUpda
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15444,21 +16162,17 @@ def _d_SessionUpdateAgentMessageChunk(
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15466,6 +16180,8 @@ def _d_SessionUpdateAgentMessageChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15473,6 +16189,10 @@ def _d_SessionUpdateAgentMessageChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15558,15 +16278,13 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -15575,10 +16293,12 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15586,6 +16306,8 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15593,6 +16315,10 @@ def _d_SessionUpdateAgentMessage(data: _Any, tagged: bool = False) -> SessionUpd
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15675,21 +16401,17 @@ def _d_SessionUpdateAgentThoughtChunk(
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15697,6 +16419,8 @@ def _d_SessionUpdateAgentThoughtChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15704,6 +16428,10 @@ def _d_SessionUpdateAgentThoughtChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15789,15 +16517,13 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -15806,10 +16532,12 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15817,6 +16545,8 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15824,6 +16554,10 @@ def _d_SessionUpdateAgentThought(data: _Any, tagged: bool = False) -> SessionUpd
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -15902,21 +16636,17 @@ def _d_SessionUpdateToolCallContentChunk(
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ToolCallContent(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -15924,6 +16654,8 @@ def _d_SessionUpdateToolCallContentChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -15933,6 +16665,10 @@ def _d_SessionUpdateToolCallContentChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16159,15 +16895,13 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is not _UNSET:
+        if "name" in data:
+            v = data["name"]
             n += 1
             try:
                 if v is not None:
@@ -16175,10 +16909,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.name = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -16186,10 +16922,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "kind"
-        v = data.get("kind", _UNSET)
-        if v is not _UNSET:
+        if "kind" in data:
+            v = data["kind"]
             n += 1
             try:
                 if v is not None:
@@ -16199,10 +16937,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.kind = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is not _UNSET:
+        if "status" in data:
+            v = data["status"]
             n += 1
             try:
                 if v is not None:
@@ -16212,10 +16952,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                     v = e if e is not None else _rt.OpenStr(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.status = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -16224,10 +16966,12 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                     v = _rt.list_skip(v, _d_ToolCallContent)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "locations"
-        v = data.get("locations", _UNSET)
-        if v is not _UNSET:
+        if "locations" in data:
+            v = data["locations"]
             n += 1
             try:
                 if v is not None:
@@ -16236,30 +16980,38 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                     v = _rt.list_skip(v, _d_ToolCallLocation)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.locations = v
         key = "rawInput"
-        v = data.get("rawInput", _UNSET)
-        if v is not _UNSET:
+        if "rawInput" in data:
+            v = data["rawInput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_input = v
         key = "rawOutput"
-        v = data.get("rawOutput", _UNSET)
-        if v is not _UNSET:
+        if "rawOutput" in data:
+            v = data["rawOutput"]
             n += 1
+        else:
+            v = _UNSET
         self.raw_output = v
         key = "capabilities"
-        v = data.get("capabilities", _UNSET)
-        if v is not _UNSET:
+        if "capabilities" in data:
+            v = data["capabilities"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ToolCallCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.capabilities = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16267,6 +17019,8 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16274,6 +17028,10 @@ def _d_SessionUpdateToolCallUpdate(data: _Any, tagged: bool = False) -> SessionU
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16413,15 +17171,13 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is not _UNSET:
+        if "command" in data:
+            v = data["command"]
             n += 1
             try:
                 if v is not None:
@@ -16429,10 +17185,12 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.command = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is not _UNSET:
+        if "cwd" in data:
+            v = data["cwd"]
             n += 1
             try:
                 if v is not None:
@@ -16440,50 +17198,60 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.cwd = v
         key = "output"
-        v = data.get("output", _UNSET)
-        if v is not _UNSET:
+        if "output" in data:
+            v = data["output"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalOutput(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.output = v
         key = "exitStatus"
-        v = data.get("exitStatus", _UNSET)
-        if v is not _UNSET:
+        if "exitStatus" in data:
+            v = data["exitStatus"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalExitStatus(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.exit_status = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
+        if "size" in data:
+            v = data["size"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalSize(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.size = v
         key = "capabilities"
-        v = data.get("capabilities", _UNSET)
-        if v is not _UNSET:
+        if "capabilities" in data:
+            v = data["capabilities"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.capabilities = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16491,6 +17259,8 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16498,6 +17268,10 @@ def _d_SessionUpdateTerminalUpdate(data: _Any, tagged: bool = False) -> SessionU
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16576,22 +17350,18 @@ def _d_SessionUpdateTerminalOutputChunk(
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16599,6 +17369,8 @@ def _d_SessionUpdateTerminalOutputChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16606,6 +17378,10 @@ def _d_SessionUpdateTerminalOutputChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16675,14 +17451,12 @@ def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdat
     key: str | None = None
     try:
         key = "plan"
-        v = data.get("plan", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["plan"]
         v = _d_PlanUpdateContent(v)
         self.plan = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16690,11 +17464,17 @@ def _d_SessionUpdatePlanUpdate(data: _Any, tagged: bool = False) -> SessionUpdat
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionUpdatePlanUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16768,16 +17548,14 @@ def _d_SessionUpdateAvailableCommandsUpdate(
     key: str | None = None
     try:
         key = "availableCommands"
-        v = data.get("availableCommands", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["availableCommands"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_AvailableCommand)
         self.available_commands = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16785,6 +17563,8 @@ def _d_SessionUpdateAvailableCommandsUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16794,6 +17574,10 @@ def _d_SessionUpdateAvailableCommandsUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16866,16 +17650,14 @@ def _d_SessionUpdateConfigOptionUpdate(
     key: str | None = None
     try:
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configOptions"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_SessionConfigOption)
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -16883,6 +17665,8 @@ def _d_SessionUpdateConfigOptionUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -16890,6 +17674,10 @@ def _d_SessionUpdateConfigOptionUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -16972,8 +17760,8 @@ def _d_SessionUpdateSessionInfoUpdate(
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -16981,10 +17769,12 @@ def _d_SessionUpdateSessionInfoUpdate(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "updatedAt"
-        v = data.get("updatedAt", _UNSET)
-        if v is not _UNSET:
+        if "updatedAt" in data:
+            v = data["updatedAt"]
             n += 1
             try:
                 if v is not None:
@@ -16992,10 +17782,12 @@ def _d_SessionUpdateSessionInfoUpdate(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.updated_at = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17003,6 +17795,8 @@ def _d_SessionUpdateSessionInfoUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -17010,6 +17804,10 @@ def _d_SessionUpdateSessionInfoUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17094,32 +17892,30 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
     key: str | None = None
     try:
         key = "used"
-        v = data.get("used", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["used"]
         if type(v) is not int or v < 0 or v > 18446744073709551615:
             raise _rt.expected("an integer from 0 to 18446744073709551615", v)
         self.used = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["size"]
         if type(v) is not int or v < 0 or v > 18446744073709551615:
             raise _rt.expected("an integer from 0 to 18446744073709551615", v)
         self.size = v
         key = "cost"
-        v = data.get("cost", _UNSET)
-        if v is not _UNSET:
+        if "cost" in data:
+            v = data["cost"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Cost(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.cost = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17127,6 +17923,8 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -17134,6 +17932,10 @@ def _d_SessionUpdateUsageUpdate(data: _Any, tagged: bool = False) -> SessionUpda
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17221,26 +18023,22 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
     key: str | None = None
     try:
         key = "severity"
-        v = data.get("severity", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["severity"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_NoticeSeverity.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.severity = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if len(v) < 1:
             raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -17248,10 +18046,12 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17259,11 +18059,17 @@ def _d_SessionUpdateNotice(data: _Any, tagged: bool = False) -> SessionUpdateNot
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionUpdateNotice) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17362,24 +18168,20 @@ def _d_SessionUpdateCompactionUpdate(
     key: str | None = None
     try:
         key = "compactionId"
-        v = data.get("compactionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["compactionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.compaction_id = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["status"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_CompactionStatus.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "summary"
-        v = data.get("summary", _UNSET)
-        if v is not _UNSET:
+        if "summary" in data:
+            v = data["summary"]
             n += 1
             try:
                 if v is not None:
@@ -17388,10 +18190,12 @@ def _d_SessionUpdateCompactionUpdate(
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.summary = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
+        if "error" in data:
+            v = data["error"]
             n += 1
             try:
                 if v is not None:
@@ -17399,10 +18203,12 @@ def _d_SessionUpdateCompactionUpdate(
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.error = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17410,6 +18216,8 @@ def _d_SessionUpdateCompactionUpdate(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -17417,6 +18225,10 @@ def _d_SessionUpdateCompactionUpdate(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17495,21 +18307,17 @@ def _d_SessionUpdateCompactionSummaryChunk(
     key: str | None = None
     try:
         key = "compactionId"
-        v = data.get("compactionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["compactionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.compaction_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17517,6 +18325,8 @@ def _d_SessionUpdateCompactionSummaryChunk(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -17526,6 +18336,10 @@ def _d_SessionUpdateCompactionSummaryChunk(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17613,9 +18427,7 @@ def _d_SessionUpdateOther(data: _Any) -> SessionUpdateOther:
     key: str | None = None
     try:
         key = "sessionUpdate"
-        v = data.get("sessionUpdate", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionUpdate"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in SessionUpdateOther.RESERVED_TAGS:
@@ -17625,6 +18437,10 @@ def _d_SessionUpdateOther(data: _Any) -> SessionUpdateOther:
         self.extra = _rt.extras(data, _K_SessionUpdateOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17715,8 +18531,8 @@ def _d_SessionUpdateStateUpdateRunning(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -17725,10 +18541,12 @@ def _d_SessionUpdateStateUpdateRunning(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17736,6 +18554,8 @@ def _d_SessionUpdateStateUpdateRunning(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -17743,6 +18563,10 @@ def _d_SessionUpdateStateUpdateRunning(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17833,8 +18657,8 @@ def _d_SessionUpdateStateUpdateRequiresAction(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -17843,10 +18667,12 @@ def _d_SessionUpdateStateUpdateRequiresAction(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -17854,6 +18680,8 @@ def _d_SessionUpdateStateUpdateRequiresAction(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -17863,6 +18691,10 @@ def _d_SessionUpdateStateUpdateRequiresAction(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -17941,9 +18773,7 @@ def _d_SessionUpdateStateUpdateOther(
     key: str | None = None
     try:
         key = "state"
-        v = data.get("state", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["state"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in SessionUpdateStateUpdateOther.RESERVED_TAGS:
@@ -17955,6 +18785,10 @@ def _d_SessionUpdateStateUpdateOther(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18053,8 +18887,8 @@ def _d_SessionUpdateStateUpdateIdleEndTurn(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -18063,10 +18897,12 @@ def _d_SessionUpdateStateUpdateIdleEndTurn(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18074,6 +18910,8 @@ def _d_SessionUpdateStateUpdateIdleEndTurn(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -18083,6 +18921,10 @@ def _d_SessionUpdateStateUpdateIdleEndTurn(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18180,8 +19022,8 @@ def _d_SessionUpdateStateUpdateIdleMaxTokens(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -18190,10 +19032,12 @@ def _d_SessionUpdateStateUpdateIdleMaxTokens(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18201,6 +19045,8 @@ def _d_SessionUpdateStateUpdateIdleMaxTokens(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -18210,6 +19056,10 @@ def _d_SessionUpdateStateUpdateIdleMaxTokens(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18309,8 +19159,8 @@ def _d_SessionUpdateStateUpdateIdleMaxTurnRequests(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -18319,10 +19169,12 @@ def _d_SessionUpdateStateUpdateIdleMaxTurnRequests(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18330,6 +19182,8 @@ def _d_SessionUpdateStateUpdateIdleMaxTurnRequests(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -18339,6 +19193,10 @@ def _d_SessionUpdateStateUpdateIdleMaxTurnRequests(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18436,8 +19294,8 @@ def _d_SessionUpdateStateUpdateIdleRefusal(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -18446,10 +19304,12 @@ def _d_SessionUpdateStateUpdateIdleRefusal(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18457,6 +19317,8 @@ def _d_SessionUpdateStateUpdateIdleRefusal(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -18466,6 +19328,10 @@ def _d_SessionUpdateStateUpdateIdleRefusal(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18572,8 +19438,8 @@ def _d_SessionUpdateStateUpdateIdleCancelled(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -18582,10 +19448,12 @@ def _d_SessionUpdateStateUpdateIdleCancelled(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18593,6 +19461,8 @@ def _d_SessionUpdateStateUpdateIdleCancelled(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -18602,6 +19472,10 @@ def _d_SessionUpdateStateUpdateIdleCancelled(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18714,8 +19588,8 @@ def _d_SessionUpdateStateUpdateIdleError(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -18724,10 +19598,12 @@ def _d_SessionUpdateStateUpdateIdleError(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18735,16 +19611,20 @@ def _d_SessionUpdateStateUpdateIdleError(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
+        if "error" in data:
+            v = data["error"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Error(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.error = v
         key = None
         self.extra = (
@@ -18754,6 +19634,10 @@ def _d_SessionUpdateStateUpdateIdleError(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18861,8 +19745,8 @@ def _d_SessionUpdateStateUpdateIdleOther(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -18871,10 +19755,12 @@ def _d_SessionUpdateStateUpdateIdleOther(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -18882,11 +19768,11 @@ def _d_SessionUpdateStateUpdateIdleOther(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["stopReason"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in SessionUpdateStateUpdateIdleOther.RESERVED_TAGS:
@@ -18900,6 +19786,10 @@ def _d_SessionUpdateStateUpdateIdleOther(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -18997,8 +19887,8 @@ def _d_SessionUpdateStateUpdateIdleNone(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -19007,10 +19897,12 @@ def _d_SessionUpdateStateUpdateIdleNone(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19018,16 +19910,20 @@ def _d_SessionUpdateStateUpdateIdleNone(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is not _UNSET:
+        if "stopReason" in data:
+            v = data["stopReason"]
             n += 1
             try:
                 if v is not None:
                     raise _rt.expected("null", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.stop_reason = v
         key = None
         self.extra = (
@@ -19035,6 +19931,10 @@ def _d_SessionUpdateStateUpdateIdleNone(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19103,21 +20003,17 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19125,11 +20021,17 @@ def _d_ContentChunk(data: _Any) -> ContentChunk:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19212,15 +20114,13 @@ def _d_UserMessage(data: _Any) -> UserMessage:
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -19229,10 +20129,12 @@ def _d_UserMessage(data: _Any) -> UserMessage:
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19240,11 +20142,17 @@ def _d_UserMessage(data: _Any) -> UserMessage:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_UserMessage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19327,15 +20235,13 @@ def _d_AgentMessage(data: _Any) -> AgentMessage:
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -19344,10 +20250,12 @@ def _d_AgentMessage(data: _Any) -> AgentMessage:
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19355,11 +20263,17 @@ def _d_AgentMessage(data: _Any) -> AgentMessage:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AgentMessage) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19442,15 +20356,13 @@ def _d_AgentThought(data: _Any) -> AgentThought:
     key: str | None = None
     try:
         key = "messageId"
-        v = data.get("messageId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["messageId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.message_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             try:
                 if v is not None:
@@ -19459,10 +20371,12 @@ def _d_AgentThought(data: _Any) -> AgentThought:
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19470,11 +20384,17 @@ def _d_AgentThought(data: _Any) -> AgentThought:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AgentThought) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19544,15 +20464,13 @@ def _d_BackgroundWorkTerminal(data: _Any, tagged: bool = False) -> BackgroundWor
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19560,11 +20478,17 @@ def _d_BackgroundWorkTerminal(data: _Any, tagged: bool = False) -> BackgroundWor
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_BackgroundWorkTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19635,15 +20559,13 @@ def _d_BackgroundWorkToolCall(data: _Any, tagged: bool = False) -> BackgroundWor
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19651,11 +20573,17 @@ def _d_BackgroundWorkToolCall(data: _Any, tagged: bool = False) -> BackgroundWor
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_BackgroundWorkToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19720,9 +20648,7 @@ def _d_BackgroundWorkOther(data: _Any) -> BackgroundWorkOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in BackgroundWorkOther.RESERVED_TAGS:
@@ -19732,6 +20658,10 @@ def _d_BackgroundWorkOther(data: _Any) -> BackgroundWorkOther:
         self.extra = _rt.extras(data, _K_BackgroundWorkOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19790,15 +20720,13 @@ def _d_BackgroundTerminal(data: _Any) -> BackgroundTerminal:
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19806,11 +20734,17 @@ def _d_BackgroundTerminal(data: _Any) -> BackgroundTerminal:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_BackgroundTerminal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19869,15 +20803,13 @@ def _d_BackgroundToolCall(data: _Any) -> BackgroundToolCall:
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19885,11 +20817,17 @@ def _d_BackgroundToolCall(data: _Any) -> BackgroundToolCall:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_BackgroundToolCall) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -19958,8 +20896,8 @@ def _d_RunningStateUpdate(data: _Any) -> RunningStateUpdate:
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -19968,10 +20906,12 @@ def _d_RunningStateUpdate(data: _Any) -> RunningStateUpdate:
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -19979,11 +20919,17 @@ def _d_RunningStateUpdate(data: _Any) -> RunningStateUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_RunningStateUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20035,19 +20981,25 @@ def _d_ErrorStopReason(data: _Any) -> ErrorStopReason:
     key: str | None = None
     try:
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
+        if "error" in data:
+            v = data["error"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Error(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.error = v
         key = None
         self.extra = _rt.extras(data, _K_ErrorStopReason) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20128,8 +21080,8 @@ def _d_IdleStateUpdateEndTurn(data: _Any, tagged: bool = False) -> IdleStateUpda
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -20138,10 +21090,12 @@ def _d_IdleStateUpdateEndTurn(data: _Any, tagged: bool = False) -> IdleStateUpda
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20149,11 +21103,17 @@ def _d_IdleStateUpdateEndTurn(data: _Any, tagged: bool = False) -> IdleStateUpda
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_IdleStateUpdateEndTurn) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20233,8 +21193,8 @@ def _d_IdleStateUpdateMaxTokens(data: _Any, tagged: bool = False) -> IdleStateUp
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -20243,10 +21203,12 @@ def _d_IdleStateUpdateMaxTokens(data: _Any, tagged: bool = False) -> IdleStateUp
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20254,6 +21216,8 @@ def _d_IdleStateUpdateMaxTokens(data: _Any, tagged: bool = False) -> IdleStateUp
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -20261,6 +21225,10 @@ def _d_IdleStateUpdateMaxTokens(data: _Any, tagged: bool = False) -> IdleStateUp
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20343,8 +21311,8 @@ def _d_IdleStateUpdateMaxTurnRequests(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -20353,10 +21321,12 @@ def _d_IdleStateUpdateMaxTurnRequests(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20364,6 +21334,8 @@ def _d_IdleStateUpdateMaxTurnRequests(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -20371,6 +21343,10 @@ def _d_IdleStateUpdateMaxTurnRequests(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20450,8 +21426,8 @@ def _d_IdleStateUpdateRefusal(data: _Any, tagged: bool = False) -> IdleStateUpda
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -20460,10 +21436,12 @@ def _d_IdleStateUpdateRefusal(data: _Any, tagged: bool = False) -> IdleStateUpda
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20471,11 +21449,17 @@ def _d_IdleStateUpdateRefusal(data: _Any, tagged: bool = False) -> IdleStateUpda
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_IdleStateUpdateRefusal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20564,8 +21548,8 @@ def _d_IdleStateUpdateCancelled(data: _Any, tagged: bool = False) -> IdleStateUp
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -20574,10 +21558,12 @@ def _d_IdleStateUpdateCancelled(data: _Any, tagged: bool = False) -> IdleStateUp
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20585,6 +21571,8 @@ def _d_IdleStateUpdateCancelled(data: _Any, tagged: bool = False) -> IdleStateUp
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -20592,6 +21580,10 @@ def _d_IdleStateUpdateCancelled(data: _Any, tagged: bool = False) -> IdleStateUp
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20685,8 +21677,8 @@ def _d_IdleStateUpdateError(data: _Any, tagged: bool = False) -> IdleStateUpdate
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -20695,10 +21687,12 @@ def _d_IdleStateUpdateError(data: _Any, tagged: bool = False) -> IdleStateUpdate
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20706,21 +21700,29 @@ def _d_IdleStateUpdateError(data: _Any, tagged: bool = False) -> IdleStateUpdate
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
+        if "error" in data:
+            v = data["error"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Error(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.error = v
         key = None
         self.extra = _rt.extras(data, _K_IdleStateUpdateError) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20811,8 +21813,8 @@ def _d_IdleStateUpdateOther(data: _Any) -> IdleStateUpdateOther:
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -20821,10 +21823,12 @@ def _d_IdleStateUpdateOther(data: _Any) -> IdleStateUpdateOther:
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20832,11 +21836,11 @@ def _d_IdleStateUpdateOther(data: _Any) -> IdleStateUpdateOther:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["stopReason"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in IdleStateUpdateOther.RESERVED_TAGS:
@@ -20846,6 +21850,10 @@ def _d_IdleStateUpdateOther(data: _Any) -> IdleStateUpdateOther:
         self.extra = _rt.extras(data, _K_IdleStateUpdateOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -20925,8 +21933,8 @@ def _d_IdleStateUpdateNone(data: _Any) -> IdleStateUpdateNone:
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -20935,10 +21943,12 @@ def _d_IdleStateUpdateNone(data: _Any) -> IdleStateUpdateNone:
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -20946,21 +21956,29 @@ def _d_IdleStateUpdateNone(data: _Any) -> IdleStateUpdateNone:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is not _UNSET:
+        if "stopReason" in data:
+            v = data["stopReason"]
             n += 1
             try:
                 if v is not None:
                     raise _rt.expected("null", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.stop_reason = v
         key = None
         self.extra = _rt.extras(data, _K_IdleStateUpdateNone) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21037,8 +22055,8 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -21047,10 +22065,12 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21058,6 +22078,8 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -21065,6 +22087,10 @@ def _d_RequiresActionStateUpdate(data: _Any) -> RequiresActionStateUpdate:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21144,8 +22170,8 @@ def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunnin
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -21154,10 +22180,12 @@ def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunnin
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21165,11 +22193,17 @@ def _d_StateUpdateRunning(data: _Any, tagged: bool = False) -> StateUpdateRunnin
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_StateUpdateRunning) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21249,8 +22283,8 @@ def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdat
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -21259,10 +22293,12 @@ def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdat
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21270,6 +22306,8 @@ def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdat
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -21277,6 +22315,10 @@ def _d_StateUpdateRequiresAction(data: _Any, tagged: bool = False) -> StateUpdat
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21344,9 +22386,7 @@ def _d_StateUpdateOther(data: _Any) -> StateUpdateOther:
     key: str | None = None
     try:
         key = "state"
-        v = data.get("state", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["state"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in StateUpdateOther.RESERVED_TAGS:
@@ -21356,6 +22396,10 @@ def _d_StateUpdateOther(data: _Any) -> StateUpdateOther:
         self.extra = _rt.extras(data, _K_StateUpdateOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21444,8 +22488,8 @@ def _d_StateUpdateIdleEndTurn(data: _Any, tagged: bool = False) -> StateUpdateId
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -21454,10 +22498,12 @@ def _d_StateUpdateIdleEndTurn(data: _Any, tagged: bool = False) -> StateUpdateId
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21465,11 +22511,17 @@ def _d_StateUpdateIdleEndTurn(data: _Any, tagged: bool = False) -> StateUpdateId
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_StateUpdateIdleEndTurn) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21557,8 +22609,8 @@ def _d_StateUpdateIdleMaxTokens(data: _Any, tagged: bool = False) -> StateUpdate
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -21567,10 +22619,12 @@ def _d_StateUpdateIdleMaxTokens(data: _Any, tagged: bool = False) -> StateUpdate
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21578,6 +22632,8 @@ def _d_StateUpdateIdleMaxTokens(data: _Any, tagged: bool = False) -> StateUpdate
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -21585,6 +22641,10 @@ def _d_StateUpdateIdleMaxTokens(data: _Any, tagged: bool = False) -> StateUpdate
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21675,8 +22735,8 @@ def _d_StateUpdateIdleMaxTurnRequests(
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -21685,10 +22745,12 @@ def _d_StateUpdateIdleMaxTurnRequests(
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21696,6 +22758,8 @@ def _d_StateUpdateIdleMaxTurnRequests(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -21703,6 +22767,10 @@ def _d_StateUpdateIdleMaxTurnRequests(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21790,8 +22858,8 @@ def _d_StateUpdateIdleRefusal(data: _Any, tagged: bool = False) -> StateUpdateId
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -21800,10 +22868,12 @@ def _d_StateUpdateIdleRefusal(data: _Any, tagged: bool = False) -> StateUpdateId
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21811,11 +22881,17 @@ def _d_StateUpdateIdleRefusal(data: _Any, tagged: bool = False) -> StateUpdateId
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_StateUpdateIdleRefusal) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -21912,8 +22988,8 @@ def _d_StateUpdateIdleCancelled(data: _Any, tagged: bool = False) -> StateUpdate
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -21922,10 +22998,12 @@ def _d_StateUpdateIdleCancelled(data: _Any, tagged: bool = False) -> StateUpdate
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -21933,6 +23011,8 @@ def _d_StateUpdateIdleCancelled(data: _Any, tagged: bool = False) -> StateUpdate
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -21940,6 +23020,10 @@ def _d_StateUpdateIdleCancelled(data: _Any, tagged: bool = False) -> StateUpdate
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22041,8 +23125,8 @@ def _d_StateUpdateIdleError(data: _Any, tagged: bool = False) -> StateUpdateIdle
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -22051,10 +23135,12 @@ def _d_StateUpdateIdleError(data: _Any, tagged: bool = False) -> StateUpdateIdle
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22062,21 +23148,29 @@ def _d_StateUpdateIdleError(data: _Any, tagged: bool = False) -> StateUpdateIdle
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
+        if "error" in data:
+            v = data["error"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Error(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.error = v
         key = None
         self.extra = _rt.extras(data, _K_StateUpdateIdleError) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22176,8 +23270,8 @@ def _d_StateUpdateIdleOther(data: _Any, tagged: bool = False) -> StateUpdateIdle
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -22186,10 +23280,12 @@ def _d_StateUpdateIdleOther(data: _Any, tagged: bool = False) -> StateUpdateIdle
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22197,11 +23293,11 @@ def _d_StateUpdateIdleOther(data: _Any, tagged: bool = False) -> StateUpdateIdle
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["stopReason"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in StateUpdateIdleOther.RESERVED_TAGS:
@@ -22211,6 +23307,10 @@ def _d_StateUpdateIdleOther(data: _Any, tagged: bool = False) -> StateUpdateIdle
         self.extra = _rt.extras(data, _K_StateUpdateIdleOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22300,8 +23400,8 @@ def _d_StateUpdateIdleNone(data: _Any, tagged: bool = False) -> StateUpdateIdleN
     key: str | None = None
     try:
         key = "background"
-        v = data.get("background", _UNSET)
-        if v is not _UNSET:
+        if "background" in data:
+            v = data["background"]
             n += 1
             try:
                 if v is not None:
@@ -22310,10 +23410,12 @@ def _d_StateUpdateIdleNone(data: _Any, tagged: bool = False) -> StateUpdateIdleN
                     v = _rt.list_of(v, _d_BackgroundWork)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.background = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22321,21 +23423,29 @@ def _d_StateUpdateIdleNone(data: _Any, tagged: bool = False) -> StateUpdateIdleN
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "stopReason"
-        v = data.get("stopReason", _UNSET)
-        if v is not _UNSET:
+        if "stopReason" in data:
+            v = data["stopReason"]
             n += 1
             try:
                 if v is not None:
                     raise _rt.expected("null", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.stop_reason = v
         key = None
         self.extra = _rt.extras(data, _K_StateUpdateIdleNone) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22406,21 +23516,17 @@ def _d_ToolCallContentChunk(data: _Any) -> ToolCallContentChunk:
     key: str | None = None
     try:
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ToolCallContent(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22428,11 +23534,17 @@ def _d_ToolCallContentChunk(data: _Any) -> ToolCallContentChunk:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ToolCallContentChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22491,15 +23603,13 @@ def _d_TerminalOutput(data: _Any) -> TerminalOutput:
     key: str | None = None
     try:
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22507,11 +23617,17 @@ def _d_TerminalOutput(data: _Any) -> TerminalOutput:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalOutput) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22587,8 +23703,8 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
     key: str | None = None
     try:
         key = "exitCode"
-        v = data.get("exitCode", _UNSET)
-        if v is not _UNSET:
+        if "exitCode" in data:
+            v = data["exitCode"]
             n += 1
             try:
                 if v is not None:
@@ -22598,10 +23714,12 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                         )
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.exit_code = v
         key = "signal"
-        v = data.get("signal", _UNSET)
-        if v is not _UNSET:
+        if "signal" in data:
+            v = data["signal"]
             n += 1
             try:
                 if v is not None:
@@ -22609,10 +23727,12 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.signal = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22620,11 +23740,17 @@ def _d_TerminalExitStatus(data: _Any) -> TerminalExitStatus:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalExitStatus) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22688,22 +23814,18 @@ def _d_TerminalSize(data: _Any) -> TerminalSize:
     key: str | None = None
     try:
         key = "cols"
-        v = data.get("cols", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cols"]
         if type(v) is not int or v < 1 or v > 65535:
             raise _rt.expected("an integer from 1 to 65535", v)
         self.cols = v
         key = "rows"
-        v = data.get("rows", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["rows"]
         if type(v) is not int or v < 1 or v > 65535:
             raise _rt.expected("an integer from 1 to 65535", v)
         self.rows = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22711,11 +23833,17 @@ def _d_TerminalSize(data: _Any) -> TerminalSize:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalSize) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22784,18 +23912,20 @@ def _d_TerminalCapabilities(data: _Any) -> TerminalCapabilities:
     key: str | None = None
     try:
         key = "cancel"
-        v = data.get("cancel", _UNSET)
-        if v is not _UNSET:
+        if "cancel" in data:
+            v = data["cancel"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalCancelCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.cancel = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22803,11 +23933,17 @@ def _d_TerminalCapabilities(data: _Any) -> TerminalCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -22863,8 +23999,8 @@ def _d_TerminalCancelCapabilities(data: _Any) -> TerminalCancelCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -22872,6 +24008,8 @@ def _d_TerminalCancelCapabilities(data: _Any) -> TerminalCancelCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -22879,6 +24017,10 @@ def _d_TerminalCancelCapabilities(data: _Any) -> TerminalCancelCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23005,15 +24147,13 @@ def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is not _UNSET:
+        if "command" in data:
+            v = data["command"]
             n += 1
             try:
                 if v is not None:
@@ -23021,10 +24161,12 @@ def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.command = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is not _UNSET:
+        if "cwd" in data:
+            v = data["cwd"]
             n += 1
             try:
                 if v is not None:
@@ -23032,50 +24174,60 @@ def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.cwd = v
         key = "output"
-        v = data.get("output", _UNSET)
-        if v is not _UNSET:
+        if "output" in data:
+            v = data["output"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalOutput(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.output = v
         key = "exitStatus"
-        v = data.get("exitStatus", _UNSET)
-        if v is not _UNSET:
+        if "exitStatus" in data:
+            v = data["exitStatus"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalExitStatus(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.exit_status = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is not _UNSET:
+        if "size" in data:
+            v = data["size"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalSize(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.size = v
         key = "capabilities"
-        v = data.get("capabilities", _UNSET)
-        if v is not _UNSET:
+        if "capabilities" in data:
+            v = data["capabilities"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.capabilities = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23083,11 +24235,17 @@ def _d_TerminalUpdate(data: _Any) -> TerminalUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23152,22 +24310,18 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
     key: str | None = None
     try:
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "data"
-        v = data.get("data", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["data"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.data = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23175,11 +24329,17 @@ def _d_TerminalOutputChunk(data: _Any) -> TerminalOutputChunk:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_TerminalOutputChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23257,23 +24417,19 @@ def _d_PlanUpdateContentItems(data: _Any, tagged: bool = False) -> PlanUpdateCon
     key: str | None = None
     try:
         key = "planId"
-        v = data.get("planId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["planId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.plan_id = v
         key = "entries"
-        v = data.get("entries", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["entries"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_PlanEntry)
         self.entries = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23281,11 +24437,17 @@ def _d_PlanUpdateContentItems(data: _Any, tagged: bool = False) -> PlanUpdateCon
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PlanUpdateContentItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23357,18 +24519,14 @@ def _d_PlanUpdateContentOther(data: _Any) -> PlanUpdateContentOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in PlanUpdateContentOther.RESERVED_TAGS:
             raise _rt.reserved_tag(v)
         self.type = v
         key = "planId"
-        v = data.get("planId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["planId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.plan_id = v
@@ -23376,6 +24534,10 @@ def _d_PlanUpdateContentOther(data: _Any) -> PlanUpdateContentOther:
         self.extra = _rt.extras(data, _K_PlanUpdateContentOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23455,33 +24617,27 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.content = v
         key = "priority"
-        v = data.get("priority", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["priority"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_PlanEntryPriority.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.priority = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["status"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_PlanEntryStatus.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23489,11 +24645,17 @@ def _d_PlanEntry(data: _Any) -> PlanEntry:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PlanEntry) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23561,23 +24723,19 @@ def _d_PlanItems(data: _Any) -> PlanItems:
     key: str | None = None
     try:
         key = "planId"
-        v = data.get("planId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["planId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.plan_id = v
         key = "entries"
-        v = data.get("entries", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["entries"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_PlanEntry)
         self.entries = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23585,11 +24743,17 @@ def _d_PlanItems(data: _Any) -> PlanItems:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PlanItems) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23648,14 +24812,12 @@ def _d_PlanUpdate(data: _Any) -> PlanUpdate:
     key: str | None = None
     try:
         key = "plan"
-        v = data.get("plan", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["plan"]
         v = _d_PlanUpdateContent(v)
         self.plan = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23663,11 +24825,17 @@ def _d_PlanUpdate(data: _Any) -> PlanUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PlanUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23726,16 +24894,14 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
     key: str | None = None
     try:
         key = "availableCommands"
-        v = data.get("availableCommands", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["availableCommands"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_AvailableCommand)
         self.available_commands = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23743,11 +24909,17 @@ def _d_AvailableCommandsUpdate(data: _Any) -> AvailableCommandsUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_AvailableCommandsUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23806,16 +24978,14 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
     key: str | None = None
     try:
         key = "configOptions"
-        v = data.get("configOptions", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configOptions"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_skip(v, _d_SessionConfigOption)
         self.config_options = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23823,11 +24993,17 @@ def _d_ConfigOptionUpdate(data: _Any) -> ConfigOptionUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ConfigOptionUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -23903,8 +25079,8 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
     key: str | None = None
     try:
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is not _UNSET:
+        if "title" in data:
+            v = data["title"]
             n += 1
             try:
                 if v is not None:
@@ -23912,10 +25088,12 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.title = v
         key = "updatedAt"
-        v = data.get("updatedAt", _UNSET)
-        if v is not _UNSET:
+        if "updatedAt" in data:
+            v = data["updatedAt"]
             n += 1
             try:
                 if v is not None:
@@ -23923,10 +25101,12 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.updated_at = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -23934,11 +25114,17 @@ def _d_SessionInfoUpdate(data: _Any) -> SessionInfoUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_SessionInfoUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24004,22 +25190,18 @@ def _d_Cost(data: _Any) -> Cost:
     key: str | None = None
     try:
         key = "amount"
-        v = data.get("amount", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["amount"]
         if type(v) is not float and type(v) is not int:
             raise _rt.expected("a number", v)
         self.amount = v
         key = "currency"
-        v = data.get("currency", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["currency"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.currency = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -24027,11 +25209,17 @@ def _d_Cost(data: _Any) -> Cost:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Cost) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24104,32 +25292,30 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
     key: str | None = None
     try:
         key = "used"
-        v = data.get("used", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["used"]
         if type(v) is not int or v < 0 or v > 18446744073709551615:
             raise _rt.expected("an integer from 0 to 18446744073709551615", v)
         self.used = v
         key = "size"
-        v = data.get("size", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["size"]
         if type(v) is not int or v < 0 or v > 18446744073709551615:
             raise _rt.expected("an integer from 0 to 18446744073709551615", v)
         self.size = v
         key = "cost"
-        v = data.get("cost", _UNSET)
-        if v is not _UNSET:
+        if "cost" in data:
+            v = data["cost"]
             n += 1
             try:
                 if v is not None:
                     v = _d_Cost(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.cost = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -24137,11 +25323,17 @@ def _d_UsageUpdate(data: _Any) -> UsageUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_UsageUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24221,26 +25413,22 @@ def _d_Notice(data: _Any) -> Notice:
     key: str | None = None
     try:
         key = "severity"
-        v = data.get("severity", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["severity"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_NoticeSeverity.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.severity = v
         key = "title"
-        v = data.get("title", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["title"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if len(v) < 1:
             raise _rt.too_few_characters(1)
         self.title = v
         key = "description"
-        v = data.get("description", _UNSET)
-        if v is not _UNSET:
+        if "description" in data:
+            v = data["description"]
             n += 1
             try:
                 if v is not None:
@@ -24248,10 +25436,12 @@ def _d_Notice(data: _Any) -> Notice:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.description = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -24259,11 +25449,17 @@ def _d_Notice(data: _Any) -> Notice:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_Notice) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24357,24 +25553,20 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
     key: str | None = None
     try:
         key = "compactionId"
-        v = data.get("compactionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["compactionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.compaction_id = v
         key = "status"
-        v = data.get("status", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["status"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         e = _E_CompactionStatus.get(v)
         v = e if e is not None else _rt.OpenStr(v)
         self.status = v
         key = "summary"
-        v = data.get("summary", _UNSET)
-        if v is not _UNSET:
+        if "summary" in data:
+            v = data["summary"]
             n += 1
             try:
                 if v is not None:
@@ -24383,10 +25575,12 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
                     v = _rt.list_skip(v, _d_ContentBlock)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.summary = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is not _UNSET:
+        if "error" in data:
+            v = data["error"]
             n += 1
             try:
                 if v is not None:
@@ -24394,10 +25588,12 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
                         raise _rt.expected("a string", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.error = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -24405,11 +25601,17 @@ def _d_CompactionUpdate(data: _Any) -> CompactionUpdate:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CompactionUpdate) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24476,21 +25678,17 @@ def _d_CompactionSummaryChunk(data: _Any) -> CompactionSummaryChunk:
     key: str | None = None
     try:
         key = "compactionId"
-        v = data.get("compactionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["compactionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.compaction_id = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["content"]
         v = _d_ContentBlock(v)
         self.content = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -24498,11 +25696,17 @@ def _d_CompactionSummaryChunk(data: _Any) -> CompactionSummaryChunk:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CompactionSummaryChunk) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24564,15 +25768,13 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
     key: str | None = None
     try:
         key = "elicitationId"
-        v = data.get("elicitationId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["elicitationId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.elicitation_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -24580,6 +25782,8 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -24587,6 +25791,10 @@ def _d_CompleteElicitationNotification(data: _Any) -> CompleteElicitationNotific
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24675,21 +25883,17 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["method"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method = v
         key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
+        if "params" in data:
+            v = data["params"]
             n += 1
             if v is not None:
                 v = _rt.first_of(
@@ -24708,11 +25912,17 @@ def _d_ClientRequest(data: _Any) -> ClientRequest:
                     _d_PromptRequest,
                     _d_ExtRequest,
                 )(v)
+        else:
+            v = _UNSET
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_ClientRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24789,30 +25999,28 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
     key: str | None = None
     try:
         key = "protocolVersion"
-        v = data.get("protocolVersion", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["protocolVersion"]
         if type(v) is not int or v < 0 or v > 65535:
             raise _rt.expected("an integer from 0 to 65535", v)
         self.protocol_version = v
         key = "info"
-        v = data.get("info", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["info"]
         v = _d_Implementation(v)
         self.info = v
         key = "capabilities"
-        v = data.get("capabilities", _UNSET)
-        if v is not _UNSET:
+        if "capabilities" in data:
+            v = data["capabilities"]
             n += 1
             try:
                 v = _d_ClientCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.capabilities = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -24820,11 +26028,17 @@ def _d_InitializeRequest(data: _Any) -> InitializeRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_InitializeRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -24908,28 +26122,32 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
     key: str | None = None
     try:
         key = "auth"
-        v = data.get("auth", _UNSET)
-        if v is not _UNSET:
+        if "auth" in data:
+            v = data["auth"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ClientAuthCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.auth = v
         key = "elicitation"
-        v = data.get("elicitation", _UNSET)
-        if v is not _UNSET:
+        if "elicitation" in data:
+            v = data["elicitation"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ElicitationCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.elicitation = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -24937,11 +26155,17 @@ def _d_ClientCapabilities(data: _Any) -> ClientCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ClientCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25011,18 +26235,20 @@ def _d_ClientAuthCapabilities(data: _Any) -> ClientAuthCapabilities:
     key: str | None = None
     try:
         key = "terminal"
-        v = data.get("terminal", _UNSET)
-        if v is not _UNSET:
+        if "terminal" in data:
+            v = data["terminal"]
             n += 1
             try:
                 if v is not None:
                     v = _d_TerminalAuthCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.terminal = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25030,11 +26256,17 @@ def _d_ClientAuthCapabilities(data: _Any) -> ClientAuthCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ClientAuthCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25092,8 +26324,8 @@ def _d_TerminalAuthCapabilities(data: _Any) -> TerminalAuthCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25101,6 +26333,8 @@ def _d_TerminalAuthCapabilities(data: _Any) -> TerminalAuthCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -25108,6 +26342,10 @@ def _d_TerminalAuthCapabilities(data: _Any) -> TerminalAuthCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25180,28 +26418,32 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
     key: str | None = None
     try:
         key = "form"
-        v = data.get("form", _UNSET)
-        if v is not _UNSET:
+        if "form" in data:
+            v = data["form"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ElicitationFormCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.form = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is not _UNSET:
+        if "url" in data:
+            v = data["url"]
             n += 1
             try:
                 if v is not None:
                     v = _d_ElicitationUrlCapabilities(v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.url = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25209,11 +26451,17 @@ def _d_ElicitationCapabilities(data: _Any) -> ElicitationCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationCapabilities) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25269,8 +26517,8 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25278,6 +26526,8 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -25285,6 +26535,10 @@ def _d_ElicitationFormCapabilities(data: _Any) -> ElicitationFormCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25340,8 +26594,8 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25349,6 +26603,8 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -25356,6 +26612,10 @@ def _d_ElicitationUrlCapabilities(data: _Any) -> ElicitationUrlCapabilities:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25423,15 +26683,13 @@ def _d_LoginAuthRequest(data: _Any) -> LoginAuthRequest:
     key: str | None = None
     try:
         key = "methodId"
-        v = data.get("methodId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["methodId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25439,11 +26697,17 @@ def _d_LoginAuthRequest(data: _Any) -> LoginAuthRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LoginAuthRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25503,8 +26767,8 @@ def _d_LogoutAuthRequest(data: _Any) -> LogoutAuthRequest:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25512,11 +26776,17 @@ def _d_LogoutAuthRequest(data: _Any) -> LogoutAuthRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_LogoutAuthRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25597,15 +26867,13 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
     key: str | None = None
     try:
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             if v is None:
                 v = []
@@ -25613,10 +26881,12 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_AbsolutePath)
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "mcpServers"
-        v = data.get("mcpServers", _UNSET)
-        if v is not _UNSET:
+        if "mcpServers" in data:
+            v = data["mcpServers"]
             n += 1
             if v is None:
                 v = []
@@ -25624,10 +26894,12 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_McpServer)
+        else:
+            v = _UNSET
         self.mcp_servers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25635,11 +26907,17 @@ def _d_NewSessionRequest(data: _Any) -> NewSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_NewSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25723,22 +27001,18 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
         key = "headers"
-        v = data.get("headers", _UNSET)
-        if v is not _UNSET:
+        if "headers" in data:
+            v = data["headers"]
             n += 1
             if v is None:
                 v = []
@@ -25746,10 +27020,12 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_HttpHeader)
+        else:
+            v = _UNSET
         self.headers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25757,11 +27033,17 @@ def _d_McpServerHttp(data: _Any, tagged: bool = False) -> McpServerHttp:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerHttp) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25851,22 +27133,18 @@ def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["command"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.command = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
+        if "args" in data:
+            v = data["args"]
             n += 1
             if v is None:
                 v = []
@@ -25874,10 +27152,12 @@ def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
+        if "env" in data:
+            v = data["env"]
             n += 1
             if v is None:
                 v = []
@@ -25885,10 +27165,12 @@ def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_EnvVariable)
+        else:
+            v = _UNSET
         self.env = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -25896,11 +27178,17 @@ def _d_McpServerStdio(data: _Any, tagged: bool = False) -> McpServerStdio:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerStdio) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -25967,9 +27255,7 @@ def _d_McpServerOther(data: _Any) -> McpServerOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in McpServerOther.RESERVED_TAGS:
@@ -25979,6 +27265,10 @@ def _d_McpServerOther(data: _Any) -> McpServerOther:
         self.extra = _rt.extras(data, _K_McpServerOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26042,22 +27332,18 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.value = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26065,11 +27351,17 @@ def _d_HttpHeader(data: _Any) -> HttpHeader:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_HttpHeader) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26141,22 +27433,18 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "url"
-        v = data.get("url", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["url"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.url = v
         key = "headers"
-        v = data.get("headers", _UNSET)
-        if v is not _UNSET:
+        if "headers" in data:
+            v = data["headers"]
             n += 1
             if v is None:
                 v = []
@@ -26164,10 +27452,12 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_HttpHeader)
+        else:
+            v = _UNSET
         self.headers = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26175,11 +27465,17 @@ def _d_McpServerHttpPayload(data: _Any) -> McpServerHttpPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerHttpPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26257,22 +27553,18 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
     key: str | None = None
     try:
         key = "name"
-        v = data.get("name", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["name"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.name = v
         key = "command"
-        v = data.get("command", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["command"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.command = v
         key = "args"
-        v = data.get("args", _UNSET)
-        if v is not _UNSET:
+        if "args" in data:
+            v = data["args"]
             n += 1
             if v is None:
                 v = []
@@ -26280,10 +27572,12 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _rt.d_str)
+        else:
+            v = _UNSET
         self.args = v
         key = "env"
-        v = data.get("env", _UNSET)
-        if v is not _UNSET:
+        if "env" in data:
+            v = data["env"]
             n += 1
             if v is None:
                 v = []
@@ -26291,10 +27585,12 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_EnvVariable)
+        else:
+            v = _UNSET
         self.env = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26302,11 +27598,17 @@ def _d_McpServerStdioPayload(data: _Any) -> McpServerStdioPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_McpServerStdioPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26380,24 +27682,28 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
     key: str | None = None
     try:
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is not _UNSET:
+        if "cwd" in data:
+            v = data["cwd"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.cwd = v
         key = "cursor"
-        v = data.get("cursor", _UNSET)
-        if v is not _UNSET:
+        if "cursor" in data:
+            v = data["cursor"]
             n += 1
             if v is not None:
                 if type(v) is not str:
                     raise _rt.expected("a string", v)
+        else:
+            v = _UNSET
         self.cursor = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26405,11 +27711,17 @@ def _d_ListSessionsRequest(data: _Any) -> ListSessionsRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ListSessionsRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26471,15 +27783,13 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26487,11 +27797,17 @@ def _d_DeleteSessionRequest(data: _Any) -> DeleteSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_DeleteSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26612,22 +27928,18 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "cwd"
-        v = data.get("cwd", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["cwd"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.cwd = v
         key = "additionalDirectories"
-        v = data.get("additionalDirectories", _UNSET)
-        if v is not _UNSET:
+        if "additionalDirectories" in data:
+            v = data["additionalDirectories"]
             n += 1
             if v is None:
                 v = []
@@ -26635,10 +27947,12 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_AbsolutePath)
+        else:
+            v = _UNSET
         self.additional_directories = v
         key = "mcpServers"
-        v = data.get("mcpServers", _UNSET)
-        if v is not _UNSET:
+        if "mcpServers" in data:
+            v = data["mcpServers"]
             n += 1
             if v is None:
                 v = []
@@ -26646,17 +27960,21 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                 if type(v) is not list:
                     raise _rt.expected("a list", v)
                 v = _rt.list_of(v, _d_McpServer)
+        else:
+            v = _UNSET
         self.mcp_servers = v
         key = "replayFrom"
-        v = data.get("replayFrom", _UNSET)
-        if v is not _UNSET:
+        if "replayFrom" in data:
+            v = data["replayFrom"]
             n += 1
             if v is not None:
                 v = _d_ReplayFrom(v)
+        else:
+            v = _UNSET
         self.replay_from = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26664,11 +27982,17 @@ def _d_ResumeSessionRequest(data: _Any) -> ResumeSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ResumeSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26732,8 +28056,8 @@ def _d_ReplayFromStart(data: _Any, tagged: bool = False) -> ReplayFromStart:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26741,11 +28065,17 @@ def _d_ReplayFromStart(data: _Any, tagged: bool = False) -> ReplayFromStart:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ReplayFromStart) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26812,9 +28142,7 @@ def _d_ReplayFromOther(data: _Any) -> ReplayFromOther:
     key: str | None = None
     try:
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in ReplayFromOther.RESERVED_TAGS:
@@ -26824,6 +28152,10 @@ def _d_ReplayFromOther(data: _Any) -> ReplayFromOther:
         self.extra = _rt.extras(data, _K_ReplayFromOther) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26876,8 +28208,8 @@ def _d_ReplayFromStartPayload(data: _Any) -> ReplayFromStartPayload:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26885,11 +28217,17 @@ def _d_ReplayFromStartPayload(data: _Any) -> ReplayFromStartPayload:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_ReplayFromStartPayload) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -26968,15 +28306,13 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -26984,11 +28320,17 @@ def _d_CloseSessionRequest(data: _Any) -> CloseSessionRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CloseSessionRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27064,22 +28406,18 @@ def _d_CancelToolCallRequest(data: _Any) -> CancelToolCallRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "toolCallId"
-        v = data.get("toolCallId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["toolCallId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.tool_call_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -27087,11 +28425,17 @@ def _d_CancelToolCallRequest(data: _Any) -> CancelToolCallRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CancelToolCallRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27168,22 +28512,18 @@ def _d_CancelTerminalRequest(data: _Any) -> CancelTerminalRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "terminalId"
-        v = data.get("terminalId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["terminalId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.terminal_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -27191,11 +28531,17 @@ def _d_CancelTerminalRequest(data: _Any) -> CancelTerminalRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_CancelTerminalRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27278,22 +28624,18 @@ def _d_SetSessionConfigOptionRequestId(
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "configId"
-        v = data.get("configId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.config_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -27301,11 +28643,11 @@ def _d_SetSessionConfigOptionRequestId(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.value = v
@@ -27315,6 +28657,10 @@ def _d_SetSessionConfigOptionRequestId(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27397,22 +28743,18 @@ def _d_SetSessionConfigOptionRequestBoolean(
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "configId"
-        v = data.get("configId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.config_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -27420,11 +28762,11 @@ def _d_SetSessionConfigOptionRequestBoolean(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         if type(v) is not bool:
             raise _rt.expected("a boolean", v)
         self.value = v
@@ -27436,6 +28778,10 @@ def _d_SetSessionConfigOptionRequestBoolean(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27528,22 +28874,18 @@ def _d_SetSessionConfigOptionRequestOther(data: _Any) -> SetSessionConfigOptionR
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "configId"
-        v = data.get("configId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["configId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.config_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -27551,20 +28893,18 @@ def _d_SetSessionConfigOptionRequestOther(data: _Any) -> SetSessionConfigOptionR
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "type"
-        v = data.get("type", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["type"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in SetSessionConfigOptionRequestOther.RESERVED_TAGS:
             raise _rt.reserved_tag(v)
         self.type = v
         key = "value"
-        v = data.get("value", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["value"]
         self.value = v
         key = None
         self.extra = (
@@ -27574,6 +28914,10 @@ def _d_SetSessionConfigOptionRequestOther(data: _Any) -> SetSessionConfigOptionR
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27658,16 +29002,12 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "prompt"
-        v = data.get("prompt", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["prompt"]
         if type(v) is not list:
             raise _rt.expected("a list", v)
         v = _rt.list_of(v, _d_ContentBlock)
@@ -27675,8 +29015,8 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
             raise _rt.too_short(1)
         self.prompt = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -27684,11 +29024,17 @@ def _d_PromptRequest(data: _Any) -> PromptRequest:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = _rt.extras(data, _K_PromptRequest) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27744,15 +29090,11 @@ def _d_ClientResponseResult(data: _Any) -> ClientResponseResult:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         v = _d_RequestId(v)
         self.id = v
         key = "result"
-        v = data.get("result", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["result"]
         v = _rt.first_of(
             "a RequestPermissionResponse, a CreateElicitationResponse or any value",
             _d_RequestPermissionResponse,
@@ -27764,6 +29106,10 @@ def _d_ClientResponseResult(data: _Any) -> ClientResponseResult:
         self.extra = _rt.extras(data, _K_ClientResponseResult) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27823,9 +29169,7 @@ def _d_ClientResponseError(data: _Any) -> ClientResponseError:
     key: str | None = None
     try:
         key = "id"
-        v = data.get("id", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["id"]
         if v is not None:
             v = _rt.first_of(
                 "an integer from -9223372036854775808 to 9223372036854775807 or a string",
@@ -27834,15 +29178,17 @@ def _d_ClientResponseError(data: _Any) -> ClientResponseError:
             )(v)
         self.id = v
         key = "error"
-        v = data.get("error", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["error"]
         v = _d_Error(v)
         self.error = v
         key = None
         self.extra = _rt.extras(data, _K_ClientResponseError) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27901,14 +29247,12 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
     key: str | None = None
     try:
         key = "outcome"
-        v = data.get("outcome", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["outcome"]
         v = _d_RequestPermissionOutcome(v)
         self.outcome = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -27916,6 +29260,8 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -27923,6 +29269,10 @@ def _d_RequestPermissionResponse(data: _Any) -> RequestPermissionResponse:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -27997,8 +29347,8 @@ def _d_RequestPermissionOutcomeCancelled(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28006,6 +29356,8 @@ def _d_RequestPermissionOutcomeCancelled(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -28015,6 +29367,10 @@ def _d_RequestPermissionOutcomeCancelled(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28088,15 +29444,13 @@ def _d_RequestPermissionOutcomeSelected(
     key: str | None = None
     try:
         key = "optionId"
-        v = data.get("optionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["optionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.option_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28104,6 +29458,8 @@ def _d_RequestPermissionOutcomeSelected(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -28111,6 +29467,10 @@ def _d_RequestPermissionOutcomeSelected(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28177,9 +29537,7 @@ def _d_RequestPermissionOutcomeOther(data: _Any) -> RequestPermissionOutcomeOthe
     key: str | None = None
     try:
         key = "outcome"
-        v = data.get("outcome", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["outcome"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in RequestPermissionOutcomeOther.RESERVED_TAGS:
@@ -28191,6 +29549,10 @@ def _d_RequestPermissionOutcomeOther(data: _Any) -> RequestPermissionOutcomeOthe
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28243,8 +29605,8 @@ def _d_CancelledPermissionOutcome(data: _Any) -> CancelledPermissionOutcome:
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28252,6 +29614,8 @@ def _d_CancelledPermissionOutcome(data: _Any) -> CancelledPermissionOutcome:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -28259,6 +29623,10 @@ def _d_CancelledPermissionOutcome(data: _Any) -> CancelledPermissionOutcome:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28317,15 +29685,13 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
     key: str | None = None
     try:
         key = "optionId"
-        v = data.get("optionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["optionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.option_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28333,6 +29699,8 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -28340,6 +29708,10 @@ def _d_SelectedPermissionOutcome(data: _Any) -> SelectedPermissionOutcome:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28414,8 +29786,8 @@ def _d_CreateElicitationResponseAccept(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28423,15 +29795,19 @@ def _d_CreateElicitationResponseAccept(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             if v is not None:
                 if type(v) is not dict:
                     raise _rt.expected("an object", v)
                 v = _rt.map_of(v, _d_ElicitationContentValue)
+        else:
+            v = _UNSET
         self.content = v
         key = None
         self.extra = (
@@ -28439,6 +29815,10 @@ def _d_CreateElicitationResponseAccept(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28504,8 +29884,8 @@ def _d_CreateElicitationResponseDecline(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28513,6 +29893,8 @@ def _d_CreateElicitationResponseDecline(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -28520,6 +29902,10 @@ def _d_CreateElicitationResponseDecline(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28585,8 +29971,8 @@ def _d_CreateElicitationResponseCancel(
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28594,6 +29980,8 @@ def _d_CreateElicitationResponseCancel(
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -28601,6 +29989,10 @@ def _d_CreateElicitationResponseCancel(
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28677,8 +30069,8 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
     key: str | None = None
     try:
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28686,11 +30078,11 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = "action"
-        v = data.get("action", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["action"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         if v in CreateElicitationResponseOther.RESERVED_TAGS:
@@ -28702,6 +30094,10 @@ def _d_CreateElicitationResponseOther(data: _Any) -> CreateElicitationResponseOt
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28752,18 +30148,24 @@ def _d_ElicitationAcceptAction(data: _Any) -> ElicitationAcceptAction:
     key: str | None = None
     try:
         key = "content"
-        v = data.get("content", _UNSET)
-        if v is not _UNSET:
+        if "content" in data:
+            v = data["content"]
             n += 1
             if v is not None:
                 if type(v) is not dict:
                     raise _rt.expected("an object", v)
                 v = _rt.map_of(v, _d_ElicitationContentValue)
+        else:
+            v = _UNSET
         self.content = v
         key = None
         self.extra = _rt.extras(data, _K_ElicitationAcceptAction) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28817,15 +30219,13 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
     key: str | None = None
     try:
         key = "method"
-        v = data.get("method", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["method"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.method = v
         key = "params"
-        v = data.get("params", _UNSET)
-        if v is not _UNSET:
+        if "params" in data:
+            v = data["params"]
             n += 1
             if v is not None:
                 v = _rt.first_of(
@@ -28833,11 +30233,17 @@ def _d_ClientNotification(data: _Any) -> ClientNotification:
                     _d_CancelSessionNotification,
                     _d_ExtNotification,
                 )(v)
+        else:
+            v = _UNSET
         self.params = v
         key = None
         self.extra = _rt.extras(data, _K_ClientNotification) if len(data) > n else _rt.NO_EXTRA
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28899,15 +30305,13 @@ def _d_CancelSessionNotification(data: _Any) -> CancelSessionNotification:
     key: str | None = None
     try:
         key = "sessionId"
-        v = data.get("sessionId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["sessionId"]
         if type(v) is not str:
             raise _rt.expected("a string", v)
         self.session_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -28915,6 +30319,8 @@ def _d_CancelSessionNotification(data: _Any) -> CancelSessionNotification:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -28922,6 +30328,10 @@ def _d_CancelSessionNotification(data: _Any) -> CancelSessionNotification:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
@@ -28985,14 +30395,12 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
     key: str | None = None
     try:
         key = "requestId"
-        v = data.get("requestId", _UNSET)
-        if v is _UNSET:
-            raise _rt.missing()
+        v = data["requestId"]
         v = _d_RequestId(v)
         self.request_id = v
         key = "_meta"
-        v = data.get("_meta", _UNSET)
-        if v is not _UNSET:
+        if "_meta" in data:
+            v = data["_meta"]
             n += 1
             try:
                 if v is not None:
@@ -29000,6 +30408,8 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
                         raise _rt.expected("an object", v)
             except _DecodeError:
                 v = _UNSET
+        else:
+            v = _UNSET
         self.meta = v
         key = None
         self.extra = (
@@ -29007,6 +30417,10 @@ def _d_CancelRequestNotification(data: _Any) -> CancelRequestNotification:
         )
     except _DecodeError as exc:
         raise exc.at(key) from None
+    except KeyError:
+        if key is None or key in data:  # not a missing required key: a bug, let it show
+            raise
+        raise _rt.missing().at(key) from None
     return self
 
 
