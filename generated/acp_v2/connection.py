@@ -115,6 +115,7 @@ class Connection(ConnectionReading):
         self._notes: deque[Note] = deque()
         self._held: deque[InFlight | Note] = deque()  # read, waiting for room, in order
         self._note_servers: dict[str, NoteServer] = {}  # per routed method, made on first use
+        self._compact_note: tuple[bytes, str, NoteServer] | None = None
         self._method_texts: dict[str, str] = {}  # a call's JSON text from its method to its params
         self._room: asyncio.Future[None] | None = None  # the reader waits on it when held is full
         self._note_ready: asyncio.Future[None] | None = None

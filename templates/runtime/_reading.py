@@ -13,11 +13,13 @@ import logging
 import time
 from typing import Final
 
-from ._dispatch import ABSENT, ConnectionDispatch
+from ._dispatch import ABSENT, ConnectionDispatch, NoteServer
 from .jsonrpc import (
     ByteReader,
     RpcError,
     UnreadableMessage,
+    _scan,
+    dump_text,
     error_reply,
     load_line,
 )
@@ -35,6 +37,8 @@ class ConnectionReading(ConnectionDispatch):
     _bad_lines: RateLimitedLog
     _input_done: bool  # EOF, read error or close(): no answer can come any more
     _closed: asyncio.Event
+    # The compact envelope of the notification method seen last, with its method and server.
+    _compact_note: tuple[bytes, str, NoteServer] | None
 
     async def _run_reader(self) -> None:
         try:
@@ -127,6 +131,9 @@ class ConnectionReading(ConnectionDispatch):
     def _on_line(self, line: bytes) -> None:
         if self._taps:
             self._tap("in", line)
+        note = self._compact_note
+        if note is not None and line.startswith(note[0]) and self._took_compact(line, note):
+            return
         try:
             message = load_line(line)
         except UnreadableMessage as exc:
@@ -152,6 +159,9 @@ class ConnectionReading(ConnectionDispatch):
                     if params is ABSENT:
                         params = None if server[1] is None else {}
                     self._notes.append((server[0], server[1], method, params))
+                    compact = self._compact_note
+                    if (compact is None or compact[1] != method) and method.isascii():
+                        self._compact_note = (compact_start(method), method, server)
                     ready = self._note_ready
                     if ready is not None and not ready.done():
                         ready.set_result(None)
@@ -161,6 +171,35 @@ class ConnectionReading(ConnectionDispatch):
             self._on_batch(message)
         else:
             self._reject(self._reply_soon, None, "a message must be a JSON object")
+
+    def _took_compact(self, line: bytes, compact: tuple[bytes, str, NoteServer]) -> bool:
+        """Queue a notification that starts with the compact envelope of the method seen last
+        (`_compact_note`, see compact_start), parsing only its params: the outcome of the
+        general way, which gets the line when this returns False (no room, the params not
+        one JSON value followed by the closing brace)."""
+        start, method, server = compact
+        if self._held or len(self._notes) >= self._max_notes or self._closing:
+            return False
+        try:
+            text = line.decode()
+            params, end = _scan(text, len(start))
+        except Exception:  # noqa: BLE001 - the general way parses it again and says why
+            return False
+        if end != len(text) - 1 or text[end] != "}":
+            return False
+        self._notes.append((server[0], server[1], method, params))
+        ready = self._note_ready
+        if ready is not None and not ready.done():
+            ready.set_result(None)
+        return True
+
+
+def compact_start(method: str) -> bytes:
+    """What comes before the params in a notification written compactly, keys in the usual
+    order, as our writer and the TypeScript SDK write it (`method` is ASCII):
+    `{"jsonrpc":"2.0","method":"session/update","params":`. A line that starts with it and
+    whose params value ends one character before the end, on `}`, is exactly that message."""
+    return b'{"jsonrpc":"2.0","method":' + dump_text(method).encode() + b',"params":'
 
 
 class RateLimitedLog:
