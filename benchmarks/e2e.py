@@ -136,7 +136,7 @@ def measure(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--chunks", type=int, default=CHUNKS)
     parser.add_argument(
         "--only", nargs="+", metavar="TEXT", help="run the pairs whose name contains TEXT"

@@ -39,7 +39,7 @@ NOT_YET = "not available yet"
 PASSES = (20, 3)  # in-process passes over the whole stream; the best one is reported
 IMPORT_RUNS = (30, 5)  # interpreter starts per command; median (and min) reported
 GENERATE_RUNS = (5, 1)  # generator runs per tool, after one warm-up in a full run; median
-E2E_RUNS = (7, 1)  # end-to-end runs per pair, interleaved, after one warm-up; best (and median)
+E2E_RUNS = (9, 1)  # end-to-end runs per pair, interleaved, after one warm-up; best (and median)
 
 Decode = Callable[[dict[str, Any]], Any]
 
