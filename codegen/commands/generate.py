@@ -17,6 +17,7 @@ from ..config import Config, default_templates, load_config
 from ..diagnostics import Diagnostics, InputError, print_diagnostics
 from ..emit import diff as diff_files
 from ..emit import refusals, write
+from ..paths import input_path
 from ..pins import (
     Lock,
     NotPinned,
@@ -105,12 +106,12 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
             raise InputError("--schema needs --out and --package")
         if args.ref is not None:
             raise InputError("--ref picks a pinned schema: it does not go with --schema")
-        schema = args.schema
-        lanes = [(args.package, schema)]
+        schema: Path = input_path(args.schema)
+        files = [(str(args.package), schema)]
         if args.unstable:
             unstable = schema.with_name(schema.name.replace(".json", ".unstable.json"))
-            lanes.append((args.package + "_unstable", unstable))
-        targets = [_file_target(package, path, overrides) for package, path in lanes]
+            files.append((args.package + "_unstable", unstable))
+        targets = [_file_target(package, path, overrides) for package, path in files]
         return targets, args.out, default_templates(), False
     if args.out is not None or args.package is not None:
         raise InputError("--out and --package go with --schema")

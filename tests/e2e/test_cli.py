@@ -210,10 +210,11 @@ def test_unknown_ref(cli: Cli, tmp_path: Path, mirror: Path) -> None:
 
 
 def test_a_relative_schema_path_is_read_from_where_the_command_runs(
-    cli: Cli, tmp_path: Path, mirror: Path
+    cli: Cli, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Outside any checkout: a relative `--schema` resolves against the working folder, and
     one that is not there says which folder it was looked for in."""
+    monkeypatch.setenv("PWD", str(tmp_path))  # the shell is where the command runs
     (tmp_path / "specs").mkdir()
     shutil.copy(mirror / "npm-sdk-2.4.0" / "v2" / "schema.json", tmp_path / "specs" / "schema.json")
     run = cli(
@@ -225,6 +226,38 @@ def test_a_relative_schema_path_is_read_from_where_the_command_runs(
     run = cli("generate", "--schema", missing, "--out", "o2", "--package", "p", cwd=tmp_path)
     assert one_error(run) == f"schema not found: {missing} (relative to {tmp_path})"
     assert not (tmp_path / "o2").exists()
+
+
+def test_a_relative_path_not_in_the_working_folder_is_read_from_the_shells(
+    cli: Cli, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A launcher that runs the command in another folder without updating `$PWD` (a
+    subprocess with `cwd=`) and passes a path relative to its own folder: the file is read
+    from `$PWD`, with a note; `generate --schema` and `diff` alike. Nothing else changes."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "specs").mkdir(parents=True)
+    work.mkdir()
+    release = mirror / "npm-sdk-2.4.0" / "v2"
+    shutil.copy(release / "schema.json", home / "specs" / "schema.json")
+    monkeypatch.setenv("PWD", str(home))
+    run = cli(
+        "generate", "--schema", "specs/schema.json", "--out", "out", "--package", "p", cwd=work
+    )
+    assert run.code == 0
+    assert run.err == (
+        f"acp-codegen: note: specs/schema.json is not in {work}; reading"
+        f" {home / 'specs' / 'schema.json'} ($PWD names that folder)\n"
+    )
+    assert (work / "out" / "p" / "models.py").is_file()  # the output goes where it was told
+    assert not (home / "out").exists()
+    run = cli("diff", "specs/schema.json", "specs/schema.json", cwd=work)
+    assert run.code == 0 and run.err.count("acp-codegen: note: specs/schema.json") == 2
+    # Found in the working folder: read from there, no note.
+    shutil.copytree(home / "specs", work / "specs")
+    run = cli(
+        "generate", "--schema", "specs/schema.json", "--out", "o2", "--package", "p", cwd=work
+    )
+    assert (run.code, run.err) == (0, "")
 
 
 def test_no_project_here_or_above(cli: Cli, tmp_path: Path) -> None:
