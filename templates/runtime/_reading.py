@@ -1,5 +1,6 @@
 """The reading side of a `Connection`: lines framed on `\\n` (a line over the limit is
-skipped and answered), parsed and handed on; the transport is not read while too many calls
+skipped and answered), parsed and handed on (a notification in the compact form of the method
+seen last from its params on: `_took_compact`); the transport is not read while too many calls
 wait or the answers it produced overfill the output (backpressure); at EOF, what was read is
 finished and the output closed.
 
