@@ -7,6 +7,7 @@ hand-written runtime modules copied with the banner.
 
 from __future__ import annotations
 
+import contextlib
 import keyword
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from .parse.classify import build_model
 from .parse.load import Source, load
 from .render.env import banner, environment
 from .render.lower import lower
-from .render.ruff import format_files
+from .render.ruff import Formatting
 
 
 @dataclass(frozen=True)
@@ -72,18 +73,28 @@ def generate(
     header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
     contexts = lower(model, names, modules, banner=header, ref=target.ref, sha256=source.sha256)
     files: dict[str, str] = {}
-    runtime: set[str] = set()
-    for module in modules:
-        path = f"{target.package}/{module.filename}"
-        if module.template is not None:
-            variables = contexts[module.context or module.module].variables()
-            files[path] = env.get_template(module.template).render(variables)
-        else:
-            files[path] = _runtime_text(module, template_dir, header)
-            runtime.add(path)
-    files[f"{target.package}/py.typed"] = ""
-    if fmt:  # the runtime modules are formatted source already (`make lint` checks them)
-        files.update(format_files({p: t for p, t in files.items() if p not in runtime}))
+    runtime: set[str] = set()  # formatted source already (`make lint` checks them)
+    with contextlib.ExitStack() as stack:
+        early: Formatting | None = None  # models.py, the largest: ruff starts on it at once
+        for module in modules:
+            path = f"{target.package}/{module.filename}"
+            if module.template is not None:
+                variables = contexts[module.context or module.module].variables()
+                files[path] = env.get_template(module.template).render(variables)
+                if fmt and module.module == "models":
+                    early = stack.enter_context(Formatting({path: files[path]}))
+            else:
+                files[path] = _runtime_text(module, template_dir, header)
+                runtime.add(path)
+        files[f"{target.package}/py.typed"] = ""
+        if fmt:  # the rest in a second ruff, beside the first
+            apart = runtime | (early.names if early is not None else set())
+            rest = stack.enter_context(
+                Formatting({p: t for p, t in files.items() if p not in apart})
+            )
+            files.update(rest.result())
+            if early is not None:
+                files.update(early.result())
     return Generated(model, names, files)
 
 

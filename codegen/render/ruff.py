@@ -37,27 +37,63 @@ def ruff_binary() -> str:
 
 def format_files(files: dict[str, str]) -> dict[str, str]:
     """Return `files` (relative path → text) with every `.py` file formatted by ruff."""
-    py = {name: text for name, text in files.items() if name.endswith(".py")}
-    if not py:
-        return dict(files)
-    with tempfile.TemporaryDirectory(prefix="acp-codegen-") as tmp:
-        root = Path(tmp)
-        for name, text in py.items():
-            path = root / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        ruff = ruff_binary()
-        _run([ruff, "format", *RUFF_ARGS, str(root)], root)  # not --quiet: it hides errors
-        out = dict(files)
-        for name in py:
+    with Formatting(files) as formatting:
+        return formatting.result()
+
+
+class Formatting:
+    """ruff formatting `files` in the background: started at once, `result()` waits for it
+    (the generator renders the other modules meanwhile). Leaving the `with` block stops ruff if
+    it still runs and removes its temporary folder."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self._files = dict(files)
+        self.names = set(files)
+        self._py = [name for name in files if name.endswith(".py")]
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._proc: subprocess.Popen[str] | None = None
+        if not self._py:
+            return
+        self._tmp = tempfile.TemporaryDirectory(prefix="acp-codegen-")
+        root = Path(self._tmp.name)
+        try:
+            for name in self._py:
+                path = root / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(files[name], encoding="utf-8")
+            argv = [ruff_binary(), "format", *RUFF_ARGS, str(root)]  # not --quiet: it hides errors
+            self._proc = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        except BaseException:
+            self.close()
+            raise
+
+    def result(self) -> dict[str, str]:
+        if self._proc is None or self._tmp is None:
+            return dict(self._files)
+        root = Path(self._tmp.name)
+        stdout, stderr = self._proc.communicate()
+        if self._proc.returncode != 0:
+            # ruff names files by their temporary path: show them relative to the output folder.
+            text = (stderr or stdout).replace(f"{root}{os.sep}", "").strip()
+            first = text.splitlines()[0] if text else f"exit status {self._proc.returncode}"
+            raise RuffFailed(f"ruff failed on the generated code: {first}")
+        out = dict(self._files)
+        for name in self._py:
             out[name] = (root / name).read_text(encoding="utf-8")
         return out
 
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.communicate()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
 
-def _run(argv: list[str], root: Path) -> None:
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    if proc.returncode != 0:
-        # ruff names files by their temporary path: show them relative to the output folder.
-        text = (proc.stderr or proc.stdout).replace(f"{root}{os.sep}", "").strip()
-        first = text.splitlines()[0] if text else f"exit status {proc.returncode}"
-        raise RuffFailed(f"ruff failed on the generated code: {first}")
+    def __enter__(self) -> Formatting:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

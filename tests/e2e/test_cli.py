@@ -622,13 +622,16 @@ def test_a_ruff_failure_on_our_output_is_exit_3(
 ) -> None:
     import codegen.pipeline
 
-    # The runtime modules are copied as they are; what ruff formats is rendered from templates.
-    real = codegen.pipeline.format_files
-    monkeypatch.setattr(
-        codegen.pipeline,
-        "format_files",
-        lambda files: real({**files, "p/methods.py": "def broken(:\n"}),
-    )
+    # The runtime modules are copied as they are; what ruff formats is rendered from templates
+    # (models.py in a ruff of its own, the rest in a second one beside it).
+    real = codegen.pipeline.Formatting
+
+    def broken(files: dict[str, str]) -> Any:
+        return real(
+            {**files, "p/methods.py": "def broken(:\n"} if "p/methods.py" in files else files
+        )
+
+    monkeypatch.setattr(codegen.pipeline, "Formatting", broken)
     schema = write_schema(tmp_path / "src", SMALL)
     run = cli("generate", "--schema", schema, "--out", tmp_path / "out", "--package", "p")
     assert (run.code, run.out) == (3, "")
