@@ -107,11 +107,11 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
         if args.ref is not None:
             raise InputError("--ref picks a pinned schema: it does not go with --schema")
         schema: Path = input_path(args.schema)
-        files = [(str(args.package), schema)]
+        schemas = [(str(args.package), schema)]
         if args.unstable:
             unstable = schema.with_name(schema.name.replace(".json", ".unstable.json"))
-            files.append((args.package + "_unstable", unstable))
-        targets = [_file_target(package, path, overrides) for package, path in files]
+            schemas.append((args.package + "_unstable", unstable))
+        targets = [_file_target(package, path, overrides) for package, path in schemas]
         return targets, args.out, default_templates(), False
     if args.out is not None or args.package is not None:
         raise InputError("--out and --package go with --schema")

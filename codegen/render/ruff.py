@@ -1,4 +1,4 @@
-"""Format rendered files with the pinned ruff, in one process for the whole package."""
+"""Format rendered files with the pinned ruff, in the background of the rendering."""
 
 from __future__ import annotations
 
@@ -35,16 +35,11 @@ def ruff_binary() -> str:
         return found
 
 
-def format_files(files: dict[str, str]) -> dict[str, str]:
-    """Return `files` (relative path → text) with every `.py` file formatted by ruff."""
-    with Formatting(files) as formatting:
-        return formatting.result()
-
-
 class Formatting:
-    """ruff formatting `files` in the background: started at once, `result()` waits for it
-    (the generator renders the other modules meanwhile). Leaving the `with` block stops ruff if
-    it still runs and removes its temporary folder."""
+    """ruff formatting `files` (relative path → text; the `.py` ones are formatted) in the
+    background: started at once, `result()` waits for it and gives them formatted (the
+    generator renders the other modules meanwhile). Leaving the `with` block stops ruff if it
+    still runs and removes its temporary folder."""
 
     def __init__(self, files: dict[str, str]) -> None:
         self._files = dict(files)
