@@ -28,6 +28,7 @@ from .jsonrpc import (
 )
 
 READ_CHUNK: Final = 64 * 1024
+COMPACT_MAX_BYTES: Final = 1024 * 1024  # longer lines are parsed the general way only
 _log = logging.getLogger(f"{__package__}.connection")  # the connection's logger
 
 
@@ -178,10 +179,12 @@ class ConnectionReading(ConnectionDispatch):
     def _took_compact(self, line: bytes, compact: tuple[bytes, str, NoteServer]) -> bool:
         """Queue a notification that starts with the compact envelope of the method seen last
         (`_compact_note`, see compact_start), parsing only its params: the outcome of the
-        general way, which gets the line when this returns False (no room, the params not
-        one JSON value followed by the closing brace)."""
+        general way, which gets the line when this returns False (no room, a line over
+        COMPACT_MAX_BYTES, the params not one JSON value followed by the closing brace)."""
         start, method, server = compact
         if self._held or len(self._notes) >= self._max_notes or self._closing:
+            return False
+        if len(line) > COMPACT_MAX_BYTES:  # a broken one would be parsed twice
             return False
         try:
             text = line.decode()

@@ -88,6 +88,15 @@ def test_lines_that_start_compact_but_are_not_are_read_the_general_way(
     assert run(outcome([line])) == (texts, [])
 
 
+def test_a_long_compact_line_goes_the_general_way_to_the_same_end() -> None:
+    from acp_v2._reading import COMPACT_MAX_BYTES
+
+    text = "x" * COMPACT_MAX_BYTES
+    line = START + chunk_params(text) + b"}"
+    assert len(line) > COMPACT_MAX_BYTES
+    assert run(outcome([line, START + chunk_params("after") + b"}"])) == ([text, "after"], [])
+
+
 def test_a_compact_start_with_an_id_is_a_request() -> None:
     texts, written = run(outcome([START + chunk_params("asked") + b',"id":7}']))
     assert texts == []
