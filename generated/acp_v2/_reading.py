@@ -193,10 +193,7 @@ class ConnectionReading(ConnectionDispatch):
             return False
         if end != len(text) - 1 or text[end] != "}":
             return False
-        self._notes.append((server[0], server[1], method, params))
-        ready = self._note_ready
-        if ready is not None and not ready.done():
-            ready.set_result(None)
+        self._admit_note((server[0], server[1], method, params))  # room was checked above
         return True
 
 
