@@ -8,9 +8,13 @@ templates = "my-templates"           # optional: default, the templates shipped 
 names = "names.json"                 # optional: variant-name overrides
 [[tool.acp-codegen.packages]]
 package = "acp"                      # one entry a package
-schema = "v2/schema.json"            # the path under the pinned ref
-ref = "schema-v2.0.0-alpha.3"        # optional: default, the lock's default ref
+lanes = ["v1/schema.json", "v2/schema.json"]   # the paths under the pinned ref: one lane each
+ref = "npm-sdk-2.4.0"                # optional: default, the lock's default ref
 ```
+
+`lanes` makes a package of several lanes, each in a subpackage named after it (`acp.v1`,
+`acp.v2`; `v2/schema.unstable.json` is `acp.v2_unstable`) with one runtime and toolkit beside
+them; `schema = "v2/schema.json"` instead makes a package of one lane, at its root.
 """
 
 from __future__ import annotations
@@ -23,16 +27,17 @@ from .diagnostics import InputError
 
 SECTION = "[tool.acp-codegen]"
 _KEYS = {"lock", "templates", "out", "names", "packages"}
-_PACKAGE_KEYS = {"package", "schema", "ref"}
+_PACKAGE_KEYS = {"package", "schema", "lanes", "ref"}
 
 
 @dataclass(frozen=True)
 class PackageConfig:
-    """One generated package: its name and the pinned schema path it comes from."""
+    """One generated package: its name and the pinned schema paths its lanes come from."""
 
     package: str
-    schema: str  # path under the pinned ref, e.g. "v2/schema.json"
+    schemas: tuple[str, ...]  # paths under the pinned ref, e.g. "v2/schema.json"
     ref: str | None = None  # None: the lock file's default ref
+    flat: bool = True  # one lane at the package's root (`schema`), else subpackages (`lanes`)
 
 
 @dataclass(frozen=True)
@@ -52,9 +57,9 @@ class Config:
 
     def check_templates(self) -> None:
         """The section's own templates folder must hold every template a package needs."""
-        from .modules import CORE_MODULES
+        from .modules import LANE_MODULES
 
-        needed = [m.template or f"runtime/{m.runtime}" for m in CORE_MODULES]
+        needed = [str(m.template) for m in LANE_MODULES if not m.needs_types]
         missing = [name for name in needed if not (self.templates / name).is_file()]
         if missing:
             raise InputError(
@@ -62,15 +67,15 @@ class Config:
                 f" {missing[0]}: copy the whole templates/ folder of acp-codegen to start from"
             )
 
-    def v2_package(self) -> Path | None:
-        """The folder of the configured stable v2 package, if there is one."""
-        return self.lane_package("v2")
-
     def lane_package(self, lane: str) -> Path | None:
-        """The folder of the configured package of `lane` ("v1", "v2"), the stable one first."""
-        lanes = [p for p in self.packages if p.schema == f"{lane}/schema.json"]
-        lanes += [p for p in self.packages if p.schema.startswith(f"{lane}/")]
-        return self.out / lanes[0].package if lanes else None
+        """The folder of the configured lane `lane` ("v1", "v2"), the stable one first: a
+        one-lane package, or a lane's subpackage."""
+        for wanted in (f"{lane}/schema.json", f"{lane}/"):
+            for p in self.packages:
+                for schema in p.schemas:
+                    if schema == wanted or (wanted.endswith("/") and schema.startswith(wanted)):
+                        return self.out / p.package if p.flat else self.out / p.package / lane
+        return None
 
 
 def _read(pyproject: Path) -> dict[str, Any]:
@@ -138,16 +143,28 @@ def _packages(raw: Any, where: str) -> tuple[PackageConfig, ...]:
         at = f"{where}: packages[{i}]"
         if not isinstance(entry, dict):
             raise InputError(f"{at} must be a table")
-        missing = sorted({"package", "schema"} - set(entry))
         extra = sorted(set(entry) - _PACKAGE_KEYS)
-        if missing or extra:
-            problem = f"needs {missing[0]!r}" if missing else f"has an unknown key {extra[0]!r}"
-            raise InputError(f"{at} {problem} (keys: package, schema, ref)")
-        if not all(isinstance(v, str) and v for v in entry.values()):
+        if "package" not in entry or extra or ("schema" in entry) == ("lanes" in entry):
+            if "package" not in entry:
+                problem = "needs 'package'"
+            elif extra:
+                problem = f"has an unknown key {extra[0]!r}"
+            else:
+                problem = "needs one of 'schema' (one lane) or 'lanes' (several)"
+            raise InputError(f"{at} {problem} (keys: package, schema or lanes, ref)")
+        lanes = entry.get("lanes", [entry.get("schema")])
+        if not isinstance(lanes, list) or not lanes:
+            raise InputError(f"{at}: lanes must be a non-empty array of schema paths")
+        values = [entry["package"], entry.get("ref", "x"), *lanes]
+        if not all(isinstance(v, str) and v for v in values):
             raise InputError(f"{at}: every value must be a non-empty string")
+        if len(set(lanes)) != len(lanes):
+            raise InputError(f"{at}: a schema path is listed twice in lanes")
         if any(p.package == entry["package"] for p in out):
             raise InputError(f"{at}: package {entry['package']!r} is configured twice")
-        out.append(PackageConfig(**entry))
+        out.append(
+            PackageConfig(entry["package"], tuple(lanes), entry.get("ref"), "schema" in entry)
+        )
     return tuple(out)
 
 

@@ -1,6 +1,20 @@
 """The registry of generated modules: which files a package has, where each comes from, and what
 it exports. A leaf module: the naming step reads it (exported names are taken) and the pipeline
-renders from it, and it imports neither."""
+renders from it, and it imports neither.
+
+A package is made of lanes and of what the lanes share:
+
+- each **lane** (one schema: `v1/schema.json`, `v2/schema.json`, ...) has its own modules,
+  rendered from templates: `models`, `methods`, `rpc`, `_wire`, its session model, its
+  `REFERENCE.md`, and `lane` (what the toolkit needs of it) when the toolkit serves it;
+- the **runtime** (`runtime/`) and the **toolkit** (`toolkit/`) are hand-written modules,
+  copied once per package with the banner, whatever the number of lanes;
+- the package root has `__init__` (the exports), `_lanes` (the lanes it holds) and `vocab` (the
+  values the toolkit's helpers accept, from the lanes' schemas).
+
+A one-lane package holds its lane's modules at the root; a package of several lanes holds each
+in a subpackage named after it (`v1/`, `v2/`, `v2_unstable/`).
+"""
 
 from __future__ import annotations
 
@@ -11,17 +25,17 @@ from dataclasses import dataclass
 class ModuleSpec:
     """One module of a generated package.
 
-    `template` is a Jinja template under `templates/`; `runtime` a hand-written module under
-    `templates/runtime/`, copied with the banner. A module with `needs_types` is generated only
-    when the schema defines all of them and none of `unless_types`: that is how a lane picks its
-    session model (v2's needs `StateUpdate`; v1's needs v1's `ToolCall`, which v2 lacks, and
-    v1 drafts define both).
+    `template` is a Jinja template under `templates/`; `source` a hand-written module under
+    `templates/` (`runtime/jsonrpc.py`), copied with the banner. A lane module with
+    `needs_types` is generated only when the lane's schema defines all of them and none of
+    `unless_types`: that is how a lane picks its session model (v2's needs `StateUpdate`; v1's
+    needs v1's `ToolCall`, which v2 lacks, and v1 drafts define both).
     """
 
-    module: str
+    module: str  # dotted, relative to the package root or the lane's folder
     exports: tuple[str, ...] = ()
     template: str | None = None
-    runtime: str | None = None
+    source: str | None = None
     file: str = ""  # the file's name when not `{module}.py`
     needs_types: tuple[str, ...] = ()
     unless_types: tuple[str, ...] = ()
@@ -32,11 +46,13 @@ class ModuleSpec:
 
     @property
     def filename(self) -> str:
-        return self.file or self.module + ".py"
+        """The file's path relative to the package root (or the lane's folder)."""
+        return self.file or self.module.replace(".", "/") + ".py"
 
 
-# Types whose presence selects the v2 toolkit: the v2 lifecycle with an idle `error` stop
-# reason, resumable, listable, closable sessions, and cancellable tool calls (npm-sdk-2.4.0).
+# Types whose presence lets the toolkit serve a lane with the v2 prompt lifecycle: an idle
+# `error` stop reason, resumable, listable, closable sessions, and cancellable tool calls
+# (npm-sdk-2.4.0 and later drafts).
 TOOLKIT_V2 = (
     "StateUpdate",
     "ErrorStopReason",
@@ -48,10 +64,10 @@ TOOLKIT_V2 = (
     "CancelToolCallRequest",
 )
 
-# Types whose presence selects the v1 toolkit: v1's lifecycle (the prompt's answer carries the
-# stop reason, tool calls begin with `tool_call`) and its loadable, listable, closable sessions.
-# No v2 schema has v1's `ToolCall` and `StopReason`, and no v1 schema v2's `ErrorStopReason`:
-# a package gets one toolkit at most.
+# Types whose presence lets the toolkit serve a lane with v1's lifecycle (the prompt's answer
+# carries the stop reason, tool calls begin with `tool_call`) and its loadable, listable,
+# closable sessions. No v2 schema has v1's `ToolCall` and `StopReason`, and no v1 schema v2's
+# `ErrorStopReason`: a lane has one dialect at most.
 TOOLKIT_V1 = (
     "ToolCall",
     "StopReason",
@@ -66,75 +82,21 @@ TOOLKIT_V1 = (
     "UsageUpdate",
     "SessionInfoUpdate",
 )
-# What the toolkit's modules export, the same in both lanes (v1 keeps its tool call handle in
-# turn.py, v2 in tool_call.py).
-TURN_EXPORTS = (
-    "CustomStopReason",
-    "Permission",
-    "PlanHandle",
-    "Turn",
-    "TurnCancelled",
-    "TurnEnded",
-    "TurnStopReason",
-)
-AGENT_EXPORTS = ("Agent", "AgentSession", "run_agent", "serve_agent")
-CLIENT_EXPORTS = (
-    "Client",
-    "IncompatibleAgent",
-    "PermissionPolicy",
-    "RemoteAgent",
-    "RemoteSession",
-    "TurnResult",
-    "allow",
-    "ask_user",
-    "connect_agent",
-    "deny",
-    "spawn_agent",
-)
+# The toolkit's dialect of a lane, by the types that select it (checked in this order).
+DIALECTS = (("v2", TOOLKIT_V2), ("v1", TOOLKIT_V1))
 
-CORE_MODULES = (
-    ModuleSpec("__init__", template="__init__.py.j2"),
-    ModuleSpec(
-        "_runtime",
-        (
-            "UNSET",
-            "UnsetType",
-            "DecodeError",
-            "JsonValue",
-            "OpenStr",
-            "OpenInt",
-            "decode",
-            "encode",
-        ),
-        runtime="_runtime.py",
-    ),
+CORE_EXPORTS = ("UNSET", "UnsetType", "DecodeError", "JsonValue", "OpenStr", "OpenInt")
+CORE_EXPORTS += ("decode", "encode")
+
+# A lane's own modules, rendered from its schema.
+LANE_MODULES = (
     ModuleSpec("models", template="models.py.j2"),
     ModuleSpec("methods", ("METHODS", "MethodInfo"), template="methods.py.j2"),
-    ModuleSpec("REFERENCE", template="REFERENCE.md.j2", file="REFERENCE.md"),
-)
-
-EXTRA_MODULES = (
-    ModuleSpec(
-        "jsonrpc",
-        ("ConnectionClosed", "RpcError", "TranscriptRecorder", "UnencodableMessage"),
-        runtime="jsonrpc.py",
-    ),
     ModuleSpec("_wire", template="wire.py.j2", context="models"),
-    # `Connection` in layers (each module's class is the base of the next one's).
-    ModuleSpec("_output", runtime="_output.py"),
-    ModuleSpec("_dispatch", runtime="_dispatch.py"),
-    ModuleSpec("_reading", runtime="_reading.py"),
-    ModuleSpec("connection", ("Connection",), runtime="connection.py", lazy=True),
     ModuleSpec(
         "rpc",
         ("AgentBase", "AgentStub", "ClientBase", "ClientStub"),
         template="rpc.py.j2",
-        lazy=True,
-    ),
-    ModuleSpec(
-        "stdio",
-        ("ProcessConnection", "connect_process", "connect_stdio"),
-        runtime="stdio.py",
         lazy=True,
     ),
     ModuleSpec(
@@ -150,67 +112,92 @@ EXTRA_MODULES = (
         template="session_state_v1.py.j2",
         needs_types=("SessionUpdate", "ToolCall"),
     ),
-    # The toolkit (agent side, then client side). Its runtime modules know no protocol types;
-    # the templates name this lane's classes, and follow the v2 prompt lifecycle of
-    # npm-sdk-2.4.0 and later drafts.
-    ModuleSpec("_lifecycle", runtime="_lifecycle.py", needs_types=TOOLKIT_V2),
-    ModuleSpec("_sessions", runtime="_sessions.py", needs_types=TOOLKIT_V2),
-    ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V2),
+    ModuleSpec("REFERENCE", template="REFERENCE.md.j2", file="REFERENCE.md"),
+)
+# A lane the toolkit serves also has `lane.py` (its classes for the toolkit).
+LANE_BINDING = ModuleSpec("lane", template="lane.py.j2")
+
+# The JSON-RPC runtime: hand-written, one copy per package.
+RUNTIME_MODULES = (
+    ModuleSpec("runtime._runtime", CORE_EXPORTS, source="runtime/_runtime.py"),
     ModuleSpec(
-        "turn",
-        TURN_EXPORTS,
-        template="turn.py.j2",
-        needs_types=TOOLKIT_V2,
+        "runtime.jsonrpc",
+        ("ConnectionClosed", "RpcError", "TranscriptRecorder", "UnencodableMessage"),
+        source="runtime/jsonrpc.py",
+        lazy=True,
+    ),
+    ModuleSpec("runtime._output", source="runtime/_output.py"),
+    ModuleSpec("runtime._dispatch", source="runtime/_dispatch.py"),
+    ModuleSpec("runtime._reading", source="runtime/_reading.py"),
+    ModuleSpec("runtime.connection", ("Connection",), source="runtime/connection.py", lazy=True),
+    ModuleSpec(
+        "runtime.stdio",
+        ("ProcessConnection", "connect_process", "connect_stdio"),
+        source="runtime/stdio.py",
+        lazy=True,
+    ),
+)
+
+# The toolkit: hand-written and lane-neutral, one copy per package that has a lane it serves.
+TOOLKIT_MODULES = (
+    ModuleSpec("toolkit.lane", ("NotSupported", "ProtocolFeatures"), source="toolkit/lane.py"),
+    ModuleSpec("toolkit.broadcast", source="toolkit/broadcast.py"),
+    ModuleSpec("toolkit.lifecycle", source="toolkit/lifecycle.py"),
+    ModuleSpec("toolkit.book", source="toolkit/book.py"),
+    ModuleSpec("toolkit.content", ("ToolContent",), source="toolkit/content.py", lazy=True),
+    ModuleSpec(
+        "toolkit.tool_call",
+        ("ToolCallCancelled", "ToolCallHandle"),
+        source="toolkit/tool_call.py",
         lazy=True,
     ),
     ModuleSpec(
-        "tool_call",
-        ("ToolCallCancelled", "ToolCallHandle", "ToolContent"),
-        template="tool_call.py.j2",
-        needs_types=TOOLKIT_V2,
+        "toolkit.turn",
+        (
+            "CustomStopReason",
+            "Permission",
+            "PlanHandle",
+            "Turn",
+            "TurnCancelled",
+            "TurnEnded",
+            "TurnStopReason",
+        ),
+        source="toolkit/turn.py",
+        lazy=True,
+    ),
+    ModuleSpec("toolkit.dialect", source="toolkit/dialect.py"),
+    ModuleSpec("toolkit.dialect_v1", source="toolkit/dialect_v1.py"),
+    ModuleSpec("toolkit.dialect_v2", source="toolkit/dialect_v2.py"),
+    ModuleSpec(
+        "toolkit.session",
+        ("AgentSession", "MissingCapability", "TerminalHandle"),
+        source="toolkit/session.py",
         lazy=True,
     ),
     ModuleSpec(
-        "agent",
-        AGENT_EXPORTS,
-        template="agent.py.j2",
-        needs_types=TOOLKIT_V2,
+        "toolkit.agent",
+        ("Agent", "run_agent", "serve_agent"),
+        source="toolkit/agent.py",
+        lazy=True,
+    ),
+    ModuleSpec("toolkit.router", source="toolkit/router.py"),
+    ModuleSpec(
+        "toolkit.policies",
+        ("PermissionPolicy", "allow", "ask_user", "deny"),
+        source="toolkit/policies.py",
+        lazy=True,
+    ),  # fmt: skip
+    ModuleSpec(
+        "toolkit.remote",
+        ("RemoteSession", "TurnResult"),
+        source="toolkit/remote.py",
         lazy=True,
     ),
     ModuleSpec(
-        "client",
-        CLIENT_EXPORTS,
-        template="client.py.j2",
-        needs_types=TOOLKIT_V2,
+        "toolkit.client",
+        ("Client", "IncompatibleAgent", "RemoteAgent", "connect_agent", "spawn_agent"),
+        source="toolkit/client.py",
         lazy=True,
-    ),
-    # The v1 toolkit: the same lane-neutral runtime modules, and v1's own templates.
-    ModuleSpec("_lifecycle", runtime="_lifecycle.py", needs_types=TOOLKIT_V1),
-    ModuleSpec("_sessions", runtime="_sessions.py", needs_types=TOOLKIT_V1),
-    ModuleSpec("_broadcast", runtime="_broadcast.py", needs_types=TOOLKIT_V1),
-    ModuleSpec(
-        "turn",
-        (*TURN_EXPORTS, "ToolCallHandle", "ToolContent"),
-        template="turn_v1.py.j2",
-        needs_types=TOOLKIT_V1,
-        lazy=True,
-    ),
-    ModuleSpec(
-        "agent",
-        (*AGENT_EXPORTS, "MissingCapability", "TerminalHandle"),
-        template="agent_v1.py.j2",
-        needs_types=TOOLKIT_V1,
-        lazy=True,
-    ),
-    ModuleSpec(
-        "workspace",
-        ("Workspace",),
-        template="workspace_v1.py.j2",
-        needs_types=TOOLKIT_V1,
-        lazy=True,
-    ),
-    ModuleSpec(
-        "client", CLIENT_EXPORTS, template="client_v1.py.j2", needs_types=TOOLKIT_V1, lazy=True
     ),
 )
 
@@ -218,7 +205,6 @@ META_NAMES = ("SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION")
 
 
 def extra_exports() -> frozenset[str]:
-    """Names the modules beside the models export from the package top level."""
-    return frozenset(name for m in CORE_MODULES + EXTRA_MODULES for name in m.exports) | set(
-        META_NAMES
-    )
+    """Names the modules beside the models export from a package (or a lane) top level."""
+    every = LANE_MODULES + RUNTIME_MODULES + TOOLKIT_MODULES
+    return frozenset(name for m in every for name in m.exports) | set(META_NAMES)

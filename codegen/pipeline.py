@@ -1,8 +1,10 @@
 """The pipeline for one package: load → classify (IR) → name → lower → render → format.
 
-`analyse` is the part every command shares (a schema to its IR and names); `generate` adds
-the rendering: one typed context per module (`render.lower`), Jinja over `templates/`, and the
-hand-written runtime modules copied with the banner.
+`analyse` is the part every command shares (a schema to its IR and names). `generate_package`
+adds the rendering: for each lane, one typed context per module (`render.lower`) and Jinja over
+`templates/`; once for the package, the hand-written runtime and toolkit modules copied with the
+banner, and the modules that tie the lanes together (`render.package`). `generate` is the
+one-lane package (its lane at the root).
 """
 
 from __future__ import annotations
@@ -15,18 +17,19 @@ from typing import Any
 
 from .diagnostics import Diagnostics, InputError
 from .ir import Model
-from .modules import CORE_MODULES, EXTRA_MODULES, ModuleSpec
+from .modules import DIALECTS, LANE_MODULES, ModuleSpec
 from .naming import Names, assign_names
 from .parse.classify import build_model
 from .parse.load import Source, load
 from .render.env import banner, environment
 from .render.lower import lower
+from .render.package import LaneFacts, package_files
 from .render.ruff import Formatting
 
 
 @dataclass(frozen=True)
 class Target:
-    """What to generate: a package name and the schema it comes from."""
+    """One lane to generate: the package it goes into and the schema it comes from."""
 
     package: str
     schema_path: Path
@@ -38,11 +41,13 @@ class Target:
 
 @dataclass
 class Generated:
-    """The output of one package: the IR, the names and the files."""
+    """The output of one package: its lanes' IRs and names, and the files."""
 
-    model: Model
+    model: Model  # the first lane's
     names: Names
     files: dict[str, str] = field(default_factory=dict)  # path relative to the out dir → text
+    lanes: dict[str, tuple[Model, Names]] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # one line per module a lane went without
 
 
 def analyse(
@@ -60,66 +65,126 @@ def analyse(
 def generate(
     target: Target, template_dir: Path, diags: Diagnostics, *, fmt: bool = True
 ) -> Generated:
-    if not target.package.isidentifier() or keyword.iskeyword(target.package):
-        raise InputError(f"package name {target.package!r} is not a Python identifier")
-    source, model, names = analyse(target.schema_path, diags, target.overrides)
-    if target.expected_sha256 and source.sha256 != target.expected_sha256:
-        raise InputError(
-            f"{target.schema_path}: sha256 {source.sha256} "
-            f"does not match the pin {target.expected_sha256}"
-        )
+    """A one-lane package: its lane's names exported at the package's root."""
+    return generate_package(target.package, [target], template_dir, diags, flat=True, fmt=fmt)
+
+
+def lane_name(target: Target, model: Model) -> str:
+    """The folder a lane gets in a package of several: its major version (`v2`), and
+    `_unstable` for an unstable schema (`v2/schema.unstable.json` → `v2_unstable`)."""
+    label = target.label or target.schema_path.name
+    head = label.split("/")[0]
+    if head.startswith("v") and head[1:].isdigit():
+        name = head
+    elif model.version is not None:
+        name = f"v{model.version}"
+    elif "/" not in label:  # a flat release before v2 (`schema.json`) is lane v1
+        name = "v1"
+    else:
+        raise InputError(f"cannot tell which protocol version {label} is: it names no v1/ or v2/")
+    return name + ("_unstable" if ".unstable." in label else "")
+
+
+def generate_package(
+    package: str,
+    lanes: list[Target],
+    template_dir: Path,
+    diags: Diagnostics,
+    *,
+    flat: bool = False,
+    fmt: bool = True,
+) -> Generated:
+    """A package of `lanes`, each in a subpackage named after it (`lane_name`), beside one
+    runtime and one toolkit; with `flat`, its one lane's names are exported at the root too."""
+    if not package.isidentifier() or keyword.iskeyword(package):
+        raise InputError(f"package name {package!r} is not a Python identifier")
+    if not lanes or (flat and len(lanes) != 1):
+        raise InputError(f"package {package} needs {'one lane' if flat else 'lanes'}")
     env = environment(template_dir)
-    modules = _modules(model, template_dir)
-    header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
-    contexts = lower(model, names, modules, banner=header, ref=target.ref, sha256=source.sha256)
     files: dict[str, str] = {}
-    runtime: set[str] = set()  # formatted source already (`make lint` checks them)
+    facts: list[LaneFacts] = []
+    seen: dict[str, tuple[Model, Names]] = {}
+    skipped: list[str] = []
+    copied: set[str] = set()  # formatted source already (`make lint` checks them)
     with contextlib.ExitStack() as stack:
-        early: Formatting | None = None  # models.py, the largest: ruff starts on it at once
-        for module in modules:
-            path = f"{target.package}/{module.filename}"
-            if module.template is not None:
+        early: list[Formatting] = []  # models.py, the largest: ruff starts on each at once
+        for target in lanes:
+            source, model, names = analyse(target.schema_path, diags, target.overrides)
+            folder = lane_name(target, model)
+            if target.expected_sha256 and source.sha256 != target.expected_sha256:
+                raise InputError(
+                    f"{target.schema_path}: sha256 {source.sha256} "
+                    f"does not match the pin {target.expected_sha256}"
+                )
+            if folder in seen:
+                raise InputError(f"package {package} has two lanes named {folder}")
+            seen[folder] = (model, names)
+            dialect = next(
+                (d for d, types in DIALECTS if all(t in model.index for t in types)), None
+            )
+            modules = _lane_modules(model, template_dir)
+            if dialect is None:
+                skipped.append(_skip_note(package, folder, target, model))
+            header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
+            contexts = lower(
+                model, names, modules, banner=header, ref=target.ref, sha256=source.sha256
+            )
+            prefix = f"{package}/{folder}/"
+            for module in modules:
+                assert module.template is not None
                 variables = contexts[module.context or module.module].variables()
+                path = prefix + module.filename
                 files[path] = env.get_template(module.template).render(variables)
                 if fmt and module.module == "models":
-                    early = stack.enter_context(Formatting({path: files[path]}))
-            else:
-                files[path] = _runtime_text(module, template_dir, header)
-                runtime.add(path)
-        files[f"{target.package}/py.typed"] = ""
-        if fmt:  # the rest in a second ruff, beside the first
-            apart = runtime | (early.names if early is not None else set())
+                    early.append(stack.enter_context(Formatting({path: files[path]})))
+            exports = contexts["models"].variables()["exports"]
+            facts.append(
+                LaneFacts(
+                    folder,
+                    target.label or target.schema_path.name,
+                    model,
+                    names,
+                    modules,
+                    header,
+                    target.ref,
+                    source.sha256,
+                    dialect,
+                    exports,
+                )
+            )
+        shared, copied = package_files(package, facts, template_dir, env, flat=flat)
+        files.update(shared)
+        if fmt:  # the rest in a second ruff, beside the first ones
+            apart = copied.union(*(e.names for e in early))
             rest = stack.enter_context(
                 Formatting({p: t for p, t in files.items() if p not in apart})
             )
             files.update(rest.result())
-            if early is not None:
-                files.update(early.result())
-    return Generated(model, names, files)
+            for formatting in early:
+                files.update(formatting.result())
+    model, names = next(iter(seen.values()))
+    return Generated(model, names, files, seen, skipped)
 
 
-def _modules(model: Model, template_dir: Path) -> list[ModuleSpec]:
-    """The modules this schema's package has (optional ones only when their template exists)."""
-    return list(CORE_MODULES) + [
+def _lane_modules(model: Model, template_dir: Path) -> list[ModuleSpec]:
+    """The modules a lane has (optional ones only when their template exists)."""
+    chosen = [
         m
-        for m in EXTRA_MODULES
-        if _source(m, template_dir).exists()
+        for m in LANE_MODULES
+        if (template_dir / str(m.template)).exists()
         and all(t in model.index for t in m.needs_types)
         and not any(t in model.index for t in m.unless_types)
     ]
+    return chosen
 
 
-def _source(module: ModuleSpec, template_dir: Path) -> Path:
-    if module.runtime is not None:
-        return template_dir / "runtime" / module.runtime
-    assert module.template is not None
-    return template_dir / module.template
-
-
-def _runtime_text(module: ModuleSpec, template_dir: Path, banner_text: str) -> str:
-    """A hand-written runtime module as shipped: the banner, then the file unchanged."""
-    try:
-        text = _source(module, template_dir).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read the runtime module {module.runtime}: {exc}") from None
-    return banner_text + "\n" + text
+def _skip_note(package: str, folder: str, target: Target, model: Model) -> str:
+    """Why a lane has no toolkit: the types of the nearest dialect its schema lacks."""
+    where = f"{package}/{folder}"
+    label = target.label or target.schema_path.name
+    missing = min(([t for t in types if t not in model.index] for _, types in DIALECTS), key=len)
+    return (
+        f"{where}: no toolkit (Agent, Client, ...) for {target.ref} {label}: the schema"
+        f" lacks {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}"
+        f" (a draft older than the prompt lifecycle the toolkit speaks)"
+    )

@@ -7,6 +7,7 @@ import argparse
 import hashlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..pins import (
     missing_in_mirror,
     read_lock,
 )
-from ..pipeline import Target, generate
+from ..pipeline import Target, generate_package
 from ..render.ruff import RuffFailed
 
 
@@ -41,7 +42,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--check", action="store_true", help="print a diff and exit 1 if the output would change"
     )
     p.add_argument(
-        "--schema", type=Path, help="an ACP-shaped schema.json (meta.json beside it is used)"
+        "--schema",
+        type=Path,
+        action="append",
+        help="an ACP-shaped schema.json (meta.json beside it is used); give it again for a"
+        " package of several lanes (v1/, v2/ subpackages)",
     )
     p.add_argument("--out", type=Path, help="output directory (with --schema)")
     p.add_argument("--package", help="package name (with --schema)")
@@ -60,8 +65,13 @@ def run(args: argparse.Namespace) -> int:
     diags = Diagnostics()
     files: dict[str, str] = {}
     try:
-        for target in targets:
-            files.update(generate(target, templates, diags).files)
+        for package in targets:
+            made = generate_package(
+                package.name, package.lanes, templates, diags, flat=package.flat
+            )
+            files.update(made.files)
+            for note in made.skipped:
+                print(f"acp-codegen: note: {note}", file=sys.stderr)
     except InputError as exc:  # main() prints the errors; the rest is printed just below
         raise InputError(exc.diagnostics.errors_only()) from None
     except RuffFailed as exc:  # our templates: a bug of ours (exit 3); the project's: its own
@@ -79,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:
         print_diagnostics(diags, args.verbose, skip_errors=True)
-    packages = [t.package for t in targets]
+    packages = [package.name for package in targets]
     if args.check:
         text = diff_files(files, out, packages)
         if text:
@@ -98,7 +108,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
+@dataclass(frozen=True)
+class Package:
+    """One package to generate: its lanes, and whether its one lane sits at the root."""
+
+    name: str
+    lanes: list[Target]
+    flat: bool
+
+
+def _targets(args: argparse.Namespace) -> tuple[list[Package], Path, Path, bool]:
     """What to generate, where to, with which templates (and whether they are the project's)."""
     overrides = _read_overrides(args.names) if args.names else None
     if args.schema is not None:
@@ -106,20 +125,27 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
             raise InputError("--schema needs --out and --package")
         if args.ref is not None:
             raise InputError("--ref picks a pinned schema: it does not go with --schema")
-        schema: Path = input_path(args.schema)
-        schemas = [(str(args.package), schema)]
+        schemas: list[Path] = [input_path(s) for s in args.schema]
+        name = str(args.package)
+        if len(schemas) == 1:  # one lane at the root (and its unstable lane as PKG_unstable)
+            packages = [Package(name, [_file_target(name, schemas[0], overrides)], True)]
+            if args.unstable:
+                unstable = _unstable_path(schemas[0])
+                packages.append(
+                    Package(name + "_unstable", [_file_target(name, unstable, overrides)], True)
+                )
+            return packages, args.out, default_templates(), False
         if args.unstable:
-            unstable = schema.with_name(schema.name.replace(".json", ".unstable.json"))
-            schemas.append((args.package + "_unstable", unstable))
-        targets = [_file_target(package, path, overrides) for package, path in schemas]
-        return targets, args.out, default_templates(), False
+            schemas += [_unstable_path(s) for s in schemas]
+        lanes = [_file_target(name, path, overrides) for path in schemas]
+        return [Package(name, lanes, False)], args.out, default_templates(), False
     if args.out is not None or args.package is not None:
         raise InputError("--out and --package go with --schema")
     config: Config = load_config(hint="pass --schema and --out")
     if not config.packages:
         raise InputError(
             f"no packages configured in {config.root / 'pyproject.toml'}: add"
-            " [[tool.acp-codegen.packages]] tables (package, schema)"
+            " [[tool.acp-codegen.packages]] tables (package, schema or lanes)"
         )
     if config.own_templates:
         config.check_templates()
@@ -128,24 +154,38 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
         check_ref(args.ref)
     if overrides is None and config.names is not None:
         overrides = _read_overrides(config.names)
-    wanted: list[tuple[str, str, str]] = []  # (package, ref, path)
+    planned: list[tuple[str, bool, list[tuple[str, str]]]] = []  # (package, flat, [(ref, path)])
     for pkg in config.packages:
-        lanes = [(pkg.package, pkg.schema)]
+        ref = args.ref or pkg.ref or lock.default_ref
+        if ref is None:
+            raise InputError(f"{lock.path} has no default ref: run `acp-codegen schema pin REF`")
+        paths = list(pkg.schemas)
+        if pkg.flat:
+            planned.append((pkg.package, True, [(ref, paths[0])]))
+            if args.unstable:
+                planned.append((pkg.package + "_unstable", True, [(ref, _unstable(paths[0]))]))
+            continue
         if args.unstable:
-            lanes.append((pkg.package + "_unstable", pkg.schema.replace(".json", ".unstable.json")))
-        for package, path in lanes:
-            ref = args.ref or pkg.ref or lock.default_ref
-            if ref is None:
-                raise InputError(
-                    f"{lock.path} has no default ref: run `acp-codegen schema pin REF`"
-                )
-            wanted.append((package, ref, path))
-    pins = [_find(lock, ref, path, wanted) for _, ref, path in wanted]
-    targets = [
-        Target(package, ensure_with_meta(lock, pin), ref, pin.path, pin.sha256, overrides)
-        for (package, ref, _), pin in zip(wanted, pins, strict=True)
-    ]
-    return targets, config.out, config.templates, config.own_templates
+            paths += [_unstable(p) for p in paths if _unstable(p) not in paths]
+        planned.append((pkg.package, False, [(ref, path) for path in paths]))
+    wanted = [(name, ref, path) for name, _, lanes in planned for ref, path in lanes]
+    packages = []
+    for name, flat, lanes in planned:
+        targets = []
+        for ref, path in lanes:
+            pin = _find(lock, ref, path, wanted)
+            schema = ensure_with_meta(lock, pin)
+            targets.append(Target(name, schema, ref, pin.path, pin.sha256, overrides))
+        packages.append(Package(name, targets, flat))
+    return packages, config.out, config.templates, config.own_templates
+
+
+def _unstable(path: str) -> str:
+    return path.replace(".json", ".unstable.json") if ".unstable." not in path else path
+
+
+def _unstable_path(schema: Path) -> Path:
+    return schema.with_name(_unstable(schema.name))
 
 
 def _find(lock: Lock, ref: str, path: str, wanted: list[tuple[str, str, str]]) -> Pin:

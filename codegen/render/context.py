@@ -294,19 +294,6 @@ class SessionStateContext(ModuleContext):
     usage_fields: tuple[str, ...]  # the usage fields kept (not `_meta`)
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class InitContext(ModuleContext):
-    """`__init__.py`: what the package exports, eagerly and on first use."""
-
-    title: str
-    ref: str
-    sha256: str
-    version: int | None
-    imports: tuple[tuple[str, tuple[str, ...]], ...]  # (module, names), imported at once
-    lazy_imports: tuple[tuple[str, tuple[str, ...]], ...]  # imported on first use of a name
-    all_names: tuple[str, ...]
-
-
 def _json_text(value: str) -> str:
     """A string's JSON text as the generated runtime writes it (UTF-8 kept, like `json_text`)."""
     return json.dumps(value, ensure_ascii=False)

@@ -36,7 +36,7 @@ from ..ir import (
     merge_fields,
     union_levels,
 )
-from ..modules import META_NAMES, ModuleSpec
+from ..modules import ModuleSpec
 from ..naming import Names
 from .context import (
     AliasContext,
@@ -46,7 +46,6 @@ from .context import (
     ExclusiveContext,
     FieldContext,
     Group,
-    InitContext,
     MemberContext,
     MethodContext,
     MethodsContext,
@@ -102,7 +101,6 @@ def lower(
         "models": models,
         "methods": MethodsContext(banner, methods),
         "rpc": _rpc(banner, model.methods, methods, bool(model.batches)),
-        "__init__": _init(banner, model, models.exports, modules, ref, sha256),
         "REFERENCE": ReferenceContext(
             banner, model.title, _outer_first(models.unions), methods, models.enums
         ),
@@ -592,34 +590,6 @@ def _rpc(
         needs_any=any("Any" in (m.params_annotation, m.result_annotation) for m in every),
         needs_models=any(m.params_class or m.result_class for m in every),
         has_requests=any(m.kind == "request" for m in every),
-    )
-
-
-def _init(
-    banner: str,
-    model: Model,
-    exports: tuple[str, ...],
-    modules: Sequence[ModuleSpec],
-    ref: str,
-    sha256: str,
-) -> InitContext:
-    eager: dict[str, tuple[str, ...]] = {"models": exports}
-    lazy: dict[str, tuple[str, ...]] = {}
-    for m in modules:
-        if m.exports:
-            (lazy if m.lazy else eager)[m.module] = m.exports
-    imports = _sorted_imports(eager)
-    lazy_imports = _sorted_imports(lazy)
-    all_names = tuple(n for _, names in imports + lazy_imports for n in names) + META_NAMES
-    return InitContext(
-        banner,
-        title=model.title,
-        ref=ref,
-        sha256=sha256,
-        version=model.version,
-        imports=imports,
-        lazy_imports=lazy_imports,
-        all_names=all_names,
     )
 
 

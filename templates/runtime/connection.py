@@ -32,9 +32,9 @@ from ._output import WRITE_BUFFER_BYTES, WRITE_CHUNK
 from ._reading import READ_CHUNK as READ_CHUNK
 from ._reading import ConnectionReading, RateLimitedLog
 from ._runtime import decode, encode
-from ._wire import to_text
 from .jsonrpc import (
     MAX_MESSAGE_BYTES,
+    TEXT_WRITERS,
     ByteReader,
     ByteWriter,
     ConnectionClosed,
@@ -134,6 +134,18 @@ class Connection(ConnectionReading):
         self._reading_done = False  # every message read has been admitted
         self._closing = False
         self._closed = asyncio.Event()
+
+    def rebind(self, handler: RoleBase) -> None:
+        """Serve `handler` from now on instead of the present one (the version router hands a
+        connection to the lane chosen at `initialize`): its routes, cancel method and batch
+        rule apply to every message read after this call."""
+        if handler._connection is not None and handler._connection is not self:
+            raise ValueError("this handler already serves another Connection")
+        handler._connection = self
+        self.handler = handler
+        self._cancel_method = handler.CANCEL_METHOD
+        self._note_servers.clear()
+        self._compact_note = None
 
     def start(self) -> None:
         """Start reading (idempotent; needs a running event loop)."""
@@ -276,7 +288,7 @@ class Connection(ConnectionReading):
             self._enqueue(self._call_line(method, None, params))
         else:  # the usual case of _call_line and _enqueue, inline: a stream of updates
             try:
-                params_text = to_text(params)
+                params_text = _text_of(params)
             except UnencodableMessage as exc:
                 raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
             line = f'{{"jsonrpc":"2.0",{named}{params_text}}}\n'.encode()
@@ -291,7 +303,7 @@ class Connection(ConnectionReading):
 
     def _call_line(self, method: str, rid: int | None, params: Any) -> bytes:
         """The line of a request (`rid`) or a notification (None): the bytes dump_line makes
-        of the message, made as text from the params' (`to_text`) and the envelope's, which is
+        of the message, made as text from the params' (`_text_of`) and the envelope's, which is
         made once per method."""
         try:
             if params is None or type(method) is not str:
@@ -303,7 +315,7 @@ class Connection(ConnectionReading):
                     message["params"] = encode(params)
                 return dump_line(message)
             named = self._method_texts.get(method) or self._method_text(method)
-            params_text = to_text(params)
+            params_text = _text_of(params)
         except UnencodableMessage as exc:
             raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
         if rid is None:
@@ -329,3 +341,9 @@ class Connection(ConnectionReading):
         if cancel is not None and not self._input_done and not self._output_closed:
             notice: Message = {"jsonrpc": "2.0", "method": cancel, "params": {"requestId": rid}}
             self._enqueue(dump_line(notice))
+
+
+def _text_of(value: Any) -> str:
+    """A model's JSON text, by its lane's writer when it has one."""
+    writer = TEXT_WRITERS.get(type(value))
+    return writer(value) if writer is not None else dump_text(encode(value))

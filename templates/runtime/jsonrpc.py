@@ -205,6 +205,11 @@ def _make_encoder() -> Callable[[Any, int], Iterable[str]]:
 _encode_chunks: Final = _make_encoder()
 
 
+TEXT_WRITERS: Final[dict[type, Callable[[Any], str]]] = {}
+"""Model class → the function that writes its JSON text directly (each lane's `_wire.py`
+fills it when imported); `text_of` falls back to `dump_text(encode(value))`."""
+
+
 def dump_line(message: Message) -> bytes:
     """One message as a line: compact UTF-8 JSON, with the line separators some readers split
     on escaped, and a final `\\n`. Raises UnencodableMessage for values JSON cannot carry."""
