@@ -1,18 +1,16 @@
 #!/usr/bin/env python3
-"""An ACP v2 client built on the generated toolkit (`acp_v2.spawn_agent`): runs one turn.
+"""An ACP client on the generated toolkit (`acp_kit.spawn_agent`): it starts an agent, runs one
+prompt, and prints one JSON line: the protocol version spoken, the stop reason, every update of
+the turn, and each permission request with how it was answered.
 
-    python examples/client.py [--prompt TEXT] [--cancel] [--timeout S] [--] AGENT_CMD [ARGS...]
+    python examples/client.py [--prompt TEXT] [--cancel [chunk|permission]] [--reject]
+                              [--protocol N] [--timeout S] [--verbose] [--] AGENT_CMD [ARGS...]
 
-Spawns AGENT_CMD (ACP on its stdin/stdout, its stderr passed through), opens a session in this
-directory, sends the prompt ("hello" unless --prompt), allows what the agent asks permission
-for, and prints each update on stderr as it arrives. Once the turn is idle it prints one line
-on stdout and exits 0:
-
-    {"stopReason": "end_turn", "updates": ["user_message", "state_update", ...]}
-
---cancel sends session/cancel after the first agent_message_chunk; permission requests are
-then answered `cancelled` and the turn should end with the stop reason "cancelled".
-Errors: one line on stderr, exit 1 (2 for bad usage).
+It asks for the newest protocol version (or `--protocol N`) and speaks whichever the agent
+answers with. Permission requests are allowed (refused with --reject). `--cancel` (or `--cancel
+chunk`) cancels the turn once the first agent message chunk arrives; `--cancel permission` when
+the permission request comes (it is then answered `cancelled`). `--verbose` prints each update
+on stderr as it arrives. An error is one line on stderr, exit 1 (2 for bad usage).
 """
 
 from __future__ import annotations
@@ -21,83 +19,130 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
-import acp_v2 as acp  # noqa: E402
+import acp_kit as acp  # noqa: E402
 
-USAGE = "usage: client.py [--prompt TEXT] [--cancel] [--timeout SECONDS] [--] AGENT_CMD [ARGS...]"
+USAGE = (
+    "usage: client.py [--prompt TEXT] [--cancel [chunk|permission]] [--reject] [--protocol N]"
+    " [--timeout S] [--verbose] [--] AGENT_CMD [ARGS...]"
+)
 
 
 class UsageError(Exception):
     pass
 
 
-def parse_args(argv: list[str]) -> tuple[list[str], str, bool, float]:
-    """AGENT_CMD, the prompt, whether to cancel, the timeout."""
-    args, prompt, cancel, timeout = list(argv), "hello", False, 20.0
+class Options:
+    prompt = "hello"
+    cancel: str | None = None
+    reject = False
+    protocol: int | None = None
+    timeout = 20.0
+    verbose = False
+
+
+def parse_args(argv: list[str]) -> tuple[Options, list[str]]:
+    """The options, and AGENT_CMD."""
+    options, args = Options(), list(argv)
     while args and args[0].startswith("--"):
         flag = args.pop(0)
         if flag == "--":
             break
         if flag == "--cancel":
-            cancel = True
-        elif flag in ("--prompt", "--timeout"):
+            options.cancel = args.pop(0) if args and args[0] in ("chunk", "permission") else "chunk"
+        elif flag == "--reject":
+            options.reject = True
+        elif flag == "--verbose":
+            options.verbose = True
+        elif flag in ("--prompt", "--timeout", "--protocol"):
             if not args:
                 raise UsageError(f"{flag} needs a value")
             value = args.pop(0)
             if flag == "--prompt":
-                prompt = value
-                continue
-            try:
-                timeout = float(value)
-            except ValueError:
-                raise UsageError("--timeout needs a number of seconds") from None
-            if not timeout > 0:
-                raise UsageError("--timeout needs a positive number of seconds")
+                options.prompt = value
+            elif flag == "--protocol":
+                if not value.isdigit():
+                    raise UsageError("--protocol needs a protocol version (1, 2)")
+                options.protocol = int(value)
+            else:
+                try:
+                    options.timeout = float(value)
+                except ValueError:
+                    raise UsageError("--timeout needs a number of seconds") from None
+                if not options.timeout > 0:
+                    raise UsageError("--timeout needs a positive number of seconds")
         else:
             raise UsageError(f"unknown option {flag}")
     if not args:
         raise UsageError("missing AGENT_CMD")
-    return args, prompt, cancel, timeout
+    return options, args
 
 
-async def run(command: list[str], prompt: str, cancel: bool) -> dict[str, object]:
-    kinds: list[str] = []
-    async with acp.spawn_agent(*command, permissions=acp.allow) as agent:
+async def run(options: Options, command: list[str]) -> dict[str, Any]:
+    asked: list[dict[str, Any]] = []
+    session: acp.RemoteSession | None = None
+
+    async def policy(request: acp.RequestPermissionRequest) -> acp.PermissionOption | None:
+        if options.cancel == "permission" and session is not None:
+            await session.cancel()
+        option = None if session and session.cancelling else await decide(request)
+        outcome = {"outcome": "cancelled"} if option is None else {
+            "outcome": "selected", "optionId": option.option_id
+        }  # fmt: skip
+        asked.append({"toolCall": tool_call_of(request), "outcome": outcome})
+        return option
+
+    decide = acp.deny if options.reject else acp.allow
+    async with acp.spawn_agent(*command, permissions=policy, protocol=options.protocol) as agent:
         session = await agent.new_session()
 
-        async def show(update: acp.SessionUpdate) -> None:
+        async def on_update(update: acp.SessionUpdate) -> None:
             wire = acp.encode(update)
-            kinds.append(str(wire.get("sessionUpdate")))  # also kinds this lane does not know
-            print(f"update: {json.dumps(wire, ensure_ascii=False)}", file=sys.stderr, flush=True)
-            if cancel and kinds[-1] == "agent_message_chunk" and not session.cancelling:
+            if options.verbose:
+                print(f"update: {json.dumps(wire, ensure_ascii=False)}", file=sys.stderr)
+            chunk = wire.get("sessionUpdate") == "agent_message_chunk"
+            if options.cancel == "chunk" and chunk and session and not session.cancelling:
                 await session.cancel()
 
-        session.subscribe(show)
-        result = await session.prompt(prompt)
+        session.subscribe(on_update)
+        result = await session.prompt(options.prompt)
+        version = agent.features.version
     if result.error is not None:
         print(f"turn failed: {acp.encode(result.error)}", file=sys.stderr, flush=True)
-    return {"stopReason": result.stop_reason, "updates": kinds}
+    return {
+        "protocol": version,
+        "stopReason": result.stop_reason,
+        "updates": [acp.encode(update) for update in result.updates],
+        "permissions": asked,
+    }
+
+
+def tool_call_of(request: Any) -> Any:
+    """The tool call a permission request is about (v1 names it, v2 has it as its subject)."""
+    subject = getattr(request, "subject", None)
+    return acp.encode(getattr(subject, "tool_call", None) or request.tool_call)
 
 
 def main(argv: list[str]) -> int:
     try:
-        command, prompt, cancel, timeout = parse_args(argv)
+        options, command = parse_args(argv)
     except UsageError as exc:
         print(f"client.py: error: {exc}\n{USAGE}", file=sys.stderr)
         return 2
     try:
-        result = asyncio.run(asyncio.wait_for(run(command, prompt, cancel), timeout))
+        result = asyncio.run(asyncio.wait_for(run(options, command), options.timeout))
     except acp.ConnectionClosed:  # these two before OSError, which they are
         return fail("the agent exited before the turn ended")
     except TimeoutError:
-        return fail(f"timeout after {timeout:g}s")
+        return fail(f"timeout after {options.timeout:g}s")
     except OSError as exc:
         return fail(f"cannot start the agent {command[0]!r}: {exc}")
     except acp.RpcError as exc:
         return fail(f"the agent answered with an error: {exc}")
     except (acp.DecodeError, acp.IncompatibleAgent) as exc:
-        return fail(f"the agent sent an invalid answer: {exc}")
+        return fail(f"the agent does not speak ACP as this client does: {exc}")
     except KeyboardInterrupt:
         return 130
     print(json.dumps(result), flush=True)

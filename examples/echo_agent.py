@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""An ACP v2 agent on stdio, built on the generated toolkit (`acp_v2.Agent`).
+"""An ACP agent on stdio, built on the generated toolkit (`acp_kit.Agent`), that serves v1 and v2
+clients alike: the protocol version is the one the client asks for at `initialize`.
 
     python examples/echo_agent.py          # speaks ACP on stdin/stdout, logs on stderr
 
-Each prompt is one turn: the user message is echoed and `running` reported (the toolkit does
-both), then a plan, the reply `You said: <prompt>.` streamed in chunks, a tool call "Echo tool"
-behind a permission request (`requires_action` meanwhile), usage with a cost, and idle
-`end_turn`. A prompt containing "slow" pauses 200 ms between chunks, to try cancelling by hand.
+Each prompt is one turn: a plan, the reply `You said: <prompt>.` streamed in chunks, the plan's
+first step completed, a tool call "Echo tool" behind a permission request, then the usage. On
+v2 the toolkit also echoes the user message, reports `running` (and `requires_action` while
+the permission request is pending) and ends with idle `end_turn`; on v1 the prompt's answer
+carries `end_turn`. A prompt containing "slow" pauses 200 ms between chunks, to try cancelling
+by hand.
 
-The toolkit does the rest of what `capabilities.session` promises: session/cancel (the turn
-ends `cancelled`, a pending permission request withdrawn), session/list (by cwd, paged),
-session/resume (replaying the history when asked), session/close (cancels, then forgets).
+The toolkit does the rest of what the session capabilities promise: session/cancel,
+session/list (by cwd, paged), session/resume and (v1) session/load with their replays,
+session/close, session/delete.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
-import acp_v2 as acp  # noqa: E402
+import acp_kit as acp  # noqa: E402
 
 SLOW_CHUNK_DELAY = 0.2
 
@@ -30,26 +33,19 @@ class EchoAgent(acp.Agent):
     version = "0.1.0"
 
     async def prompt(self, turn: acp.Turn) -> acp.TurnStopReason:
-        text = " ".join(b.text for b in turn.prompt if isinstance(b, acp.ContentBlockText))
-        number = turn.session.turns
-        plan = [
-            acp.PlanEntry(content="Echo the prompt back", priority="high", status="in_progress"),
-            acp.PlanEntry(content="Run the echo tool", priority="medium", status="pending"),
-            acp.PlanEntry(content="Report usage", priority="low", status="pending"),
-        ]
-        await turn.plan(*plan)
-        delay = SLOW_CHUNK_DELAY if "slow" in text else 0.0
-        for index, chunk in enumerate(reply_chunks(text)):
-            if index and delay:
-                await asyncio.sleep(delay)
+        plan = await turn.plan("Echo the prompt back", "Run the echo tool", "Report usage")
+        for index, chunk in enumerate(reply_chunks(turn.text)):
+            if index and "slow" in turn.text:
+                await asyncio.sleep(SLOW_CHUNK_DELAY)
             await turn.say(chunk)
-        tool = await turn.tool_call("Echo tool", kind="other", raw_input={"text": text})
-        if await turn.ask_permission(tool, remember=False):
-            await tool.stream("Echoing...")
-            await tool.complete(f"Echo: {text}")
+        await plan.complete(0)
+        tool = await turn.tool_call("Echo tool", raw_input={"text": turn.text})
+        if await turn.ask_permission(tool):
+            await tool.start()
+            await tool.complete(f"Echo: {turn.text}")
         else:
             await tool.fail("Permission was not granted.")
-        await turn.usage(used=1000 * number + len(text), size=200_000, cost=0.0042 * number)
+        await turn.usage(1000 * turn.session.turns + len(turn.text), 200_000)
         return "end_turn"
 
 

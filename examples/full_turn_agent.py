@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A full ACP v2 turn on the toolkit: a thought, a plan, messages, and a tool call that lists
+"""A full ACP turn on the toolkit (v1 or v2, as the client asks): a thought, a plan, messages, and a tool call that lists
 the session's directory once the user allows it. Cancel it at any point: the toolkit withdraws
 a pending permission request, closes the tool call and ends the turn `cancelled`.
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
-import acp_v2 as acp  # noqa: E402
+import acp_kit as acp  # noqa: E402
 
 
 class DirectoryAgent(acp.Agent):
