@@ -253,12 +253,16 @@ def _vocab(header: str, served: Sequence[LaneFacts]) -> dict[str, Any]:
 def _lane_init(lane: LaneFacts) -> PackageInit:
     imports, lazy = _lane_parts(lane, ".")
     imports.append(("..runtime._runtime", CORE_EXPORTS))
+    lazy += _shared_lazy("..", toolkit=False)  # the runtime's names, for code of this lane only
     return _finish(
         PackageInit(
             lane.banner,
             f"The {lane.folder} lane of this package: every `$defs` type of {lane.ref}"
-            f" ({lane.model.title or 'an ACP schema'}), its methods and its dispatch;"
-            " `decode(tp, data)` and `encode(value)` convert between typed values and parsed JSON.",
+            f" ({lane.model.title or 'an ACP schema'}), its methods and its dispatch"
+            " (`AgentBase`, `ClientStub`, ...), and the JSON-RPC runtime's names"
+            " (`connect_stdio`, `RpcError`, ...); `decode(tp, data)` and `encode(value)` convert"
+            " between typed values and parsed JSON. The toolkit (`Agent`, `Client`, ...) serves"
+            " every lane: it is at the package's root.",
             tuple(imports),
             tuple(lazy),
             _meta(lane),

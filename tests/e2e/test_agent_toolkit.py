@@ -13,8 +13,9 @@ import json
 import logging
 from typing import Any
 
-import acp_v2 as acp
+import acp_kit as kit
 import pytest
+from acp_kit import v2 as acp
 
 from tests.support.rpc_wire import run
 from tests.support.toolkit_wire import (
@@ -90,7 +91,7 @@ def test_initialize_advertises_the_prompt_content_and_mcp_transports_accepted() 
 
 # -- a turn --------------------------------------------------------------------------------------
 def test_a_turn_answers_with_the_message_id_then_echoes_reports_running_and_ends_idle() -> None:
-    async def script(turn: acp.Turn) -> acp.TurnStopReason:
+    async def script(turn: kit.Turn) -> kit.TurnStopReason:
         await turn.say("Hello")
         await turn.think("hmm")
         await turn.say(" world")
@@ -130,7 +131,7 @@ def test_the_answer_to_session_prompt_comes_before_the_turns_first_update() -> N
 
 
 def test_new_message_gives_the_next_chunks_a_new_message_id() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await turn.say("one")
         turn.new_message()
         await turn.say("two")
@@ -169,7 +170,7 @@ def test_message_ids_count_per_session_across_turns() -> None:
 def test_a_tool_call_reports_and_tracks_its_state() -> None:
     statuses: list[Any] = []
 
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call(
             "Read file", kind="read", raw_input={"path": "/a"},
             locations=[acp.ToolCallLocation(path="/a", line=3)],
@@ -181,7 +182,7 @@ def test_a_tool_call_reports_and_tracks_its_state() -> None:
         await tool.update(title="Read /a")
         await tool.complete(["done", acp.ContentBlockText(text="!")], raw_output={"lines": 2})
         statuses.append((tool.status, tool.done, tool.title, len(tool.content)))
-        with pytest.raises(acp.TurnEnded, match="call_001 is already completed"):
+        with pytest.raises(kit.TurnEnded, match="call_001 is already completed"):
             await tool.stream("late")
 
     async def scenario() -> list[Any]:
@@ -212,7 +213,7 @@ def test_a_tool_call_reports_and_tracks_its_state() -> None:
 
 
 def test_a_plan_sends_the_whole_plan_on_each_change() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         plan = await turn.plan(
             "Look", acp.PlanEntry(content="Fix", priority="high", status="pending")
         )
@@ -240,7 +241,7 @@ def test_a_plan_sends_the_whole_plan_on_each_change() -> None:
 
 
 def test_usage_reports_tokens_and_an_optional_cost() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await turn.usage(10, 100)
         await turn.usage(20, 100, cost=0.5, currency="EUR")
         await turn.usage(30, 100, cost=acp.Cost(amount=1, currency="USD"))
@@ -267,12 +268,12 @@ def test_usage_reports_tokens_and_an_optional_cost() -> None:
         (None, {"stopReason": "end_turn"}),
         ("refusal", {"stopReason": "refusal"}),
         ("max_tokens", {"stopReason": "max_tokens"}),
-        (acp.CustomStopReason("_budget"), {"stopReason": "_budget"}),
+        (kit.CustomStopReason("_budget"), {"stopReason": "_budget"}),
         ("finished", {"stopReason": "error", "error": INTERNAL_ERROR}),
     ],
 )  # fmt: skip
 def test_the_returned_stop_reason_ends_the_turn(returned: Any, ending: dict[str, Any]) -> None:
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         return returned
 
     async def scenario() -> Any:
@@ -287,7 +288,7 @@ def test_the_returned_stop_reason_ends_the_turn(returned: Any, ending: dict[str,
 def test_an_exception_fails_open_tool_calls_and_ends_the_turn_error_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await turn.tool_call("Search")
         raise KeyError("index")
 
@@ -312,7 +313,7 @@ def test_an_exception_fails_open_tool_calls_and_ends_the_turn_error_once(
 def test_an_rpc_error_ends_the_turn_with_its_code_and_message_in_one_log_line(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         raise acp.RpcError(-32000, "Authentication required")
 
     async def scenario() -> Any:
@@ -333,7 +334,7 @@ def test_an_rpc_error_ends_the_turn_with_its_code_and_message_in_one_log_line(
 def test_tool_calls_left_open_by_a_turn_that_returns_are_failed_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call("Build")
         await tool.start()
 
@@ -356,9 +357,9 @@ def test_tool_calls_left_open_by_a_turn_that_returns_are_failed_with_a_warning(
 
 
 def test_nothing_can_be_reported_for_a_turn_that_has_ended() -> None:
-    kept: list[acp.Turn] = []
+    kept: list[kit.Turn] = []
 
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         kept.append(turn)
 
     async def scenario() -> None:
@@ -368,7 +369,7 @@ def test_nothing_can_be_reported_for_a_turn_that_has_ended() -> None:
         await wire.idle()
         [turn] = kept
         assert turn.ended
-        with pytest.raises(acp.TurnEnded, match="this turn has ended"):
+        with pytest.raises(kit.TurnEnded, match="this turn has ended"):
             await turn.say("late")
         assert await wire.quiet() == []
 
@@ -380,7 +381,7 @@ async def ask_and_answer(answer: Any, remember: bool = True) -> tuple[list[Any],
     """A turn that asks permission for a tool call; the client answers `answer`."""
     got: list[Any] = []
 
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call("Run tests", kind="execute")
         permission = await turn.ask_permission(tool, remember=remember)
         got.append((bool(permission), permission.option and permission.option.option_id))
@@ -457,7 +458,7 @@ def test_a_cancelled_answer_ends_the_turn_cancelled() -> None:
 
 
 def test_session_cancel_withdraws_the_pending_request_and_ignores_its_late_answer() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call("Deploy")
         await turn.ask_permission(tool)
         raise AssertionError("the turn went on after its cancel")
@@ -493,7 +494,7 @@ def test_an_always_answer_is_remembered_for_the_session() -> None:
     async def scenario() -> tuple[list[Any], int]:
         got: list[Any] = []
 
-        async def script(turn: acp.Turn) -> None:
+        async def script(turn: kit.Turn) -> None:
             tool = await turn.tool_call("Run tests")
             permission = await turn.ask_permission(tool)
             got.append((permission.allowed, permission.remembered))
@@ -540,7 +541,7 @@ def test_a_cancel_that_arrives_with_the_prompt_still_echoes_and_ends_cancelled()
 def test_a_prompt_during_a_turn_is_held_then_inserted_when_the_turn_ends() -> None:
     release = asyncio.Event()
 
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         if turn.user_message_id == "msg_user_1":
             await release.wait()
         await turn.say(turn.text)
@@ -573,7 +574,7 @@ def test_a_prompt_during_a_turn_is_held_then_inserted_when_the_turn_ends() -> No
 
 
 def test_session_cancel_answers_held_prompts_request_cancelled() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await asyncio.sleep(60)
 
     async def scenario() -> tuple[Any, Any]:
@@ -603,7 +604,7 @@ def test_cancelling_an_idle_session_sends_nothing() -> None:
 
 
 def test_an_error_raised_by_aborting_work_is_reported_cancelled_not_error() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:
@@ -633,7 +634,7 @@ def test_an_error_raised_by_aborting_work_is_reported_cancelled_not_error() -> N
 def test_prompt_content_beyond_the_baseline_needs_its_capability(
     block: dict[str, Any], accepts: str
 ) -> None:
-    async def scenario(agent: acp.Agent) -> tuple[Any, list[Any]]:
+    async def scenario(agent: kit.Agent) -> tuple[Any, list[Any]]:
         wire = Wire(agent)
         sid = await wire.new_session()
         prompt = [text("look"), {"type": "resource_link", "name": "a", "uri": "file:///a"}, block]
@@ -782,7 +783,7 @@ async def one_full_turn(wire: Wire) -> str:
     return sid
 
 
-async def full_script(turn: acp.Turn) -> acp.TurnStopReason:
+async def full_script(turn: kit.Turn) -> kit.TurnStopReason:
     plan = await turn.plan("Step")
     await turn.think("Thinking ")
     await turn.think("hard")
@@ -835,7 +836,7 @@ def test_resume_replays_the_history_then_the_current_state_then_answers() -> Non
 
 
 def test_resume_during_a_turn_reports_it_running() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await turn.say("partial")
         await asyncio.sleep(60)
 
@@ -888,7 +889,7 @@ def test_resume_errors(params: dict[str, Any], error: dict[str, Any]) -> None:
 
 # -- session/close -------------------------------------------------------------------------------
 def test_close_cancels_the_turn_sends_its_final_updates_then_answers_and_goes_quiet() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call("Long job")
         await tool.start()
         await asyncio.sleep(60)
@@ -926,7 +927,7 @@ def test_closing_an_unknown_or_idle_session_succeeds_without_updates() -> None:
 
 
 def test_close_answers_held_prompts_request_cancelled() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await asyncio.sleep(60)
 
     async def scenario() -> tuple[Any, Any]:
@@ -944,7 +945,7 @@ def test_close_answers_held_prompts_request_cancelled() -> None:
 def test_the_connection_going_away_mid_turn_ends_the_turn_quietly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await turn.say("working")
         await asyncio.sleep(0.05)
         await turn.say("more")  # the connection is gone by now
@@ -971,7 +972,7 @@ def test_the_connection_going_away_mid_turn_ends_the_turn_quietly(
 
 # -- tool_call/cancel, terminal/cancel -----------------------------------------------------------
 def test_cancelling_a_tool_call_or_terminal_that_is_not_cancellable_is_invalid_params() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         done = await turn.tool_call("Done")
         await done.complete()
         running = await turn.tool_call("Running")
@@ -1011,11 +1012,11 @@ def test_a_cancellable_tool_call_is_cancelled_by_the_client_and_the_turn_goes_on
             raise
         return "built"
 
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call("Build", kind="execute", cancellable=True)
         try:
             await tool.run(build())
-        except acp.ToolCallCancelled:
+        except kit.ToolCallCancelled:
             await turn.say("Build skipped.")
 
     async def scenario() -> tuple[Any, list[Any]]:
@@ -1042,7 +1043,7 @@ def test_a_cancellable_tool_call_is_cancelled_by_the_client_and_the_turn_goes_on
 
 
 def test_a_cancellable_tool_call_stops_advertising_cancel_once_final() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call("Build", cancellable=True)
         assert await tool.run(asyncio.sleep(0, result="built")) == "built"
         await tool.complete("built")
@@ -1067,7 +1068,7 @@ def test_a_cancellable_tool_call_stops_advertising_cancel_once_final() -> None:
 
 
 def test_a_tool_cancel_left_uncaught_ends_the_turn_cancelled() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call("Build", cancellable=True)
         await tool.run(asyncio.sleep(60))
 
@@ -1092,7 +1093,7 @@ def test_cancelling_the_turn_cancels_the_work_a_tool_call_runs() -> None:
             work_cancelled.append(True)
             raise
 
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         tool = await turn.tool_call("Build", cancellable=True)
         await tool.run(work())
 

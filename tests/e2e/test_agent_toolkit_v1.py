@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import acp_v1 as acp
+import acp_kit as kit
 import pytest
+from acp_kit import v1 as acp
 
 from tests.support.rpc_wire import run
 from tests.support.toolkit_wire import is_request
@@ -52,7 +53,7 @@ def selected(option_id: str) -> dict[str, Any]:
     return {"outcome": {"outcome": "selected", "optionId": option_id}}
 
 
-async def permission_script(turn: acp.Turn) -> acp.TurnStopReason:
+async def permission_script(turn: kit.Turn) -> kit.TurnStopReason:
     await turn.say("Working")
     tool = await turn.tool_call("Edit", kind="edit", raw_input={"path": "/a"})
     if await turn.ask_permission(tool):
@@ -218,7 +219,7 @@ def test_each_stop_reason_a_turn_returns_is_the_answer_and_none_is_end_turn() ->
     async def scenario() -> list[Any]:
         reasons = iter([None, "max_tokens", "max_turn_requests", "refusal"])
 
-        async def script(turn: acp.Turn) -> Any:
+        async def script(turn: kit.Turn) -> Any:
             return next(reasons)
 
         wire = Wire(ScriptAgent(script))
@@ -236,7 +237,7 @@ def test_each_stop_reason_a_turn_returns_is_the_answer_and_none_is_end_turn() ->
 def test_a_stop_reason_v1_does_not_have_is_an_error_answer(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         return "_mine"
 
     async def scenario() -> Any:
@@ -256,7 +257,7 @@ def test_a_stop_reason_v1_does_not_have_is_an_error_answer(
 
 
 def test_a_failed_turn_reports_its_open_tool_calls_failed_then_answers_the_error() -> None:
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         await turn.tool_call("Read")
         raise acp.RpcError(-32000, "Authentication required")
 
@@ -275,9 +276,9 @@ def test_a_failed_turn_reports_its_open_tool_calls_failed_then_answers_the_error
 
 
 def test_nothing_is_reported_for_a_turn_that_ended() -> None:
-    kept: list[acp.Turn] = []
+    kept: list[kit.Turn] = []
 
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         kept.append(turn)
         return None
 
@@ -286,7 +287,7 @@ def test_nothing_is_reported_for_a_turn_that_ended() -> None:
         await wire.prompt(await wire.new_session())
         try:
             await kept[0].say("late")
-        except acp.TurnEnded as exc:
+        except kit.TurnEnded as exc:
             return str(exc)
         return "sent"
 
@@ -330,7 +331,7 @@ def test_a_cancelled_permission_answer_ends_the_turn_cancelled() -> None:
 def test_cancel_is_answered_cancelled_even_when_the_work_fails_on_it() -> None:
     # "This stop reason MUST be returned when the client sends a session/cancel notification,
     # even if the cancellation causes exceptions in underlying operations."
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
@@ -348,7 +349,7 @@ def test_cancel_is_answered_cancelled_even_when_the_work_fails_on_it() -> None:
 
 
 def test_updates_sent_while_cancelling_precede_the_answer() -> None:
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
@@ -373,7 +374,7 @@ def test_updates_sent_while_cancelling_precede_the_answer() -> None:
 def test_a_prompt_held_behind_a_running_turn_runs_after_it_or_ends_cancelled() -> None:
     started: list[str] = []
 
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         started.append(turn.text)
         if turn.text == "slow":
             await asyncio.sleep(0.2)
@@ -396,7 +397,7 @@ def test_a_prompt_held_behind_a_running_turn_runs_after_it_or_ends_cancelled() -
 
 
 def test_cancel_request_for_the_prompt_is_a_cancel_answered_cancelled() -> None:
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         await asyncio.sleep(30)
 
     async def scenario() -> Any:
@@ -423,7 +424,7 @@ async def two_turns(wire: Wire) -> str:
     return sid
 
 
-async def history_script(turn: acp.Turn) -> Any:
+async def history_script(turn: kit.Turn) -> Any:
     if turn.text == "first":
         plan = await turn.plan("Look", "Answer")
         await turn.think("Hmm")
@@ -522,7 +523,7 @@ def test_list_filters_by_cwd_and_pages_behind_an_opaque_cursor() -> None:
 
 
 def test_list_shows_the_title_and_the_extra_roots() -> None:
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         await turn.session.set_title("Bug hunt")
         return None
 
@@ -551,7 +552,7 @@ def test_list_shows_the_title_and_the_extra_roots() -> None:
 
 # -- session/close, session/delete ---------------------------------------------------------------
 def test_close_cancels_the_turn_and_the_session_stays_listed_and_loadable() -> None:
-    async def script(turn: acp.Turn) -> Any:
+    async def script(turn: kit.Turn) -> Any:
         await turn.say("working")
         await asyncio.sleep(30)
 

@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-import acp_v2
 import pytest
+from acp_kit import v2 as acp_v2
 from jsonschema import Draft202012Validator
 
 from benchmarks.stream import PARAMS_TYPE, V2_SCHEMA, generate_lines, generate_messages, kind_counts

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import acp_v2 as acp
+import acp_kit as kit
 import pytest
+from acp_kit import v2 as acp
 
 from tests.support.rpc_wire import pipe, run
 from tests.support.toolkit_wire import ScriptAgent
@@ -20,15 +21,15 @@ ECHO_AGENT = [sys.executable, str(REPO / "examples" / "echo_agent.py")]
 
 
 async def connected(
-    agent: acp.Agent, client: acp.Client | None = None
-) -> tuple[acp.RemoteAgent, acp.Connection]:
+    agent: kit.Agent, client: kit.Client | None = None
+) -> tuple[kit.RemoteAgent, acp.Connection]:
     """Our client joined to `agent` by in-memory pipes, initialized."""
     to_agent, client_out = pipe()
     to_client, agent_out = pipe()
     agent_conn = acp.Connection(agent, to_agent, agent_out)
     agent_conn.start()
-    client = acp.Client(permissions=acp.allow) if client is None else client
-    remote = await acp.connect_agent(client, acp.Connection(client, to_client, client_out))
+    client = kit.Client(permissions=kit.allow) if client is None else client
+    remote = await kit.connect_agent(client, acp.Connection(client, to_client, client_out))
     return remote, agent_conn
 
 
@@ -36,7 +37,7 @@ def kinds(updates: list[Any]) -> list[str]:
     return [str(acp.encode(u)["sessionUpdate"]) for u in updates]
 
 
-async def tool_script(turn: acp.Turn) -> acp.TurnStopReason:
+async def tool_script(turn: kit.Turn) -> kit.TurnStopReason:
     await turn.say("Hello")
     tool = await turn.tool_call("Tool")
     if await turn.ask_permission(tool):
@@ -48,7 +49,7 @@ async def tool_script(turn: acp.Turn) -> acp.TurnStopReason:
 
 
 def test_a_prompt_returns_once_the_turn_is_idle() -> None:
-    async def scenario() -> tuple[acp.TurnResult, acp.RemoteAgent, dict[str, Any]]:
+    async def scenario() -> tuple[kit.TurnResult, kit.RemoteAgent, dict[str, Any]]:
         remote, _ = await connected(ScriptAgent(tool_script))
         session = await remote.new_session("/w")
         result = await session.prompt("hi")
@@ -68,10 +69,10 @@ def test_a_prompt_returns_once_the_turn_is_idle() -> None:
 
 
 def test_a_failed_turn_carries_its_error() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         raise acp.RpcError(-32000, "Authentication required")
 
-    async def scenario() -> acp.TurnResult:
+    async def scenario() -> kit.TurnResult:
         remote, _ = await connected(ScriptAgent(script))
         return await (await remote.new_session()).prompt("hi")
 
@@ -132,10 +133,10 @@ def test_the_permission_policy_answers_the_agent(
     async def broken(request: acp.RequestPermissionRequest) -> acp.PermissionOption | None:
         raise RuntimeError("the UI crashed")
 
-    policies = {"allow": acp.allow, "deny": acp.deny, "dismiss": dismiss, "broken": broken}
+    policies = {"allow": kit.allow, "deny": kit.deny, "dismiss": dismiss, "broken": broken}
 
-    async def scenario() -> tuple[acp.TurnResult, str | None]:
-        client = acp.Client(permissions=policies[policy])
+    async def scenario() -> tuple[kit.TurnResult, str | None]:
+        client = kit.Client(permissions=policies[policy])
         remote, _ = await connected(ScriptAgent(tool_script), client)
         session = await remote.new_session()
         result = await session.prompt("hi")
@@ -150,7 +151,7 @@ def test_a_policy_picking_an_option_not_offered_is_a_dismissal() -> None:
         return acp.PermissionOption(option_id="not-offered", name="?", kind="allow_once")
 
     async def scenario() -> str | None:
-        remote, _ = await connected(ScriptAgent(tool_script), acp.Client(permissions=alien))
+        remote, _ = await connected(ScriptAgent(tool_script), kit.Client(permissions=alien))
         return (await (await remote.new_session()).prompt("hi")).stop_reason
 
     assert run(scenario()) == "cancelled"
@@ -164,8 +165,8 @@ def test_cancel_answers_the_pending_permission_request_and_the_turn_ends_cancell
         await asyncio.sleep(60)
         return None
 
-    async def scenario() -> tuple[acp.TurnResult, Any]:
-        remote, _ = await connected(ScriptAgent(tool_script), acp.Client(permissions=never))
+    async def scenario() -> tuple[kit.TurnResult, Any]:
+        remote, _ = await connected(ScriptAgent(tool_script), kit.Client(permissions=never))
         session = await remote.new_session()
         turn = asyncio.ensure_future(session.prompt("hi"))
         await asked.wait()
@@ -180,7 +181,7 @@ def test_cancel_answers_the_pending_permission_request_and_the_turn_ends_cancell
 
 def test_updates_that_precede_the_session_new_answer_are_kept() -> None:
     class Early(ScriptAgent):
-        async def on_new_session(self, session: acp.AgentSession) -> None:
+        async def on_new_session(self, session: kit.AgentSession) -> None:
             await session.set_title("Early bird")
 
     async def scenario() -> dict[str, Any]:
@@ -260,7 +261,7 @@ def test_a_refused_prompt_raises_the_agents_error() -> None:
 
 
 def test_an_agent_that_goes_away_mid_turn_fails_the_prompt() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await turn.say("bye")
         await asyncio.sleep(60)
 
@@ -284,7 +285,7 @@ def test_an_agent_speaking_another_protocol_version_is_refused() -> None:
             return answer
 
     async def scenario() -> None:
-        with pytest.raises(acp.IncompatibleAgent, match="speaks protocol version 1, this client 2"):
+        with pytest.raises(kit.IncompatibleAgent, match="speaks protocol version 1, this client 2"):
             await connected(Old())
 
     run(scenario())
@@ -296,14 +297,14 @@ def test_ask_user_dismisses_without_a_terminal(caplog: pytest.LogCaptureFixture)
         options=[acp.PermissionOption(option_id="a", name="A", kind="allow_once")],
     )  # fmt: skip
     assert not sys.stdin.isatty()  # pytest captures stdin
-    assert run(acp.ask_user(request)) is None
+    assert run(kit.ask_user(request)) is None
     assert "dismissed: stdin is not a terminal" in caplog.text
 
 
 # -- a real process ------------------------------------------------------------------------------
 def test_spawn_agent_initializes_runs_a_turn_and_reaps_the_process() -> None:
-    async def scenario() -> tuple[acp.TurnResult, str, int | None]:
-        async with acp.spawn_agent(*ECHO_AGENT, permissions=acp.allow) as agent:
+    async def scenario() -> tuple[kit.TurnResult, str, int | None]:
+        async with kit.spawn_agent(*ECHO_AGENT, permissions=kit.allow) as agent:
             process = agent.connection
             assert isinstance(process, acp.ProcessConnection)
             session = await agent.new_session()
@@ -320,7 +321,7 @@ def test_spawn_agent_initializes_runs_a_turn_and_reaps_the_process() -> None:
 def test_spawn_agent_of_a_missing_program_raises_os_error() -> None:
     async def scenario() -> None:
         with pytest.raises(OSError):
-            async with acp.spawn_agent("/no/such/agent"):
+            async with kit.spawn_agent("/no/such/agent"):
                 pass
 
     run(scenario())
@@ -336,7 +337,7 @@ def test_a_prompt_answered_with_another_message_id_than_reported_is_refused() ->
     async def scenario() -> None:
         remote, _ = await connected(Inconsistent())
         session = await remote.new_session()
-        with pytest.raises(acp.IncompatibleAgent) as caught:
+        with pytest.raises(kit.IncompatibleAgent) as caught:
             await session.prompt("hi")
         assert str(caught.value) == (
             "the agent answered session/prompt with messageId 'msg_other' but reported the user"
@@ -347,7 +348,7 @@ def test_a_prompt_answered_with_another_message_id_than_reported_is_refused() ->
 
 
 def test_two_prompts_at_once_each_end_with_their_own_turn() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         await asyncio.sleep(0.02)
         await turn.say(f"echo {turn.text}")
 

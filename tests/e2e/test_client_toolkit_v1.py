@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import acp_v1 as acp
+import acp_kit as kit
+from acp_kit import v1 as acp
 
 from tests.support.rpc_wire import pipe, run
 from tests.support.toolkit_wire_v1 import ScriptAgent
@@ -19,15 +20,15 @@ ECHO_AGENT = [sys.executable, str(REPO / "examples" / "v1" / "echo_agent.py")]
 
 
 async def connected(
-    agent: acp.Agent, client: acp.Client | None = None
-) -> tuple[acp.RemoteAgent, acp.Connection]:
+    agent: kit.Agent, client: kit.Client | None = None
+) -> tuple[kit.RemoteAgent, acp.Connection]:
     """Our client joined to `agent` by in-memory pipes, initialized."""
     to_agent, client_out = pipe()
     to_client, agent_out = pipe()
     agent_conn = acp.Connection(agent, to_agent, agent_out)
     agent_conn.start()
-    client = acp.Client(permissions=acp.allow) if client is None else client
-    remote = await acp.connect_agent(client, acp.Connection(client, to_client, client_out))
+    client = kit.Client(permissions=kit.allow) if client is None else client
+    remote = await kit.connect_agent(client, acp.Connection(client, to_client, client_out))
     return remote, agent_conn
 
 
@@ -35,7 +36,7 @@ def kinds(updates: list[Any]) -> list[str]:
     return [str(acp.encode(u)["sessionUpdate"]) for u in updates]
 
 
-async def tool_script(turn: acp.Turn) -> acp.TurnStopReason:
+async def tool_script(turn: kit.Turn) -> kit.TurnStopReason:
     await turn.say("Hello")
     tool = await turn.tool_call("Tool")
     if await turn.ask_permission(tool):
@@ -47,7 +48,7 @@ async def tool_script(turn: acp.Turn) -> acp.TurnStopReason:
 
 
 def test_a_prompt_returns_the_stop_reason_with_the_turns_updates() -> None:
-    async def scenario() -> tuple[acp.TurnResult, acp.RemoteAgent, dict[str, Any]]:
+    async def scenario() -> tuple[kit.TurnResult, kit.RemoteAgent, dict[str, Any]]:
         remote, _ = await connected(ScriptAgent(tool_script))
         session = await remote.new_session("/w")
         result = await session.prompt("hi")
@@ -71,7 +72,7 @@ def test_a_prompt_returns_the_stop_reason_with_the_turns_updates() -> None:
 
 
 def test_every_update_before_the_answer_is_applied_when_the_prompt_returns() -> None:
-    async def script(turn: acp.Turn) -> None:
+    async def script(turn: kit.Turn) -> None:
         for n in range(500):
             await turn.say(f"{n} ")
 
@@ -87,11 +88,11 @@ def test_every_update_before_the_answer_is_applied_when_the_prompt_returns() -> 
 
 
 def test_a_refusing_policy_and_an_error_answer() -> None:
-    async def failing(turn: acp.Turn) -> None:
+    async def failing(turn: kit.Turn) -> None:
         raise acp.RpcError(-32000, "Authentication required")
 
-    async def scenario() -> tuple[acp.TurnResult, str, str | None, str]:
-        remote, _ = await connected(ScriptAgent(tool_script), acp.Client(permissions=acp.deny))
+    async def scenario() -> tuple[kit.TurnResult, str, str | None, str]:
+        remote, _ = await connected(ScriptAgent(tool_script), kit.Client(permissions=kit.deny))
         refused = await (await remote.new_session()).prompt("hi")
         remote2, _ = await connected(ScriptAgent(failing))
         session = await remote2.new_session()
@@ -116,8 +117,8 @@ def test_cancel_answers_the_pending_permission_request_cancelled() -> None:
         await asyncio.sleep(30)
         return None
 
-    async def scenario() -> tuple[acp.TurnResult, Any]:
-        client = acp.Client(permissions=never)
+    async def scenario() -> tuple[kit.TurnResult, Any]:
+        client = kit.Client(permissions=never)
         remote, agent_conn = await connected(ScriptAgent(tool_script), client)
         answers: list[Any] = []
         agent_conn.add_tap(lambda direction, line: answers.append((direction, line)))
@@ -194,7 +195,7 @@ def test_an_agent_of_another_protocol_version_is_refused() -> None:
     async def scenario() -> str:
         try:
             await connected(Later())
-        except acp.IncompatibleAgent as exc:
+        except kit.IncompatibleAgent as exc:
             return str(exc)
         return "accepted"
 
@@ -202,8 +203,8 @@ def test_an_agent_of_another_protocol_version_is_refused() -> None:
 
 
 def test_spawn_agent_runs_the_example_agent_and_reaps_it() -> None:
-    async def scenario() -> tuple[acp.TurnResult, int | None]:
-        async with acp.spawn_agent(*ECHO_AGENT, permissions=acp.allow) as agent:
+    async def scenario() -> tuple[kit.TurnResult, int | None]:
+        async with kit.spawn_agent(*ECHO_AGENT, permissions=kit.allow) as agent:
             session = await agent.new_session()
             result = await session.prompt("hello there")
             connection = agent.connection

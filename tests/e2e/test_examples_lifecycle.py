@@ -12,8 +12,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import acp_v2 as acp
+import acp_kit as kit
 import pytest
+from acp_kit import v2 as acp
 
 from tests.support.rpc_wire import (
     FULL_TURN,
@@ -58,12 +59,12 @@ class Recorder(MemoryWriter):
 def test_a_full_turn_on_the_wire() -> None:
     async def scenario() -> list[Any]:
         agent = echo.EchoAgent()
-        client = acp.Client(permissions=acp.allow)
+        client = kit.Client(permissions=kit.allow)
         to_agent, client_out = pipe()
         to_client = asyncio.StreamReader()
         agent_out = Recorder(to_client)
         acp.Connection(agent, to_agent, agent_out).start()
-        remote = await acp.connect_agent(client, acp.Connection(client, to_client, client_out))
+        remote = await kit.connect_agent(client, acp.Connection(client, to_client, client_out))
         result = await (await remote.new_session()).prompt("hi there")
         kinds = [acp.encode(u)["sessionUpdate"] for u in result.updates]
         assert kinds == FULL_TURN[:6] + ["agent_message_chunk"] + FULL_TURN[6:]
@@ -288,10 +289,10 @@ def test_a_failed_turn_ends_idle_with_the_error_stop_reason_and_the_error() -> N
 
 
 def test_slow_prompt_cancelled_after_the_first_chunk() -> None:
-    async def scenario() -> acp.TurnResult:
-        client = acp.Client(permissions=acp.allow)
+    async def scenario() -> kit.TurnResult:
+        client = kit.Client(permissions=kit.allow)
         _, client_conn = connect_pair(echo.EchoAgent(), client)
-        session = await (await acp.connect_agent(client, client_conn)).new_session()
+        session = await (await kit.connect_agent(client, client_conn)).new_session()
 
         async def cancel_on_the_first_chunk(update: acp.SessionUpdate) -> None:
             if isinstance(update, acp.SessionUpdateAgentMessageChunk) and not session.cancelling:

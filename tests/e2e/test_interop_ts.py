@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import acp_v2 as acp
 import pytest
+from acp_kit import v2 as acp
 
 from tests.support.rpc_wire import FULL_TURN
 

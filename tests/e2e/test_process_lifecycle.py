@@ -20,7 +20,7 @@ AGENT = REPO / "examples" / "echo_agent.py"
 
 PRELUDE = f"""
 import asyncio, json, os, sys
-import acp_v2 as acp
+from acp_kit import v2 as acp
 AGENT = {str(AGENT)!r}
 PY = sys.executable
 

@@ -305,14 +305,15 @@ def test_a_captured_turn_of_the_v1_example_agent_replays_to_the_clients_state(
 ) -> None:
     import asyncio
 
-    import acp_v1
+    import acp_kit as kit
+    from acp_kit import v1 as acp_v1
 
     agent = [sys.executable, str(ROOT / "examples" / "v1" / "echo_agent.py")]
     path = tmp_path / "capture.jsonl"
 
     async def capture() -> dict[str, Any]:
         with acp_v1.TranscriptRecorder(path) as recorder:
-            async with acp_v1.spawn_agent(*agent, permissions=acp_v1.allow, tap=recorder) as peer:
+            async with kit.spawn_agent(*agent, permissions=kit.allow, tap=recorder) as peer:
                 session = await peer.new_session()
                 await session.prompt("replay me")
                 snapshot: dict[str, Any] = session.state.snapshot()

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import acp_v1 as acp
+import acp_kit as kit
 import pytest
+from acp_kit import v1 as acp
 
 from tests.support.rpc_wire import pipe, run
 from tests.support.toolkit_wire_v1 import ScriptAgent
@@ -20,18 +21,18 @@ PY = sys.executable
 
 async def session_of(
     workspace: acp.Workspace | None, root: Path
-) -> tuple[acp.RemoteSession, ScriptAgent, acp.Client]:
+) -> tuple[kit.RemoteSession, ScriptAgent, kit.Client]:
     """Our client (with `workspace`) joined to a ScriptAgent, one session in `root`."""
     agent = ScriptAgent()
     to_agent, client_out = pipe()
     to_client, agent_out = pipe()
     acp.Connection(agent, to_agent, agent_out).start()
-    client = acp.Client(permissions=acp.allow, workspace=workspace)
-    remote = await acp.connect_agent(client, acp.Connection(client, to_client, client_out))
+    client = kit.Client(permissions=kit.allow, workspace=workspace)
+    remote = await kit.connect_agent(client, acp.Connection(client, to_client, client_out))
     return await remote.new_session(root), agent, client
 
 
-def agent_side(agent: ScriptAgent, session: acp.RemoteSession) -> acp.AgentSession:
+def agent_side(agent: ScriptAgent, session: kit.RemoteSession) -> kit.AgentSession:
     found = agent.sessions.get(session.id)
     assert found is not None
     return found
@@ -118,7 +119,7 @@ def test_without_the_capability_the_agent_side_refuses_and_the_client_answers_32
         ):
             try:
                 await call
-            except acp.MissingCapability as exc:
+            except kit.MissingCapability as exc:
                 problems.append(str(exc))
         request = acp.WriteTextFileRequest(
             session_id=session.id, path=str(tmp_path / "x"), content=""

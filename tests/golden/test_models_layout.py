@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import acp_v1
-import acp_v2
 import pytest
+from acp_kit import v1 as acp_v1
+from acp_kit import v2 as acp_v2
 
 MODELS = {pkg.__name__: Path(pkg.__file__).with_name("models.py") for pkg in (acp_v1, acp_v2)}
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import acp_v2
 import pytest
+from acp_kit import v2 as acp_v2
 
 from tests.support.lanes import seed_lane
 

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-import acp_v1
-import acp_v2
 import pytest
+from acp_kit import v1 as acp_v1
+from acp_kit import v2 as acp_v2
 
 from codegen.diagnostics import Diagnostics
 from codegen.ir import TaggedUnion

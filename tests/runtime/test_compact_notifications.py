@@ -9,8 +9,8 @@ import asyncio
 import json
 from typing import Any
 
-import acp_v2 as acp
 import pytest
+from acp_kit import v2 as acp
 
 from tests.support.rpc_wire import RawPeer, run
 
@@ -89,7 +89,7 @@ def test_lines_that_start_compact_but_are_not_are_read_the_general_way(
 
 
 def test_a_long_compact_line_goes_the_general_way_to_the_same_end() -> None:
-    from acp_v2._reading import COMPACT_MAX_BYTES
+    from acp_kit.v2._reading import COMPACT_MAX_BYTES
 
     text = "x" * COMPACT_MAX_BYTES
     line = START + chunk_params(text) + b"}"

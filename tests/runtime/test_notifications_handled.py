@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import acp_v1 as acp
+from acp_kit import v1 as acp
 
 from tests.support.rpc_wire import pipe, run
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import acp_v1
-import acp_v2
 import pytest
+from acp_kit import v1 as acp_v1
+from acp_kit import v2 as acp_v2
 
 from codegen.config import default_templates
 from codegen.diagnostics import Diagnostics, InputError

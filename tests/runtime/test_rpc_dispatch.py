@@ -7,8 +7,8 @@ import asyncio
 import json
 from typing import Any
 
-import acp_v2 as acp
 import pytest
+from acp_kit import v2 as acp
 
 from tests.support.rpc_wire import INITIALIZE_PARAMS, RawPeer, error, notification, request, run
 

@@ -11,8 +11,8 @@ import random
 import sys
 from typing import Any
 
-import acp_v2 as acp
 import pytest
+from acp_kit import v2 as acp
 
 from tests.support.lanes import seed_lane
 from tests.support.rpc_wire import RawPeer, connect_pair, error, notification, request, run

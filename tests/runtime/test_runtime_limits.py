@@ -11,9 +11,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import acp_v1
-import acp_v2 as acp
 import pytest
+from acp_kit import v1 as acp_v1
+from acp_kit import v2 as acp
 
 from codegen.parse.methods import batch_titles
 from tests.support.lanes import seed_lane
@@ -51,7 +51,7 @@ def test_a_stub_call_times_out_with_a_clear_error_and_cancels_on_the_peer() -> N
 
 
 def test_abandoned_ids_are_capped(caplog: pytest.LogCaptureFixture) -> None:
-    from acp_v2.connection import MAX_ABANDONED_IDS
+    from acp_kit.v2.connection import MAX_ABANDONED_IDS
 
     async def scenario() -> None:
         peer = RawPeer(acp.ClientBase())

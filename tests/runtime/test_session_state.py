@@ -17,9 +17,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
-import acp_v1
-import acp_v2
 import pytest
+from acp_kit import v1 as acp_v1
+from acp_kit import v2 as acp_v2
 
 from tests.support.lanes import seed_lane
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-import acp_v2
+from acp_kit import v2 as acp_v2
 
 
 def text(value: str) -> dict[str, Any]:

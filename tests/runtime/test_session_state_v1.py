@@ -10,9 +10,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import acp_v1
 import pytest
-from acp_v1 import SessionState
+from acp_kit import v1 as acp_v1
+from acp_kit.v1 import SessionState
 
 from tests.support.lanes import seed_lane
 

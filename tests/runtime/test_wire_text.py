@@ -11,9 +11,9 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-import acp_v1
-import acp_v2
 import pytest
+from acp_kit import v1 as acp_v1
+from acp_kit import v2 as acp_v2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-import acp_v2 as acp
+from acp_kit import v2 as acp
 
 T = TypeVar("T")
 TIMEOUT = 10.0

@@ -9,14 +9,14 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import acp_v2 as acp
+import acp_kit as kit
 
 from tests.support.rpc_wire import INITIALIZE_PARAMS, TIMEOUT, RawPeer, notification, request
 
-Script = Callable[[acp.Turn], Awaitable[Any]]
+Script = Callable[[kit.Turn], Awaitable[Any]]
 
 
-class ScriptAgent(acp.Agent):
+class ScriptAgent(kit.Agent):
     """An Agent whose `prompt` runs the test's script."""
 
     name = "script-agent"
@@ -26,7 +26,7 @@ class ScriptAgent(acp.Agent):
         super().__init__()
         self.script = script
 
-    async def prompt(self, turn: acp.Turn) -> Any:
+    async def prompt(self, turn: kit.Turn) -> Any:
         if self.script is None:
             await turn.say("ok")
             return "end_turn"
@@ -37,7 +37,7 @@ class Wire:
     """The client end: `call` sends a request and returns its answer; every request and
     notification the agent writes is kept in `seen`, in order (one task reads them all)."""
 
-    def __init__(self, agent: acp.Agent) -> None:
+    def __init__(self, agent: kit.Agent) -> None:
         self.agent = agent
         self.peer = RawPeer(agent)
         self._open(self.peer._from_conn, self.peer.send_bytes)

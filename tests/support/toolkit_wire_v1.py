@@ -7,7 +7,8 @@ import asyncio
 import json
 from typing import Any
 
-import acp_v1 as acp
+import acp_kit as kit
+from acp_kit import v1 as acp
 
 from tests.support import toolkit_wire
 from tests.support.rpc_wire import pipe
@@ -20,7 +21,7 @@ INITIALIZE_PARAMS = {
 Script = toolkit_wire.Script
 
 
-class ScriptAgent(acp.Agent):
+class ScriptAgent(kit.Agent):
     """A v1 Agent whose `prompt` runs the test's script (default: say "ok")."""
 
     name = "script-agent"
@@ -30,7 +31,7 @@ class ScriptAgent(acp.Agent):
         super().__init__()
         self.script = script
 
-    async def prompt(self, turn: acp.Turn) -> Any:
+    async def prompt(self, turn: kit.Turn) -> Any:
         if self.script is None:
             await turn.say("ok")
             return "end_turn"
@@ -59,7 +60,7 @@ class V1Peer:
 class Wire(toolkit_wire.Wire):
     """`toolkit_wire.Wire` on v1: `prompt` returns the answer, `initialize` speaks v1."""
 
-    def __init__(self, agent: acp.Agent) -> None:
+    def __init__(self, agent: kit.Agent) -> None:
         self.agent = agent  # type: ignore[assignment]
         self.peer = V1Peer(agent)  # type: ignore[assignment]
         self._open(self.peer._from_conn, self.peer.send_bytes)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import acp_v2
 import pytest
+from acp_kit import v2 as acp_v2
 
 
 def encode_error(value: Any) -> str:

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import acp_v2
 import jsonschema
 import pytest
+from acp_kit import v2 as acp_v2
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 

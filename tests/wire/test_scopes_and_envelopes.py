@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import acp_v1
-import acp_v2
 import pytest
+from acp_kit import v1 as acp_v1
+from acp_kit import v2 as acp_v2
 
 SCHEMA = {"type": "object", "properties": {}}
 FORM = {"mode": "form", "message": "Sign in", "requestedSchema": SCHEMA}
