@@ -123,10 +123,13 @@ def package_files(
     for lane in served:
         path = f"{package}/{lane.folder}/{LANE_BINDING.filename}"
         files[path] = env.get_template("lane.py.j2").render(_lane_binding(lane))
-    files[f"{package}/_lanes.py"] = env.get_template("lanes.py.j2").render(
-        banner=header, lanes=[_lane_entry(lane) for lane in served]
-    )
-    files[f"{package}/vocab.py"] = env.get_template("vocab.py.j2").render(_vocab(header, served))
+    if served:  # what the toolkit reads: a package it does not serve has neither
+        files[f"{package}/_lanes.py"] = env.get_template("lanes.py.j2").render(
+            banner=header, lanes=[_lane_entry(lane) for lane in served]
+        )
+        files[f"{package}/vocab.py"] = env.get_template("vocab.py.j2").render(
+            _vocab(header, served)
+        )
     init = env.get_template("__init__.py.j2")
     for lane in lanes:
         files[f"{package}/{lane.folder}/__init__.py"] = init.render(_lane_init(lane).variables())
