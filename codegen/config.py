@@ -187,12 +187,12 @@ def default_templates() -> Path:
 
 
 def default_bindings(lane: str = "v2") -> Path | None:
-    """The `acp_{lane}` package shipped with the tool (the checkout's generated/, or the
-    installed copy), or None when there is neither."""
+    """The folder of lane `lane` of the `acp_kit` package shipped with the tool (the checkout's
+    generated/, or the installed copy), or None when there is neither."""
     checkout = _checkout()
     for candidate in (
-        checkout / "generated" / f"acp_{lane}" if checkout else None,
-        Path(__file__).resolve().parent / "bindings" / f"acp_{lane}",
+        checkout / "generated" / "acp_kit" / lane if checkout else None,
+        Path(__file__).resolve().parent / "bindings" / "acp_kit" / lane,
     ):
         if candidate is not None and (candidate / "__init__.py").is_file():
             return candidate

@@ -123,8 +123,8 @@ def generate_package(
                 (d for d, types in DIALECTS if all(t in model.index for t in types)), None
             )
             modules = _lane_modules(model, template_dir)
-            if dialect is None:
-                skipped.append(_skip_note(package, folder, target, model))
+            if dialect is None and {"SessionUpdate", "PromptRequest"} <= model.index.keys():
+                skipped.append(_skip_note(package, folder, target, model))  # an older ACP draft
             header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
             contexts = lower(
                 model, names, modules, banner=header, ref=target.ref, sha256=source.sha256

@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from codegen.diagnostics import Diagnostics, InputError
-from codegen.modules import CORE_MODULES, EXTRA_MODULES
+from codegen.modules import LANE_MODULES
 from codegen.naming import assign_names
 from codegen.parse.classify import build_model
 from codegen.render.context import AliasContext, RpcContext, SessionStateContext
 from codegen.render.lower import lower
 from tests.conftest import inline_source
 
-MODULES = CORE_MODULES + EXTRA_MODULES
+MODULES = LANE_MODULES
 
 
 def contexts(schema: dict[str, Any], meta: dict[str, Any] | None = None) -> dict[str, Any]:
