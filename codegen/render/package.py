@@ -250,6 +250,7 @@ def _vocab(header: str, served: Sequence[LaneFacts]) -> dict[str, Any]:
         "enums": enums,
         "stop_reasons": tuple(stops),
         "types": types,
+        "needs_open": any(opened for *_, opened in enums),
     }
 
 
