@@ -64,14 +64,14 @@ def run(args: argparse.Namespace) -> int:
     targets, out, templates, own_templates = _targets(args)
     diags = Diagnostics()
     files: dict[str, str] = {}
+    notes: list[str] = []  # said once the packages are written (or found current)
     try:
         for package in targets:
             made = generate_package(
                 package.name, package.lanes, templates, diags, flat=package.flat
             )
             files.update(made.files)
-            for note in made.skipped:
-                print(f"acp-codegen: note: {note}", file=sys.stderr)
+            notes += made.skipped
     except InputError as exc:  # main() prints the errors; the rest is printed just below
         raise InputError(exc.diagnostics.errors_only()) from None
     except RuffFailed as exc:  # our templates: a bug of ours (exit 3); the project's: its own
@@ -103,9 +103,16 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             return 1
+        _say(notes)
         return 0
     write(files, out, packages)
+    _say(notes)
     return 0
+
+
+def _say(notes: list[str]) -> None:
+    for note in notes:
+        print(f"acp-codegen: note: {note}", file=sys.stderr)
 
 
 @dataclass(frozen=True)

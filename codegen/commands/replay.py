@@ -94,13 +94,22 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # `| head`: the reader has what it wanted
         sys.stdout = open(os.devnull, "w")  # keeps the flush at exit from failing again
+    state = snapshot.get("state")
+    if result.applied and state not in (None, "idle"):
+        print(
+            f"acp-codegen: {name}: warning: the transcript ends mid-turn (state: {state}):"
+            " the turn's last updates are missing",
+            file=sys.stderr,
+        )
+        return 1
     return 0  # skipping a bad line is the documented behaviour, not a failure
 
 
 def _replay(args: argparse.Namespace, stream: BinaryIO, name: str) -> Replay:
     """Replay with `--bindings`, else with the package of the transcript's lane."""
     if args.bindings is not None:
-        return replay(load_bindings(args.bindings), stream, name, args.session, args.max_line)
+        bindings = load_bindings(args.bindings, args.lane)
+        return replay(bindings, stream, name, args.session, args.max_line)
     source: BinaryIO | Peeked = stream
     lane = args.lane
     if lane is None:
