@@ -129,7 +129,7 @@ def write_lock(tmp_path: Path, data: Any) -> Path:
         ({"default": 3, "pins": []}, '"default" 3 is not a ref name'),
         (
             {"default": "../x", "pins": []},
-            '"default": error: invalid ref \'../x\': a ref cannot contain a path separator',
+            "\"default\": error: invalid ref '../x': a ref cannot contain a path separator",
         ),
     ],
 )
