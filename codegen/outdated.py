@@ -139,7 +139,12 @@ def text(report: Report, default: str | None) -> list[str]:
                 rows.append((line.name, "(none pinned)", newest_seen))
             continue
         newest = line.pinned[-1]
-        ref = newest + (" (default)" if newest == default else "")
+        if newest == default:
+            ref = f"{newest} (default)"
+        elif default in line.pinned:
+            ref = f"{newest} (default {default})"
+        else:
+            ref = newest
         if line.newer is None:
             status = f"not checked ({line.source} unreachable)"
         elif not line.newer:

@@ -138,6 +138,7 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
 
 def project(tmp_path: Path, default: str | None, refs: list[str]) -> Path:
     """A project whose lock pins `refs` (one file each: `outdated` reads no file)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen]\n", encoding="utf-8")
     pins = [
         {"ref": ref, "path": "v2/schema.json", "sha256": "ab" * 32, "url": f"https://x.org/{ref}"}
@@ -224,13 +225,19 @@ def test_newer_releases_are_listed_with_the_commands_to_move(
 
 def test_current_pins_exit_0(standin: Registry, cli: Cli, tmp_path: Path) -> None:
     serve(standin, ["2.3.0", "2.4.0"], ["schema-v2.0.0-beta.1", "schema-v2.0.0-beta.2"])
-    root = project(tmp_path, "schema-v2.0.0-beta.2", ["npm-sdk-2.4.0", "schema-v2.0.0-beta.2"])
+    pins = ["npm-sdk-2.4.0", "schema-v2.0.0-beta.2", "schema-v2.0.0-beta.1"]
+    root = project(tmp_path, "schema-v2.0.0-beta.2", pins)
     run = cli(cwd=root)
     assert (run.code, run.err) == (0, "")
     assert run.out.splitlines() == [
         "npm-sdk  npm-sdk-2.4.0                   current (npm registry)",
         "v2       schema-v2.0.0-beta.2 (default)  current (upstream tags)",
     ]
+    # a default older than its line's newest pin is named beside it
+    root = project(tmp_path / "older", "schema-v2.0.0-beta.1", pins)
+    assert cli(cwd=root).out.splitlines()[1] == (
+        "v2       schema-v2.0.0-beta.2 (default schema-v2.0.0-beta.1)  current (upstream tags)"
+    )
 
 
 def test_one_source_unreachable_is_one_note(
