@@ -1,8 +1,8 @@
 """`acp-codegen`: generate bindings, manage schema pins, diff spec versions, replay sessions.
 
-Exit status: 0 ok, 1 `--check` found a difference (or `diff` found a breaking change),
-2 bad input, 3 a bug of acp-codegen's. Errors are one line on stderr, never a traceback
-(ACP_CODEGEN_DEBUG=1 shows one for a bug).
+Exit status: 0 ok, 1 `--check` found a difference (or `diff` found a breaking change, or
+`schema outdated` a newer release), 2 bad input, 3 a bug of acp-codegen's. Errors are one line
+on stderr, never a traceback (ACP_CODEGEN_DEBUG=1 shows one for a bug).
 """
 
 from __future__ import annotations
