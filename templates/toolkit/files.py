@@ -327,7 +327,7 @@ def _write_in(folder: int, name: str, data: bytes, path: str) -> None:
     try:
         fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=folder)
     except OSError as exc:
-        raise _os_failure(exc, "$.path", "write", path) from None
+        raise _write_failure(exc, path) from None
     try:
         try:
             if mode is not None:
@@ -345,5 +345,12 @@ def _write_in(folder: int, name: str, data: bytes, path: str) -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise _os_failure(exc, "$.path", "write", path) from None
+            raise _write_failure(exc, path) from None
         raise
+
+
+def _write_failure(exc: OSError, path: str) -> RpcError:
+    """In a folder already open, even ENOENT is the file system failing (as in /proc)."""
+    if exc.errno in (errno.ENAMETOOLONG, errno.ELOOP):
+        return _os_failure(exc, "$.path", "write", path)
+    return failed("$.path", f"cannot write {shown(path)}: {exc.strerror or exc}")

@@ -136,11 +136,19 @@ class Terminal:
         self.pid = self._process.pid
         self._released = False
         _LIVE.add(self)
-        assert self._process.stdout is not None
-        self._pipe: int | None = self._process.stdout.fileno()
-        os.set_blocking(self._pipe, False)
-        self._loop.add_reader(self._pipe, self._readable)
-        self._watch()
+        self._pipe: int | None = None
+        try:
+            assert self._process.stdout is not None
+            self._pipe = self._process.stdout.fileno()
+            os.set_blocking(self._pipe, False)
+            self._loop.add_reader(self._pipe, self._readable)
+            self._watch()
+        except BaseException:  # e.g. a loop without add_reader: nothing must be left running
+            self.kill()
+            self._close_pipe()
+            self._process.wait()
+            _LIVE.discard(self)
+            raise
 
     # -- output ------------------------------------------------------------------------------
     def _readable(self) -> None:

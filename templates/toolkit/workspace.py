@@ -33,17 +33,23 @@ import errno
 import inspect
 import logging
 import os
-import shlex
 import shutil
-import sys
-import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, TypeAlias
+from typing import Final
 
 from ..runtime.jsonrpc import RpcError
 from . import files
+from .approvals import (
+    Approval,
+    Proposal,
+    ProposedCommand,
+    ProposedWrite,
+    approve_always,
+    approve_by_asking,
+    approve_never,
+)
 from .files import check_text, failed, invalid, not_found, shown
 from .terminals import ExitStatus, Terminal, TerminalOutput
 
@@ -51,6 +57,7 @@ __all__ = [
     "BASE_ENV",
     "Approval",
     "Capabilities",
+    "Proposal",
     "ExitStatus",
     "ProposedCommand",
     "ProposedWrite",
@@ -68,84 +75,6 @@ WRITE_LIMIT: Final = 16 * 1024 * 1024
 OUTPUT_LIMIT: Final = 1024 * 1024
 MAX_TERMINALS: Final = 16
 _log: Final = logging.getLogger(__name__)
-
-
-# -- approvals ---------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class ProposedWrite:
-    """A write waiting for approval: `path` is where the bytes will go (links resolved)."""
-
-    session_id: str
-    path: str
-    size: int
-    replaces: bool
-
-    def describe(self) -> str:
-        what = "replacing the file" if self.replaces else "a new file"
-        return (
-            f"The agent (session {shown(self.session_id)}) asks to write {self.size} bytes"
-            f" to {shown(self.path)} ({what})."
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ProposedCommand:
-    """A command waiting for approval: exactly what will run, and the environment it gets
-    (`agent_env`: the part of `env` the agent asked for)."""
-
-    session_id: str
-    argv: tuple[str, ...]
-    executable: str
-    cwd: str
-    env: Mapping[str, str]
-    agent_env: Mapping[str, str]
-
-    def describe(self) -> str:
-        lines = [
-            f"The agent (session {shown(self.session_id)}) asks to run:",
-            f"  command: {shown(shlex.join(self.argv), 2000)}",
-            f"  program: {shown(self.executable)}",
-            f"  in: {shown(self.cwd)}",
-            "  environment:",
-        ]
-        for name, value in sorted(self.env.items()):
-            origin = " (asked by the agent)" if name in self.agent_env else ""
-            lines.append(f"    {shown(name)}={shown(value)}{origin}")
-        return "\n".join(lines)
-
-
-Proposal: TypeAlias = ProposedWrite | ProposedCommand
-Approval: TypeAlias = Callable[[Proposal], bool | Awaitable[bool]]
-"""Decides a write or a command: only True (returned or awaited) approves it."""
-
-
-def approve_always(proposal: Proposal) -> bool:
-    """Approve every write and command the workspace serves (inside the roots, under caps)."""
-    return True
-
-
-def approve_never(proposal: Proposal) -> bool:
-    """Refuse every write and command."""
-    return False
-
-
-_asking: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-async def approve_by_asking(proposal: Proposal) -> bool:
-    """Ask on the terminal (the question on stderr, one at a time, `y` from stdin approves);
-    refused when stdin is not a terminal or the answer is anything else."""
-    if not sys.stdin.isatty():
-        _log.warning("refused, stdin is not a terminal: %s", proposal.describe())
-        return False
-    lock = _asking.setdefault(asyncio.get_running_loop(), asyncio.Lock())
-    async with lock:
-        print(proposal.describe(), file=sys.stderr)
-        print("Allow? [y/N] ", end="", file=sys.stderr, flush=True)
-        answer = await asyncio.to_thread(sys.stdin.readline)
-    return answer.strip().lower() in ("y", "yes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +117,8 @@ class Workspace:
         try:
             _check_env(self.env)
         except RpcError as exc:
-            raise ValueError(f"env: {exc.data}") from None
+            reason = exc.data.get("reason") if isinstance(exc.data, dict) else exc.message
+            raise ValueError(f"env: {reason}") from None
         self.read_limit = read_limit
         self.write_limit = write_limit
         self.output_limit = output_limit
@@ -277,12 +207,12 @@ class Workspace:
         output_byte_limit: int | None,
     ) -> str:
         command, closes = argv[0], self._closes
-        folder = roots[0] if cwd is None else cwd
-        where = await asyncio.to_thread(_working_folder, roots, folder, "$.cwd")
         full_env = {name: os.environ[name] for name in BASE_ENV if name in os.environ}
         full_env.update(self.env)
         full_env.update(agent_env)
-        program = _find_program(command, where, full_env.get("PATH", os.defpath))
+        path = full_env.get("PATH", os.defpath)
+        folder = roots[0] if cwd is None else cwd
+        where, program = await asyncio.to_thread(_place_command, roots, folder, command, path)
         shown_env = MappingProxyType(full_env)
         proposal = ProposedCommand(
             session_id, argv, program, where, shown_env, MappingProxyType(agent_env)
@@ -388,11 +318,12 @@ def _check_env(env: Mapping[str, str]) -> None:
             raise invalid("$.env", f"not a variable name: {shown(name)}")
 
 
-def _working_folder(roots: Sequence[str], folder: str, param: str) -> str:
-    place = files.locate(roots, folder, param)
+def _place_command(roots: Sequence[str], folder: str, command: str, path: str) -> tuple[str, str]:
+    """The working folder (inside the roots) and the program `command` runs there."""
+    place = files.locate(roots, folder, "$.cwd")
     if not os.path.isdir(place.path):
-        raise not_found(param, f"no such folder: {shown(folder)}")
-    return place.path
+        raise not_found("$.cwd", f"no such folder: {shown(folder)}")
+    return place.path, _find_program(command, place.path, path)
 
 
 def _find_program(command: str, cwd: str, path: str) -> str:

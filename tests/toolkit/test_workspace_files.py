@@ -405,3 +405,26 @@ def test_a_write_over_a_file_below_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "plain").write_text("x", encoding="utf-8")
     reason = f"not a folder: {str(tmp_path / 'plain')!r}"
     assert write_error(tmp_path, tmp_path / "plain" / "x.txt", "y") == invalid("$.path", reason)
+
+
+def test_the_file_system_failing_is_an_internal_error_saying_why() -> None:
+    root = os.path.realpath("/proc/self")  # a real file whose read fails, a folder refusing files
+    workspace = Workspace(write=True, approve=approve_always)
+
+    async def scenario() -> list[dict[str, Any]]:
+        return [
+            await refusal(workspace.read_text_file("s1", [root], f"{root}/mem")),
+            await refusal(workspace.write_text_file("s1", [root], f"{root}/comm", "x")),
+        ]
+
+    def failure(reason: str) -> dict[str, Any]:
+        return {
+            "code": -32603,
+            "message": "Internal error",
+            "data": {"path": "$.path", "reason": reason},
+        }
+
+    assert run(scenario()) == [
+        failure(f"cannot read '{root}/mem': Input/output error"),
+        failure(f"cannot write '{root}/comm': No such file or directory"),
+    ]

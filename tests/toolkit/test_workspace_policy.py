@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import pty
+import select
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +151,61 @@ def test_a_command_proposal_describes_everything_it_will_get() -> None:
         "    'PATH'='/bin'\n"
         "    'X'='1' (asked by the agent)"
     )
+
+
+WITHDRAWN = textwrap.dedent(
+    """
+    import asyncio, sys
+    from templates.toolkit.workspace import Workspace
+
+    async def main(root):
+        workspace = Workspace(write=True)
+        first = workspace.write_text_file("s1", [root], root + "/first.txt", "1")
+        try:
+            await asyncio.wait_for(first, 0.5)
+        except TimeoutError:
+            print("first withdrawn", flush=True)
+        try:
+            await workspace.write_text_file("s1", [root], root + "/second.txt", "2")
+            print("second written", flush=True)
+        except Exception as exc:
+            print("second refused", flush=True)
+
+    asyncio.run(main(sys.argv[1]))
+    """
+)
+
+
+def read_until(fd: int, text: bytes, seen: bytearray, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while text not in seen:
+        assert time.monotonic() < deadline, seen
+        if select.select([fd], [], [], 0.1)[0]:
+            seen += os.read(fd, 4096)
+
+
+def test_the_answer_typed_for_a_withdrawn_question_does_not_answer_the_next(
+    tmp_path: Path,
+) -> None:
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", WITHDRAWN, str(tmp_path)],
+            cwd=REPO, stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert process.stderr is not None
+        seen = bytearray()
+        read_until(process.stderr.fileno(), b"(withdrawn: the answer will be ignored)", seen)
+        time.sleep(0.3)
+        if select.select([process.stderr.fileno()], [], [], 0)[0]:
+            seen += os.read(process.stderr.fileno(), 4096)
+        assert b"second.txt" not in seen  # not asked while a line is still owed to the first
+        os.write(leader, b"y\n")  # typed for the first question, already withdrawn
+        read_until(process.stderr.fileno(), b"second.txt", seen)
+        os.write(leader, b"n\n")
+        out, err = process.communicate(timeout=20)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert out.decode() == "first withdrawn\nsecond refused\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -161,6 +161,22 @@ def test_kill_ends_the_whole_group_and_keeps_output_and_status(tmp_path: Path) -
     assert all(gone_soon(pid) for pid in pids)
 
 
+def test_an_exited_command_stays_unreaped_until_release_so_its_group_id_stays_its_own(
+    tmp_path: Path,
+) -> None:
+    workspace = terminals()
+
+    async def scenario() -> tuple[str, bool]:
+        tid = await workspace.create_terminal("s1", [str(tmp_path)], "sh", ["-c", "echo $$"])
+        leader = int((await finished(workspace, tid)).output)
+        with open(f"/proc/{leader}/stat", encoding="ascii") as file:
+            state = file.read().rsplit(")", 1)[1].split()[0]
+        await workspace.release_terminal("s1", tid)
+        return state, os.path.exists(f"/proc/{leader}")
+
+    assert run(scenario()) == ("Z", False)
+
+
 def test_exit_codes_and_signals_are_reported(tmp_path: Path) -> None:
     workspace = terminals()
 
