@@ -152,23 +152,12 @@ class Terminal:
 
     # -- output ------------------------------------------------------------------------------
     def _readable(self) -> None:
-        if self._pipe is None:
-            return
-        try:
-            chunk = os.read(self._pipe, _READ)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        if chunk:
-            self.output.add(chunk)
-        else:
-            self._close_pipe()
+        self._read(_READ)
 
-    def _drain(self) -> None:
-        """Read what the pipe holds now, without waiting for more."""
+    def _read(self, most: int) -> None:
+        """Read up to `most` bytes of what the pipe holds now, without waiting for more."""
         taken = 0
-        while self._pipe is not None and taken < _DRAIN_LIMIT:
+        while self._pipe is not None and taken < most:
             try:
                 chunk = os.read(self._pipe, _READ)
             except BlockingIOError:
@@ -231,7 +220,7 @@ class Terminal:
 
     def _ended(self, status: ExitStatus) -> None:
         if self.exit_status is None:
-            self._drain()
+            self._read(_DRAIN_LIMIT)
             self.exit_status = status
             self._exited.set()
         if self._released:  # it outlived `stop`'s wait: reap it now

@@ -143,6 +143,17 @@ def test_a_background_child_holding_the_pipe_does_not_delay_the_exit_and_dies_wi
     assert running and gone_soon(orphan)
 
 
+def test_without_pidfd_a_thread_watches_the_exit_just_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_pidfd(pid: int, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")  # a kernel before 5.3
+
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    test_a_background_child_holding_the_pipe_does_not_delay_the_exit_and_dies_with_release(tmp_path)
+    test_exit_codes_and_signals_are_reported(tmp_path)
+
+
 def test_kill_ends_the_whole_group_and_keeps_output_and_status(tmp_path: Path) -> None:
     workspace = terminals()
 
