@@ -3,6 +3,7 @@ answers -32601, the ready-made approvals (asking on a real pty, refusing without
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import select
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,21 @@ ASKING = textwrap.dedent(
 )
 
 
+@contextlib.contextmanager
+def on_a_pty(script: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """`script` run with stdin a pty, and the pty's other end (to type on)."""
+    leader, follower = pty.openpty()
+    try:
+        with subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path)],
+            cwd=REPO, stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        ) as process:  # fmt: skip
+            yield process, leader
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
 def asking(tmp_path: Path, answer: bytes | None) -> tuple[str, str]:
     """Run ASKING with stdin a pty fed `answer` (None: stdin is /dev/null, not a terminal)."""
     if answer is None:
@@ -102,17 +119,9 @@ def asking(tmp_path: Path, answer: bytes | None) -> tuple[str, str]:
             cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
         )  # fmt: skip
         return done.stdout.decode(), done.stderr.decode()
-    leader, follower = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-c", ASKING, str(tmp_path)],
-            cwd=REPO, stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        os.write(leader, answer)
+    with on_a_pty(ASKING, tmp_path) as (process, keyboard):
+        os.write(keyboard, answer)
         out, err = process.communicate(timeout=20)
-    finally:
-        os.close(leader)
-        os.close(follower)
     return out.decode(), err.decode()
 
 
@@ -187,12 +196,7 @@ def read_until(fd: int, text: bytes, seen: bytearray, within: float = 10.0) -> N
 def test_the_answer_typed_for_a_withdrawn_question_does_not_answer_the_next(
     tmp_path: Path,
 ) -> None:
-    leader, follower = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-c", WITHDRAWN, str(tmp_path)],
-            cwd=REPO, stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
+    with on_a_pty(WITHDRAWN, tmp_path) as (process, keyboard):
         assert process.stderr is not None
         seen = bytearray()
         read_until(process.stderr.fileno(), b"(withdrawn: the answer will be ignored)", seen)
@@ -200,12 +204,9 @@ def test_the_answer_typed_for_a_withdrawn_question_does_not_answer_the_next(
         if select.select([process.stderr.fileno()], [], [], 0)[0]:
             seen += os.read(process.stderr.fileno(), 4096)
         assert b"second.txt" not in seen  # not asked while a line is still owed to the first
-        os.write(leader, b"y\n")  # typed for the first question, already withdrawn
+        os.write(keyboard, b"y\n")  # typed for the first question, already withdrawn
         read_until(process.stderr.fileno(), b"second.txt", seen)
-        os.write(leader, b"n\n")
+        os.write(keyboard, b"n\n")
         out, err = process.communicate(timeout=20)
-    finally:
-        os.close(leader)
-        os.close(follower)
     assert out.decode() == "first withdrawn\nsecond refused\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == []

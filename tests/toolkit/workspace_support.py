@@ -1,10 +1,9 @@
-"""Helpers for the workspace tests: a bounded `asyncio.run`, an RpcError as the JSON its
-answer carries, and whether a process is gone."""
+"""Helpers for the workspace tests: a bounded `asyncio.run`, the error a call answers with
+(as the JSON of its answer), and whether a process still runs."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
@@ -17,10 +16,6 @@ T = TypeVar("T")
 def run(coro: Coroutine[Any, Any, T], timeout: float = 20.0) -> T:
     """Run one test coroutine; a hang fails the test instead of the suite."""
     return asyncio.run(asyncio.wait_for(coro, timeout))
-
-
-def error_json(exc: RpcError) -> dict[str, Any]:
-    return exc.to_json()
 
 
 async def refusal(call: Awaitable[object]) -> dict[str, Any]:
@@ -59,15 +54,3 @@ def gone_soon(pid: int, within: float = 5.0) -> bool:
             return False
         time.sleep(0.02)
     return True
-
-
-def wait_for_line(path: str, within: float = 5.0) -> str:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as file:
-                text = file.read()
-            if text.endswith("\n"):
-                return text
-        time.sleep(0.02)
-    raise AssertionError(f"nothing written to {path}")
