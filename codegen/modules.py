@@ -193,6 +193,16 @@ TOOLKIT_MODULES = (
         source="toolkit/remote.py",
         lazy=True,
     ),
+    ModuleSpec("toolkit.files", source="toolkit/files.py"),
+    ModuleSpec("toolkit.terminals", source="toolkit/terminals.py"),
+    ModuleSpec(
+        "toolkit.approvals",
+        ("Approval", "ProposedCommand", "ProposedWrite", "approve_always", "approve_by_asking",
+         "approve_never"),
+        source="toolkit/approvals.py",
+        lazy=True,
+    ),  # fmt: skip
+    ModuleSpec("toolkit.workspace", ("Workspace",), source="toolkit/workspace.py", lazy=True),
     ModuleSpec(
         "toolkit.client",
         ("Client", "IncompatibleAgent", "RemoteAgent", "connect_agent", "spawn_agent"),
