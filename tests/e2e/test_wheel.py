@@ -126,8 +126,7 @@ def test_generate_a_package_and_import_it(installed: Path, outside: Path, schema
         check=True,
     )
     assert (
-        imported.stdout
-        == f"SessionUpdateAgentMessageChunk hello local\n{package / '__init__.py'}"
+        imported.stdout == f"SessionUpdateAgentMessageChunk hello local\n{package / '__init__.py'}"
         " myacp.toolkit.agent\n"
     )
 

@@ -321,6 +321,19 @@ class RemoteAgent:
         return self.lane.features
 
     @property
+    def implementation(self) -> Any:
+        """The agent's name, version and title (the lane's `Implementation`: v2's `info`, v1's
+        optional `agentInfo`), or None when it gave none."""
+        found = getattr(self.info, "info", None) or getattr(self.info, "agent_info", None)
+        return found if isinstance(found, self.lane.models.Implementation) else None
+
+    @property
+    def name(self) -> str | None:
+        """The agent's name, when it gave one."""
+        found = self.implementation
+        return None if found is None else str(found.name)
+
+    @property
     def connection(self) -> Connection:
         return self.client.connection
 
