@@ -64,8 +64,8 @@ def blocks(page: Path) -> list[Block]:
     for fence in FENCE.finditer(text):
         before = text[: fence.start()]
         marker = None
-        for marker in MARKER.finditer(before, max(0, len(before) - 300)):
-            pass  # the last one before the fence
+        for found_marker in MARKER.finditer(before, max(0, len(before) - 300)):
+            marker = found_marker  # the last one before the fence
         attached = marker is not None and marker.end() == fence.start()
         run = marker.group("run") if attached and marker is not None else None
         line = text.count("\n", 0, fence.start()) + 1
