@@ -6,8 +6,10 @@
 protocol's version negotiation.
 
 The client's `initialize` names the latest protocol version it supports. The agent answers with
-that version when it serves it, and otherwise with the latest version it serves (the spec's
-rule; the client then goes on or closes the connection). The request is then read as the
+the highest version it serves at or below that one, and with error -32022 (`data`: the version
+requested and those supported) when it serves none (the v2 schema's rule; v1's said "else the
+agent's latest", which a client could not use: it would close the connection). The request is
+then read as the
 chosen version's `InitializeRequest`: strictly when the client asked for exactly that version,
 and keeping what parses when it asked for another (a newer client's request may not fit an
 older schema: a missing or malformed v2 `info` becomes `{name: "unknown", version:
@@ -50,10 +52,21 @@ def requested_version(params: Any) -> int:
     return version
 
 
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+
+
 def select(requested: int, offered: Mapping[int, Lane]) -> Lane:
-    """The lane that answers a client asking for `requested`: that version when offered, else
-    the latest offered."""
-    return offered.get(requested) or offered[max(offered)]
+    """The lane that answers a client asking for `requested`: the highest version offered at
+    or below it; -32022 (naming both sides' versions) when there is none."""
+    fitting = [version for version in offered if version <= requested]
+    if not fitting:
+        supported = sorted(offered)
+        raise RpcError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"requested": requested, "supported": supported},
+        )
+    return offered[max(fitting)]
 
 
 def initialize_params(lane: Lane, params: dict[str, Any], requested: int) -> Any:
