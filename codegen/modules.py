@@ -85,8 +85,8 @@ TOOLKIT_V1 = (
 # The toolkit's dialect of a lane, by the types that select it (checked in this order).
 DIALECTS = (("v2", TOOLKIT_V2), ("v1", TOOLKIT_V1))
 
-CORE_EXPORTS = ("UNSET", "UnsetType", "DecodeError", "JsonValue", "OpenStr", "OpenInt")
-CORE_EXPORTS += ("decode", "encode")
+CORE_EXPORTS: tuple[str, ...] = ("UNSET", "UnsetType", "DecodeError", "JsonValue", "OpenStr")
+CORE_EXPORTS += ("OpenInt", "decode", "encode")
 
 # A lane's own modules, rendered from its schema.
 LANE_MODULES = (
@@ -197,8 +197,14 @@ TOOLKIT_MODULES = (
     ModuleSpec("toolkit.terminals", source="toolkit/terminals.py"),
     ModuleSpec(
         "toolkit.approvals",
-        ("Approval", "ProposedCommand", "ProposedWrite", "approve_always", "approve_by_asking",
-         "approve_never"),
+        (
+            "Approval",
+            "ProposedCommand",
+            "ProposedWrite",
+            "approve_always",
+            "approve_by_asking",
+            "approve_never",
+        ),
         source="toolkit/approvals.py",
         lazy=True,
     ),  # fmt: skip

@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from .. import __version__
 from ..diagnostics import InputError
 from ..ir import EnumType, Model, TaggedUnion
 from ..modules import (
@@ -28,7 +29,7 @@ from ..modules import (
 )
 from ..naming import Names
 from .api import toolkit_api
-from .env import BANNER_PREFIX, __version__
+from .env import BANNER_PREFIX
 from .lower import isort_key
 
 
