@@ -180,7 +180,7 @@ TOOLKIT_MODULES = (
         source="toolkit/agent.py",
         lazy=True,
     ),
-    ModuleSpec("toolkit.router", source="toolkit/router.py"),
+    ModuleSpec("toolkit.router", ("AgentRouter",), source="toolkit/router.py", lazy=True),
     ModuleSpec(
         "toolkit.policies",
         ("PermissionPolicy", "allow", "ask_user", "deny"),

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from .toolkit.policies import deny as deny
     from .toolkit.remote import RemoteSession as RemoteSession
     from .toolkit.remote import TurnResult as TurnResult
+    from .toolkit.router import AgentRouter as AgentRouter
     from .toolkit.session import AgentSession as AgentSession
     from .toolkit.session import MissingCapability as MissingCapability
     from .toolkit.session import TerminalHandle as TerminalHandle
@@ -106,6 +107,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "deny": (".toolkit.policies", "deny"),
     "RemoteSession": (".toolkit.remote", "RemoteSession"),
     "TurnResult": (".toolkit.remote", "TurnResult"),
+    "AgentRouter": (".toolkit.router", "AgentRouter"),
     "AgentSession": (".toolkit.session", "AgentSession"),
     "MissingCapability": (".toolkit.session", "MissingCapability"),
     "TerminalHandle": (".toolkit.session", "TerminalHandle"),
@@ -180,6 +182,7 @@ __all__ = [
     "deny",
     "RemoteSession",
     "TurnResult",
+    "AgentRouter",
     "AgentSession",
     "MissingCapability",
     "TerminalHandle",

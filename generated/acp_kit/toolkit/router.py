@@ -24,7 +24,7 @@ sides' versions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, cast
 
 from ..runtime._runtime import DecodeError, decode
@@ -93,10 +93,19 @@ def initialize_params(lane: Lane, params: dict[str, Any], requested: int) -> Any
         return decode(m.InitializeRequest, minimal)
 
 
+Handlers = Mapping[str, Callable[[], RoleBase]]
+"""Lane name → a function making that lane's handler (an `AgentBase` of the lane's `rpc`)."""
+
+
 class AgentRouter(RoleBase):
     """A connection's handler until `initialize`: it picks the lane, hands the connection to
-    an `AgentSide` of that lane, and lets it answer. Before that, only `initialize` is served
-    (anything else is -32601, and the connection carries on)."""
+    that lane's handler, and lets it answer. Before that, only `initialize` is served (anything
+    else is -32601, and the connection carries on).
+
+    It routes to a toolkit `Agent` (an `AgentSide` of the lane chosen), or to handlers of your
+    own, one per lane: `AgentRouter({"v1": MyV1Agent, "v2": MyV2Agent})`, each an `AgentBase`
+    of that lane (`acp_kit.v1.AgentBase`, ...), made for the connection once its lane is known.
+    """
 
     ROUTES: ClassVar[Mapping[str, Route]] = {
         "initialize": Route("initialize", "request", None, None)
@@ -105,12 +114,21 @@ class AgentRouter(RoleBase):
     BATCHES: ClassVar[bool] = False
 
     def __init__(
-        self, agent: Agent, *, lanes: tuple[str, ...] | None = None, principal: str | None = None
+        self,
+        agent: Agent | Handlers,
+        *,
+        lanes: tuple[str, ...] | None = None,
+        principal: str | None = None,
     ) -> None:
-        self.agent = agent
-        self.offered = pick(agent.lanes if lanes is None else lanes)
+        if isinstance(agent, Agent):
+            self.agent: Agent | None = agent
+            self.handlers: Handlers = {}
+            self.offered = pick(agent.lanes if lanes is None else lanes)
+        else:
+            self.agent, self.handlers = None, dict(agent)
+            self.offered = pick(tuple(self.handlers) if lanes is None else lanes)
         self.principal = principal
-        self.side: AgentSide | None = None
+        self.handler: RoleBase | None = None
         """The lane's handler, once `initialize` chose it."""
 
     async def initialize(self, params: Any) -> Any:
@@ -120,17 +138,25 @@ class AgentRouter(RoleBase):
             typed = initialize_params(lane, params, requested)
         except DecodeError as exc:
             raise RpcError.invalid_params(exc) from None
-        side = side_class(lane)(self.agent, lane, self.principal)
-        self.connection.rebind(
-            cast(RoleBase, side)
-        )  # side_class puts the lane's AgentBase under it
-        self.side = side
-        return await side.initialize(typed)
+        if self.agent is not None:  # side_class puts the lane's AgentBase under AgentSide
+            handler = cast(RoleBase, side_class(lane)(self.agent, lane, self.principal))
+        else:
+            handler = self.handlers[lane.name]()
+        self.connection.rebind(handler)
+        self.handler = handler
+        answer: Any = await handler.initialize(typed)  # type: ignore[attr-defined]
+        return answer
+
+    @property
+    def side(self) -> AgentSide | None:
+        """The toolkit's handler of the connection, once chosen (None for handlers of your own)."""
+        return self.handler if isinstance(self.handler, AgentSide) else None
 
     async def disconnected(self) -> None:
         """The connection is gone: its sessions' work stops."""
-        if self.side is not None:
-            await self.side.disconnected()
+        side = self.side
+        if side is not None:
+            await side.disconnected()
 
 
 def client_lane(answer: Any, offered: Mapping[int, Lane], asked: int) -> Lane:
