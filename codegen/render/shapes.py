@@ -1,6 +1,6 @@
 """How each shape of the IR is written in `models.py`: its annotation, the `Check` a decoder
 runs on a value of it, the item decoder of lists, maps and inline unions, and how a field of
-it is encoded. Part of the lowering (`lower.py` builds the contexts with it)."""
+it is encoded. Part of the lowering (`models.py` and `unions.py` build the contexts with it)."""
 
 from __future__ import annotations
 
@@ -42,28 +42,7 @@ class Shapes:
         self.names = names
 
     def annotation(self, shape: Shape) -> str:
-        """The Python type of a shape, as written in `models.py` (`list[ContentBlock] | None`)."""
-        if shape.kind == "ref" and shape.ref is not None:
-            target = self.model.get(shape.ref)
-            base = self.names.types[shape.ref]
-            if isinstance(target, EnumType):
-                # Its members, or its values as literals (so a misspelling is a type error);
-                # an open enum's other values are `OpenStr`/`OpenInt` (what decoding gives).
-                values = ", ".join(pylit(m.value) for m in target.members)
-                base += f" | _Literal[{values}]" if values else ""
-                if target.open:
-                    base += " | _rt." + OPEN_VALUE[target.value_kind]
-        elif shape.kind == "list":
-            base = f"list[{self.annotation(shape.item or Shape('any'))}]"
-        elif shape.kind == "map":
-            base = f"dict[str, {self.annotation(shape.item or Shape('any'))}]"
-        elif shape.kind == "union":
-            base = " | ".join(dict.fromkeys(self.annotation(o) for o in shape.options))
-        else:
-            base = _ANNOTATIONS.get(shape.kind, "_Any")
-        if shape.nullable and base not in ("None", "_Any"):
-            base += " | None"
-        return base
+        return annotation(self.model, self.names, shape)
 
     def wire(self, shape: Shape) -> Shape:
         return self.model.look_through(shape)
@@ -189,6 +168,31 @@ class Shapes:
             lo=t.minimum,
             hi=t.maximum,
         )
+
+
+def annotation(model: Model, names: Names, shape: Shape) -> str:
+    """The Python type of a shape, as written in `models.py` (`list[ContentBlock] | None`)."""
+    if shape.kind == "ref" and shape.ref is not None:
+        target = model.get(shape.ref)
+        base = names.types[shape.ref]
+        if isinstance(target, EnumType):
+            # Its members, or its values as literals (so a misspelling is a type error);
+            # an open enum's other values are `OpenStr`/`OpenInt` (what decoding gives).
+            values = ", ".join(pylit(m.value) for m in target.members)
+            base += f" | _Literal[{values}]" if values else ""
+            if target.open:
+                base += " | _rt." + OPEN_VALUE[target.value_kind]
+    elif shape.kind == "list":
+        base = f"list[{annotation(model, names, shape.item or Shape('any'))}]"
+    elif shape.kind == "map":
+        base = f"dict[str, {annotation(model, names, shape.item or Shape('any'))}]"
+    elif shape.kind == "union":
+        base = " | ".join(dict.fromkeys(annotation(model, names, o) for o in shape.options))
+    else:
+        base = _ANNOTATIONS.get(shape.kind, "_Any")
+    if shape.nullable and base not in ("None", "_Any"):
+        base += " | None"
+    return base
 
 
 def number_expected(what: str, shape: Shape) -> str:
