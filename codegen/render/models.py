@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Literal
 
 from ..ir import (
     Alias,
@@ -25,6 +24,7 @@ from ..ir import (
     union_levels,
 )
 from ..naming import Names
+from .checks import OnNull, field_decode
 from .context import (
     AliasContext,
     ClassContext,
@@ -36,7 +36,7 @@ from .context import (
     UnionContext,
 )
 from .prose import wrap
-from .shapes import EXPECTED, Shapes
+from .shapes import EXPECTED, Shapes, to_json
 from .unions import tagged_union, union_base, untagged_union
 
 
@@ -172,9 +172,8 @@ class ModelsLowering:
         if t.open:
             note = wrap(f"Open: any other {EXPECTED[t.value_kind][2:]} decodes as itself.")
             note += f"\n\n{t.open_doc}" if t.open_doc.strip() else ""
-        return EnumContext(
-            py, t.doc, note, t.value_kind, members, t.open, self.shapes.enum_check(t)
-        )
+        decode = "\n".join(self.shapes.enum_check(t).returned())
+        return EnumContext(py, t.doc, note, t.value_kind, members, t.open, decode)
 
     def _variants(self, level: UnionLevel, base: str) -> Iterable[tuple[str, ClassContext]]:
         t, key = level.union, level.key
@@ -244,7 +243,9 @@ class ModelsLowering:
         nested: bool = False,
     ) -> ClassContext:
         pys = self.names.fields(py)
-        views = tuple(self._field(f, pys[f.wire]) for f in fields)
+        views = tuple(
+            self._field(f, pys[f.wire], py if pys[f.wire] == open_tag_py else "") for f in fields
+        )
         required = tuple(f for f in views if f.required)
         keys = tuple(f.wire for f in fields)
         return ClassContext(
@@ -257,21 +258,30 @@ class ModelsLowering:
             tuple(f for f in views if not f.required),
             tags=tags,
             reserved=reserved,
-            open_tag_py=open_tag_py,
             known_keys=(*(wire for wire, _ in tags), *keys),
             min_keys=len(required) + len(tags),
             nested=nested,
         )
 
-    def _field(self, f: Field, py: str) -> FieldContext:
+    def _field(self, f: Field, py: str, reserved_in: str = "") -> FieldContext:
         shape = f.shape
         check = self.shapes.check(shape.non_null(), skip_invalid=f.leniency.skip_invalid_items)
         empty = {"list": "[]", "map": "{}", "object": "{}"}.get(self.shapes.wire(shape).kind, "")
-        on_null: Literal["check", "keep", "empty"] = "check"
+        on_null: OnNull = "check"
         if f.leniency.default_on_null and empty:
             on_null = "empty"
-        elif shape.nullable and check.kind != "any":
+        elif shape.nullable:
             on_null = "keep"
+        decode = field_decode(
+            py,
+            f.wire,
+            required=f.required,
+            check=check,
+            on_null=on_null,
+            lenient=f.leniency.default_on_error and (not f.required or bool(empty)),
+            empty=empty,
+            reserved_in=reserved_in,
+        )
         encode, enum_type = self.shapes.encode(shape)
         return FieldContext(
             py=py,
@@ -281,13 +291,8 @@ class ModelsLowering:
             nullable=shape.nullable,
             doc=f.doc,
             check=check,
-            on_null=on_null,
-            lenient=(
-                f.leniency.default_on_error
-                and check.kind != "any"
-                and (not f.required or bool(empty))
-            ),
-            empty=empty,
+            decode=decode,
+            to_json=to_json(encode, enum_type, "self." + py, nullable=shape.nullable),
             encode=encode,
             enum_type=enum_type,
         )
@@ -297,9 +302,8 @@ class ModelsLowering:
         if shape.kind == "ref" and shape.ref is not None and not shape.nullable:
             target = self.names.types[shape.ref]
             return AliasContext(py, t.doc, "", "name", target, target=target)
-        return AliasContext(
-            py, t.doc, "", "shape", self.shapes.annotation(shape), check=self.shapes.check(shape)
-        )
+        decode = "\n".join(self.shapes.check(shape).returned())
+        return AliasContext(py, t.doc, "", "shape", self.shapes.annotation(shape), decode=decode)
 
     def _alias_order(self, aliases: list[AliasContext]) -> tuple[AliasContext, ...]:
         """Aliases are module-level expressions: one naming another must come after it."""

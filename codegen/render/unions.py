@@ -3,11 +3,13 @@ untagged union's decoding plan (its alternatives grouped by JSON type, in the or
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..ir import Model, TaggedUnion, UnionLevel, UntaggedUnion, is_nested
 from ..naming import Names
-from .context import AliasContext, Check, Group, Option, UnionContext
+from .checks import CallCheck, Check, indented
+from .context import AliasContext, UnionContext
+from .env import pylit
 from .prose import wrap
 from .shapes import EXPECTED, Shapes
 
@@ -103,23 +105,136 @@ def tagged_union(model: Model, names: Names, level: UnionLevel, top: str) -> Uni
         note,
         t.tag,
         variants,
-        t.known_tags,
         open_cls,
         fallback_cls,
         base=union_base(py) if level.parent is None else "",
         members=members,
         outer_tags=level.tags,
-        fallback_tagless=tagless,
         fallback_when=when,
-        lenient_tag=t.lenient_tag,
         nested=nested,
+        decode=_dispatch(py, t, open_cls, fallback_cls, tagless, nested=level.parent is not None),
     )
+
+
+def _dispatch(
+    py: str, t: TaggedUnion, open_cls: str, fallback_cls: str, tagless: bool, *, nested: bool
+) -> str:
+    """The body of a tagged union's decoder, once `data` is known to be an object (with the
+    tags of the unions above): one table lookup by the tag, then the open and fallback
+    classes."""
+    more = ", True" if nested else ""  # the classes of a nested union skip the outer tags
+    tag = pylit(t.tag)
+    out = [
+        f"tag = data.get({tag})",
+        f"decoder = _T_{py}.get(tag) if type(tag) is str else None",
+        "if decoder is not None:",
+    ]
+    if fallback_cls and tagless:
+        out += [
+            "    try:",
+            "        return decoder(data, True)  # type: ignore[no-any-return]",
+            "    except _DecodeError as exc:",
+            "        # The tag-less branch does not look at the tag: it may take what the variant",
+            "        # rejects (the variant's error is the one reported).",
+            "        try:",
+            f"            return _d_{fallback_cls}(data{more})",
+            "        except _DecodeError:",
+            "            raise exc from None",
+        ]
+    else:
+        out.append("    return decoder(data, True)  # type: ignore[no-any-return]")
+    if open_cls:
+        out += ["if type(tag) is str:", f"    return _d_{open_cls}(data{more})"]
+    bad = f"raise _rt.bad_tag({tag}, tag, {pylit(list(t.known_tags))})"
+    if fallback_cls and tagless:
+        out.append(f"return _d_{fallback_cls}(data{more})")
+    elif fallback_cls and t.lenient_tag:
+        out += [
+            "# The tag is optional and lenient: absent, null or malformed, it is not reported.",
+            f"return _d_{fallback_cls}(data{more})",
+        ]
+    elif fallback_cls:
+        other = "" if open_cls else " or type(tag) is str"
+        out += [f"if tag is None{other}:", f"    return _d_{fallback_cls}(data{more})", bad]
+    else:
+        out.append(bad)
+    return "\n".join(out)
 
 
 def _inner_tag(model: Model, t: TaggedUnion, tag: str) -> str:
     v = next(v for v in t.variants if v.tag == tag)
     inner = model.get(v.nested or "")
     return inner.tag if isinstance(inner, TaggedUnion) else ""
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Option:
+    """One alternative of an untagged union, among those of its JSON type."""
+
+    check: Check
+    keys: tuple[str, ...]  # the keys of the object (or of a list's first item) that select it
+    always: bool  # selected whatever the value of its JSON type: the last one tried
+    takes_empty: bool = False  # lists: the alternative an empty list decodes as
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Group:
+    """The alternatives of an untagged union that share one JSON type, in schema order."""
+
+    json_kind: str
+    condition: str  # the JSON type test, a Python expression over `v` ("" for any value)
+    options: tuple[Option, ...]
+    missing: str  # objects: what the DecodeError says when no alternative's keys are there
+    # A catch-all alternative comes last: each alternative here is tried in order and a value
+    # none of them accepts falls through to it (never a DecodeError).
+    falls_through: bool = False
+
+    def lines(self) -> list[str]:
+        """The statements that return the first alternative that fits `v` (of this type)."""
+        if self.json_kind in ("object", "list"):
+            return self._by_keys()
+        out: list[str] = []
+        alone = len(self.options) == 1
+        for o in self.options:
+            if (o.always or alone) and not (self.falls_through and not o.check.checks_nothing):
+                out += o.check.returned()
+            else:
+                out += _tried(o.check)
+        if not alone and not self.options[-1].always and not self.falls_through:
+            out.append('raise _rt.DecodeError("value matches no alternative")')
+        return out
+
+    def _by_keys(self) -> list[str]:
+        """Objects by their required keys; lists by those of their first item."""
+        out: list[str] = []
+        lists = self.json_kind == "list"
+        if lists and not self.options[0].always:
+            out.append("first = v[0] if v else None")
+        for o in self.options:
+            accept = _tried(o.check) if self.falls_through else o.check.returned()
+            if o.always:
+                out += accept
+                continue
+            if lists:
+                keys = [f"{pylit(k)} in first" for k in o.keys]
+                test = " and ".join(["type(first) is dict", *keys])
+                test = f"first is None or ({test})" if o.takes_empty else test
+            else:
+                test = " and ".join(f"{pylit(k)} in v" for k in o.keys)
+            out += [f"if {test}:", *indented(accept)]
+        if not self.options[-1].always and not self.falls_through:
+            what = "object matches no alternative: " + self.missing
+            if lists:
+                what = "list matches no alternative"
+            out.append(f"raise _rt.DecodeError({pylit(what)})")
+        return out
+
+
+def _tried(check: Check) -> list[str]:
+    """An alternative whose rejection leaves the value to the alternatives after it."""
+    if check.checks_nothing:
+        return check.returned()
+    return ["try:", *indented(check.returned()), "except _DecodeError:", "    pass"]
 
 
 def untagged_union(shapes: Shapes, names: Names, t: UntaggedUnion, py: str) -> AliasContext:
@@ -131,11 +246,11 @@ def untagged_union(shapes: Shapes, names: Names, t: UntaggedUnion, py: str) -> A
             continue  # an earlier alternative of this JSON type takes every value
         check = shapes.check(b.shape, type_known=True)
         if id(b) in inline:
-            check = Check("call", call="_d_" + inline[id(b)])
+            check = CallCheck("_d_" + inline[id(b)])
         if b.json_kind in ("object", "list"):
             always = not b.required  # told apart by keys, or by nothing
         else:
-            always = check.kind == "any" or (check.kind == "enum" and check.open)
+            always = check.takes_every_value()
         takes_empty = b.json_kind == "list" and not options
         options.append(Option(check, b.required, always, takes_empty))
     groups = []
@@ -158,15 +273,13 @@ def untagged_union(shapes: Shapes, names: Names, t: UntaggedUnion, py: str) -> A
     annotation = " | ".join(
         dict.fromkeys(inline.get(id(b)) or shapes.annotation(b.shape) for b in t.branches)
     )
+    body: list[str] = []
+    for g in groups:
+        body += [f"if {g.condition}:", *indented(g.lines())] if g.condition else g.lines()
+    if not catch_all:
+        body.append(f"raise _rt.expected({pylit(expected)}, v)")
     return AliasContext(
-        py,
-        t.doc,
-        _untagged_rule(groups),
-        "untagged",
-        annotation,
-        groups=tuple(groups),
-        always=catch_all,
-        expected=expected,
+        py, t.doc, _untagged_rule(groups), "untagged", annotation, decode="\n".join(body)
     )
 
 
