@@ -17,7 +17,6 @@ from ..config import Config, default_templates, load_config
 from ..diagnostics import Diagnostics, InputError, print_diagnostics
 from ..emit import diff as diff_files
 from ..emit import refusals, write
-from ..paths import input_path
 from ..pins import (
     Lock,
     NotPinned,
@@ -106,7 +105,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
             raise InputError("--schema needs --out and --package")
         if args.ref is not None:
             raise InputError("--ref picks a pinned schema: it does not go with --schema")
-        schema: Path = input_path(args.schema)
+        schema: Path = args.schema
         schemas = [(str(args.package), schema)]
         if args.unstable:
             unstable = schema.with_name(schema.name.replace(".json", ".unstable.json"))
