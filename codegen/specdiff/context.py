@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir import Field, Shape
+from ..ir import Shape
 from ..render.shapes import annotation
 from .finding import Change
 from .load import Input
@@ -60,29 +60,3 @@ class Context:
         """The Python class of a `Names.fields` key (a `$defs` name or a variant class)."""
         side = self.new if new else self.old
         return side.names.types.get(key, key)
-
-    # Implemented by `compare.Comparer`; declared here for the union comparisons.
-    def shape(
-        self,
-        o: Shape,
-        n: Shape,
-        path: str,
-        owners: Owners,
-        what: str,
-        lenient: bool = False,
-        skip_invalid: bool = False,
-        attr: str = "",
-        lenient_new: bool = False,
-    ) -> None:
-        raise NotImplementedError
-
-    def fields(
-        self,
-        old: tuple[Field, ...],
-        new: tuple[Field, ...],
-        path: str,
-        owners: Owners,
-        classes: tuple[str, str],
-        skip: frozenset[str] = frozenset(),
-    ) -> None:
-        raise NotImplementedError
