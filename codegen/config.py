@@ -47,7 +47,8 @@ class Config:
     packages: tuple[PackageConfig, ...] = field(default_factory=tuple)
 
     @property
-    def own_templates(self) -> bool:
+    def user_templates(self) -> bool:
+        """The project's own templates folder (not the one shipped with the tool)."""
         return self.templates != default_templates()
 
     def check_templates(self) -> None:
@@ -61,10 +62,6 @@ class Config:
                 f"the templates folder {self.templates} (templates under {SECTION}) has no"
                 f" {missing[0]}: copy the whole templates/ folder of acp-codegen to start from"
             )
-
-    def v2_package(self) -> Path | None:
-        """The folder of the configured stable v2 package, if there is one."""
-        return self.lane_package("v2")
 
     def lane_package(self, lane: str) -> Path | None:
         """The folder of the configured package of `lane` ("v1", "v2"), the stable one first."""

@@ -55,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    targets, out, templates, own_templates = _targets(args)
+    targets, out, templates, user_templates = _targets(args)
     diags = Diagnostics()
     files: dict[str, str] = {}
     try:
@@ -64,13 +64,13 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:  # main() prints the errors; the rest is printed just below
         raise InputError(exc.diagnostics.errors_only()) from None
     except RuffFailed as exc:  # our templates: a bug of ours (exit 3); the project's: its own
-        if own_templates:
+        if user_templates:
             raise InputError(
                 f"the templates in {templates} make code ruff rejects: {exc}"
             ) from None
         raise
     except jinja2.TemplateError as exc:  # the same split for a template that does not render
-        if own_templates:
+        if user_templates:
             where = f"{exc.filename}:{exc.lineno}: " if isinstance(exc, TemplateSyntaxError) else ""
             raise InputError(
                 f"the templates in {templates} do not render: {where}{type(exc).__name__}: {exc}"
@@ -120,7 +120,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
             f"no packages configured in {config.root / 'pyproject.toml'}: add"
             " [[tool.acp-codegen.packages]] tables (package, schema)"
         )
-    if config.own_templates:
+    if config.user_templates:
         config.check_templates()
     lock = read_lock(config.lock)
     if args.ref is not None:
@@ -144,7 +144,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Target], Path, Path, bool]:
         Target(package, ensure_with_meta(lock, pin), ref, pin.path, pin.sha256, overrides)
         for (package, ref, _), pin in zip(wanted, pins, strict=True)
     ]
-    return targets, config.out, config.templates, config.own_templates
+    return targets, config.out, config.templates, config.user_templates
 
 
 def _find(lock: Lock, ref: str, path: str, wanted: list[tuple[str, str, str]]) -> Pin:

@@ -10,11 +10,11 @@ from ..diagnostics import InputError
 from ..pins import check_ref, pin_ref, read_lock, sync
 
 
-def add_arguments(
-    p: argparse.ArgumentParser, parser_class: type[argparse.ArgumentParser], epilog: str
-) -> None:
-    """The sub-commands; `epilog` (the exit status) goes on each one's help."""
-    sub = p.add_subparsers(dest="schema_command", required=True, parser_class=parser_class)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The sub-commands; the command's epilog (the exit status) goes on each one's help."""
+    p.description = "Manage the pinned upstream schemas: fill the cache, pin a release, list."
+    epilog = p.epilog
+    sub = p.add_subparsers(dest="schema_command", metavar="COMMAND", parser_class=type(p))
     sync_p = sub.add_parser(
         "sync",
         help="fill the cache from $ACP_SCHEMA_MIRROR or upstream, checking sha256",
@@ -32,6 +32,10 @@ def add_arguments(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.schema_command is None:
+        raise InputError(
+            "schema needs a command: sync, pin or list (see acp-codegen schema --help)"
+        )
     config = load_config()
     if args.schema_command == "pin":
         check_ref(args.ref)  # before the lock is even read: nothing is written for a bad ref

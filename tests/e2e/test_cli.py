@@ -175,12 +175,64 @@ def test_package_name_must_be_an_identifier(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_unknown_subcommand_and_flag(cli: Cli) -> None:
-    assert one_error(cli("frobnicate")).startswith("argument command: invalid choice: 'frobnicate'")
-    assert one_error(cli("generate", "--frob")) == "unrecognized arguments: --frob (see --help)"
-    missing = cli("schema", "pin")
-    assert (missing.code, missing.err) == (
-        2,
-        "acp-codegen schema pin: error: the following arguments are required: ref (see --help)\n",
+    assert one_error(cli("frobnicate")) == (
+        "argument COMMAND: invalid choice: 'frobnicate' (choose from 'generate', 'schema',"
+        " 'diff', 'replay') (see acp-codegen --help)"
+    )
+    assert one_error(cli("generate", "--frob")) == (
+        "unrecognized arguments: --frob (see acp-codegen generate --help)"
+    )
+    assert one_error(cli("schema", "pin")) == (
+        "the following arguments are required: ref (see acp-codegen schema pin --help)"
+    )
+
+
+def test_an_unknown_flag_is_named_wherever_it_stands(cli: Cli) -> None:
+    """Before the command, after it, or with none: the flag itself, and the help to read."""
+    for args, where in [
+        (("--bogus",), "acp-codegen"),
+        (("--bogus", "generate"), "acp-codegen"),
+        (("schema", "--bogus"), "acp-codegen schema"),
+        (("schema", "list", "--bogus"), "acp-codegen schema list"),
+        (("diff", "a", "b", "--bogus"), "acp-codegen diff"),
+        (("replay", "t.jsonl", "--bogus"), "acp-codegen replay"),
+    ]:
+        assert one_error(cli(*args)) == f"unrecognized arguments: --bogus (see {where} --help)"
+    assert one_error(cli()) == (
+        "a command is required: generate, schema, diff, replay (see acp-codegen --help)"
+    )
+    assert one_error(cli("schema")) == (
+        "schema needs a command: sync, pin or list (see acp-codegen schema --help)"
+    )
+
+
+def test_every_help_ends_with_its_exit_status(cli: Cli) -> None:
+    helps = [(), ("generate",), ("schema",), ("schema", "sync"), ("schema", "pin")]
+    helps += [("schema", "list"), ("diff",), ("replay",)]
+    for args in helps:
+        run = cli(*args, "--help")
+        assert (run.code, run.err) == (0, ""), args
+        last = run.out.rstrip("\n").split("\n\n")[-1]
+        assert last.startswith("exit status: 0 "), (args, last)
+        assert "3 a bug of acp-codegen's (please report it)" in " ".join(last.split()), args
+        assert all(len(line) <= 80 for line in run.out.splitlines()), args
+
+
+def test_json_output_is_spelled_the_same_by_every_command(cli: Cli, tmp_path: Path) -> None:
+    """`--format json` and its short `--json`, which `diff` and `replay` both take; the two
+    together are refused."""
+    schema = write_schema(tmp_path, SMALL)
+    long, short = (
+        cli("diff", schema, schema, "--format", "json"),
+        cli("diff", schema, schema, "--json"),
+    )
+    assert (long.code, short.code) == (0, 0)
+    assert json.loads(long.out) == json.loads(short.out)
+    assert one_error(cli("diff", schema, schema, "--json", "--format", "text")) == (
+        "argument --format: not allowed with argument --json (see acp-codegen diff --help)"
+    )
+    assert one_error(cli("replay", "t.jsonl", "--json", "--format", "text")) == (
+        "argument --format: not allowed with argument --json (see acp-codegen replay --help)"
     )
 
 
