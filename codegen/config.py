@@ -52,7 +52,8 @@ class Config:
     packages: tuple[PackageConfig, ...] = field(default_factory=tuple)
 
     @property
-    def own_templates(self) -> bool:
+    def user_templates(self) -> bool:
+        """The project's own templates folder (not the one shipped with the tool)."""
         return self.templates != default_templates()
 
     def check_templates(self) -> None:

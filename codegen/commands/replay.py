@@ -3,9 +3,9 @@
 Every `session/update` notification of one session is decoded with a generated package of the
 transcript's lane (v1 or v2: `--lane`, else what its first lines say, else v2) and applied to
 its `SessionState` (see `codegen/replay.py`); the result is printed for a person, or with
-`--json` as the snapshot. Other messages are ignored (a v1 model follows the session's
-prompts); a line that is not JSON, not an object or not a decodable update is reported with
-its line number and skipped.
+`--format json` (`--json`) as the snapshot. Other messages are ignored (a v1 model follows the
+session's prompts); a line that is not JSON, not an object or not a decodable update is
+reported with its line number and skipped.
 """
 
 from __future__ import annotations
@@ -42,7 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " (one JSON-RPC message a line; `-` reads standard input)."
     )
     parser.add_argument("transcript", help="JSON-lines file of JSON-RPC messages, or -")
-    parser.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "--format",
+        choices=("text", "json"),
+        help="text for a person (the default), or json: the snapshot",
+    )
+    output.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="short for --format json"
+    )
     parser.add_argument(
         "--session", help="replay this session id (default: the first one in the transcript)"
     )
@@ -85,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if refusal:
         raise InputError(refusal)
     snapshot: dict[str, Any] = result.state.snapshot()
-    if args.json:
+    if args.format == "json":
         text = json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n"
     else:
         text = render_text(snapshot, result.session_id, result.applied)

@@ -40,11 +40,11 @@ release the mirror lacks comes from the registry).
 """
 
 
-def add_arguments(
-    p: argparse.ArgumentParser, parser_class: type[argparse.ArgumentParser], epilog: str
-) -> None:
-    """The sub-commands; `epilog` (the exit status) goes on each one's help."""
-    sub = p.add_subparsers(dest="schema_command", required=True, parser_class=parser_class)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The sub-commands; the command's epilog (the exit status) goes on each one's help."""
+    p.description = "Manage the pinned upstream schemas: fill the cache, pin a release, list."
+    epilog = p.epilog
+    sub = p.add_subparsers(dest="schema_command", metavar="COMMAND", parser_class=type(p))
     sync_p = sub.add_parser(
         "sync",
         help="fill the cache from $ACP_SCHEMA_MIRROR or the pinned URLs, checking sha256",
@@ -81,6 +81,10 @@ def add_arguments(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.schema_command is None:
+        raise InputError(
+            "schema needs a command: sync, pin or list (see acp-codegen schema --help)"
+        )
     config = load_config()
     if args.schema_command == "pin":
         check_ref(args.ref)  # before the lock is even read: nothing is written for a bad ref

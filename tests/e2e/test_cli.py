@@ -175,12 +175,64 @@ def test_package_name_must_be_an_identifier(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_unknown_subcommand_and_flag(cli: Cli) -> None:
-    assert one_error(cli("frobnicate")).startswith("argument command: invalid choice: 'frobnicate'")
-    assert one_error(cli("generate", "--frob")) == "unrecognized arguments: --frob (see --help)"
-    missing = cli("schema", "pin")
-    assert (missing.code, missing.err) == (
-        2,
-        "acp-codegen schema pin: error: the following arguments are required: ref (see --help)\n",
+    assert one_error(cli("frobnicate")) == (
+        "argument COMMAND: invalid choice: 'frobnicate' (choose from 'generate', 'schema',"
+        " 'diff', 'replay') (see acp-codegen --help)"
+    )
+    assert one_error(cli("generate", "--frob")) == (
+        "unrecognized arguments: --frob (see acp-codegen generate --help)"
+    )
+    assert one_error(cli("schema", "pin")) == (
+        "the following arguments are required: ref (see acp-codegen schema pin --help)"
+    )
+
+
+def test_an_unknown_flag_is_named_wherever_it_stands(cli: Cli) -> None:
+    """Before the command, after it, or with none: the flag itself, and the help to read."""
+    for args, where in [
+        (("--bogus",), "acp-codegen"),
+        (("--bogus", "generate"), "acp-codegen"),
+        (("schema", "--bogus"), "acp-codegen schema"),
+        (("schema", "list", "--bogus"), "acp-codegen schema list"),
+        (("diff", "a", "b", "--bogus"), "acp-codegen diff"),
+        (("replay", "t.jsonl", "--bogus"), "acp-codegen replay"),
+    ]:
+        assert one_error(cli(*args)) == f"unrecognized arguments: --bogus (see {where} --help)"
+    assert one_error(cli()) == (
+        "a command is required: generate, schema, diff, replay (see acp-codegen --help)"
+    )
+    assert one_error(cli("schema")) == (
+        "schema needs a command: sync, pin or list (see acp-codegen schema --help)"
+    )
+
+
+def test_every_help_ends_with_its_exit_status(cli: Cli) -> None:
+    helps = [(), ("generate",), ("schema",), ("schema", "sync"), ("schema", "pin")]
+    helps += [("schema", "list"), ("diff",), ("replay",)]
+    for args in helps:
+        run = cli(*args, "--help")
+        assert (run.code, run.err) == (0, ""), args
+        last = run.out.rstrip("\n").split("\n\n")[-1]
+        assert last.startswith("exit status: 0 "), (args, last)
+        assert "3 a bug of acp-codegen's (please report it)" in " ".join(last.split()), args
+        assert all(len(line) <= 80 for line in run.out.splitlines()), args
+
+
+def test_json_output_is_spelled_the_same_by_every_command(cli: Cli, tmp_path: Path) -> None:
+    """`--format json` and its short `--json`, which `diff` and `replay` both take; the two
+    together are refused."""
+    schema = write_schema(tmp_path, SMALL)
+    long, short = (
+        cli("diff", schema, schema, "--format", "json"),
+        cli("diff", schema, schema, "--json"),
+    )
+    assert (long.code, short.code) == (0, 0)
+    assert json.loads(long.out) == json.loads(short.out)
+    assert one_error(cli("diff", schema, schema, "--json", "--format", "text")) == (
+        "argument --format: not allowed with argument --json (see acp-codegen diff --help)"
+    )
+    assert one_error(cli("replay", "t.jsonl", "--json", "--format", "text")) == (
+        "argument --format: not allowed with argument --json (see acp-codegen replay --help)"
     )
 
 
@@ -210,12 +262,10 @@ def test_unknown_ref(cli: Cli, tmp_path: Path, mirror: Path) -> None:
 
 
 def test_a_relative_schema_path_is_read_from_where_the_command_runs(
-    cli: Cli, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, tmp_path: Path, mirror: Path
 ) -> None:
     """Outside any checkout: a relative `--schema` resolves against the working folder, and
     one that is not there says which folder it was looked for in."""
-    monkeypatch.setenv("PWD", str(tmp_path))  # the shell is where the command runs
-    monkeypatch.delenv("OLDPWD", raising=False)
     (tmp_path / "specs").mkdir()
     shutil.copy(mirror / "npm-sdk-2.4.0" / "v2" / "schema.json", tmp_path / "specs" / "schema.json")
     run = cli(
@@ -223,80 +273,31 @@ def test_a_relative_schema_path_is_read_from_where_the_command_runs(
     )
     assert (run.code, run.err) == (0, "")
     assert (tmp_path / "out" / "p" / "models.py").is_file()
-    missing = "../shared/acp-schema/schema-v2.0.0-alpha.3/v2/schema.json"
-    empty = tmp_path / "empty-mirror"  # a mirror without that release
-    empty.mkdir()
-    run = cli(
-        "generate", "--schema", missing, "--out", "o2", "--package", "p", cwd=tmp_path, mirror=empty
-    )
-    assert one_error(run) == f"schema not found: {missing} (relative to {tmp_path})"
-    assert not (tmp_path / "o2").exists()
-
-
-def test_a_relative_path_not_in_the_working_folder_is_read_from_the_shells(
-    cli: Cli, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A launcher that runs the command in another folder without updating `$PWD` (a
-    subprocess with `cwd=`) and passes a path relative to its own folder: the file is read
-    from `$PWD`, with a note; `generate --schema` and `diff` alike. Nothing else changes."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    (home / "specs").mkdir(parents=True)
-    work.mkdir()
-    release = mirror / "npm-sdk-2.4.0" / "v2"
-    shutil.copy(release / "schema.json", home / "specs" / "schema.json")
-    monkeypatch.setenv("PWD", str(home))
-    run = cli(
-        "generate", "--schema", "specs/schema.json", "--out", "out", "--package", "p", cwd=work
-    )
-    assert run.code == 0
-    assert run.err == (
-        f"acp-codegen: note: specs/schema.json is not in {work}; reading"
-        f" {home / 'specs' / 'schema.json'} ($PWD names that folder)\n"
-    )
-    assert (work / "out" / "p" / "models.py").is_file()  # the output goes where it was told
-    assert not (home / "out").exists()
-    run = cli("diff", "specs/schema.json", "specs/schema.json", cwd=work)
-    assert run.code == 0 and run.err.count("acp-codegen: note: specs/schema.json") == 2
-    # Found in the working folder: read from there, no note.
-    shutil.copytree(home / "specs", work / "specs")
-    run = cli(
-        "generate", "--schema", "specs/schema.json", "--out", "o2", "--package", "p", cwd=work
-    )
+    run = cli("diff", "specs/schema.json", "specs", cwd=tmp_path)
     assert (run.code, run.err) == (0, "")
 
 
-def test_a_relative_path_a_script_cd_left_behind_is_read_from_oldpwd_or_the_mirror(
+def test_a_relative_path_not_in_the_working_folder_is_not_looked_for_elsewhere(
     cli: Cli, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`cd "$(mktemp -d)" && acp-codegen generate --schema ../shared/acp-schema/REF/v2/schema.json`
-    from the folder the path is relative to: `$PWD` is the new folder, `$OLDPWD` the old one;
-    without `$OLDPWD`, a path naming a release of `$ACP_SCHEMA_MIRROR` is read from there."""
+    """The file exists relative to `$PWD`, to `$OLDPWD` and in `$ACP_SCHEMA_MIRROR`, but not
+    relative to the working folder: `generate --schema` and `diff` refuse it with the folder
+    they looked in, and write nothing (a typo never reads another schema)."""
     home, work = tmp_path / "a" / "home", tmp_path / "b" / "work"
-    home.mkdir(parents=True)
+    (home / "specs").mkdir(parents=True)
     work.mkdir(parents=True)
+    shutil.copy(mirror / "npm-sdk-2.4.0" / "v2" / "schema.json", home / "specs" / "schema.json")
     (tmp_path / "a" / "shared").symlink_to(mirror)  # beside home, not beside work
-    given = "../shared/schema-v2.0.0-alpha.3/v2/schema.json"
-    monkeypatch.setenv("PWD", str(work))
+    monkeypatch.setenv("PWD", str(home))
     monkeypatch.setenv("OLDPWD", str(home))
-    run = cli("generate", "--schema", given, "--out", "out", "--package", "p", cwd=work)
-    assert run.code == 0
-    assert run.err == (
-        f"acp-codegen: note: {given} is not in {work}; reading {home / given}"
-        " ($OLDPWD names that folder)\n"
-    )
-    assert (work / "out" / "p" / "models.py").is_file()
-    monkeypatch.delenv("OLDPWD")
-    nowhere = "../elsewhere/acp-schema/schema-v2.0.0-alpha.3/v2/schema.json"
-    run = cli("generate", "--schema", nowhere, "--out", "o2", "--package", "p", cwd=work)
-    assert run.code == 0
-    read = mirror / "schema-v2.0.0-alpha.3" / "v2" / "schema.json"
-    assert run.err == (
-        f"acp-codegen: note: {nowhere} is not in {work}; reading {read}"
-        " (release schema-v2.0.0-alpha.3 of $ACP_SCHEMA_MIRROR)\n"
-    )
-    assert (work / "o2" / "p" / "models.py").read_text(encoding="utf-8") == (
-        work / "out" / "p" / "models.py"
-    ).read_text(encoding="utf-8")
+    for given in ("specs/schema.json", "../shared/schema-v2.0.0-alpha.3/v2/schema.json"):
+        assert (home / given).is_file()
+        run = cli("generate", "--schema", given, "--out", "out", "--package", "p", cwd=work)
+        assert one_error(run) == f"schema not found: {given} (relative to {work})"
+        assert one_error(cli("diff", given, given, cwd=work)) == (
+            f"schema not found: {given} (relative to {work})"
+        )
+    assert list(work.iterdir()) == []
 
 
 def test_no_project_here_or_above(cli: Cli, tmp_path: Path) -> None:

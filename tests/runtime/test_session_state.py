@@ -779,8 +779,6 @@ def capture_echo_prompt() -> list[bytes]:
 
 
 def test_echo_agent_prompt_lifecycle_replays_through_session_state(tmp_path: Path) -> None:
-    if not ECHO_AGENT.is_file():
-        pytest.skip("examples/echo_agent.py is not written yet")
     transcript = capture_echo_prompt()
     state = acp_v2.SessionState()
     for line in transcript:
