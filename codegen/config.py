@@ -58,9 +58,10 @@ class Config:
 
     def check_templates(self) -> None:
         """The section's own templates folder must hold every template a package needs."""
-        from .modules import LANE_MODULES
+        from .modules import LANE_MODULES, PACKAGE_TEMPLATES, RUNTIME_MODULES, TOOLKIT_MODULES
 
-        needed = [str(m.template) for m in LANE_MODULES if not m.needs_types]
+        needed = list(PACKAGE_TEMPLATES) + [str(m.template) for m in LANE_MODULES]
+        needed += [str(m.source) for m in RUNTIME_MODULES + TOOLKIT_MODULES]
         missing = [name for name in needed if not (self.templates / name).is_file()]
         if missing:
             raise InputError(

@@ -21,22 +21,23 @@ OUTDATED_STATUS = (
     " reachable, 3 a bug of acp-codegen's (please report it)"
 )
 OUTDATED_HELP = """\
-Lists, for each release line the lock pins (the SDK on the npm registry; each protocol
-version of upstream's tags), its newest pin and the newer releases its source lists.
-Pre-releases count only on a line whose newest pin is one. Where a source cannot be reached,
-one line says so and the rest is still checked.
+Lists, for each release line the lock pins (the SDK on the npm registry; each
+protocol version of upstream's tags), its newest pin and the newer releases its
+source lists. Pre-releases count only on a line whose newest pin is one. Where
+a source cannot be reached, one line says so and the rest is still checked.
 
 sources (each can be pointed elsewhere, e.g. to a stand-in):
-  $ACP_CODEGEN_NPM_REGISTRY   npm registry base URL (default https://registry.npmjs.org)
-  $ACP_CODEGEN_UPSTREAM_GIT   upstream git repository (default upstream's GitHub repository)
+  $ACP_CODEGEN_NPM_REGISTRY  npm registry base URL (default https://registry.npmjs.org)
+  $ACP_CODEGEN_UPSTREAM_GIT  upstream git repository (default: upstream's on GitHub)
 """
 PIN_HELP = """\
-REF is an upstream tag (schema-v2.0.0-beta.1, schema-v1.25.0, v0.12.2: every schema and
-meta file of the release) or npm-sdk-X.Y.Z (the schema files shipped in that version of
-@agentclientprotocol/sdk: its tarball is downloaded from the npm registry, checked against the
-registry's integrity digest, and each file is recorded as TARBALL#MEMBER so any clone fetches
-it again with no mirror). With $ACP_SCHEMA_MIRROR set, files come from DIR/REF/ (an npm-sdk
-release the mirror lacks comes from the registry).
+REF is an upstream tag (schema-v2.0.0-beta.1, schema-v1.25.0, v0.12.2: every
+schema and meta file of the release) or npm-sdk-X.Y.Z (the schema files shipped
+in that version of @agentclientprotocol/sdk: its tarball is downloaded from the
+npm registry, checked against the registry's integrity digest, and each file is
+recorded as TARBALL#MEMBER so any clone fetches it again with no mirror). With
+$ACP_SCHEMA_MIRROR set, files come from DIR/REF/ (an npm-sdk release the mirror
+lacks comes from the registry).
 """
 
 

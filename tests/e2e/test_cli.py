@@ -75,8 +75,9 @@ def test_generate_exits_0_and_check_exits_1_on_a_difference(cli: Cli, tmp_path: 
     schema = write_schema(tmp_path / "src", SMALL)
     run = cli("generate", "--schema", schema, "--out", tmp_path / "out", "--package", "small")
     assert (run.code, run.out, run.err) == (0, "", "")
-    written = {p.name for p in (tmp_path / "out" / "small").iterdir()}
-    assert {"__init__.py", "_runtime.py", "methods.py", "models.py", "py.typed"} <= written
+    written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")}
+    lane = {"small/v1/__init__.py", "small/v1/methods.py", "small/v1/models.py", "small/py.typed"}
+    assert lane | {"small/__init__.py", "small/runtime/_runtime.py"} <= written
     check = (
         "generate",
         "--check",
@@ -89,11 +90,11 @@ def test_generate_exits_0_and_check_exits_1_on_a_difference(cli: Cli, tmp_path: 
     )
     clean = cli(*check)
     assert (clean.code, clean.out) == (0, "")
-    models = tmp_path / "out" / "small" / "models.py"
+    models = tmp_path / "out" / "small" / "v1" / "models.py"
     models.write_text(models.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     changed = cli(*check)
     assert changed.code == 1
-    assert changed.out.startswith("--- a/small/models.py\n+++ b/small/models.py\n")
+    assert changed.out.startswith("--- a/small/v1/models.py\n+++ b/small/v1/models.py\n")
     assert changed.out.endswith("\n-# edited\n")
 
 
@@ -111,8 +112,8 @@ def test_unstable_lane_beside_the_schema(cli: Cli, tmp_path: Path) -> None:
         "--unstable",
     )
     assert run.code == 0, run.err
-    assert (tmp_path / "out" / "small" / "models.py").is_file()
-    assert (tmp_path / "out" / "small_unstable" / "models.py").is_file()
+    assert (tmp_path / "out" / "small" / "v1" / "models.py").is_file()
+    assert (tmp_path / "out" / "small_unstable" / "v1_unstable" / "models.py").is_file()
 
 
 def test_missing_schema_file(cli: Cli, tmp_path: Path) -> None:
@@ -208,7 +209,7 @@ def test_an_unknown_flag_is_named_wherever_it_stands(cli: Cli) -> None:
 
 def test_every_help_ends_with_its_exit_status(cli: Cli) -> None:
     helps = [(), ("generate",), ("schema",), ("schema", "sync"), ("schema", "pin")]
-    helps += [("schema", "list"), ("diff",), ("replay",)]
+    helps += [("schema", "list"), ("schema", "outdated"), ("diff",), ("replay",)]
     for args in helps:
         run = cli(*args, "--help")
         assert (run.code, run.err) == (0, ""), args
@@ -272,7 +273,7 @@ def test_a_relative_schema_path_is_read_from_where_the_command_runs(
         "generate", "--schema", "specs/schema.json", "--out", "out", "--package", "p", cwd=tmp_path
     )
     assert (run.code, run.err) == (0, "")
-    assert (tmp_path / "out" / "p" / "models.py").is_file()
+    assert (tmp_path / "out" / "p" / "v1" / "models.py").is_file()
     run = cli("diff", "specs/schema.json", "specs", cwd=tmp_path)
     assert (run.code, run.err) == (0, "")
 
@@ -374,7 +375,7 @@ def test_names_overrides_pin_variant_names(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "out"
     run = cli("generate", "--schema", schema, "--out", out, "--package", "p", "--names", names)
     assert run.code == 0, run.err
-    models = (out / "p" / "models.py").read_text(encoding="utf-8")
+    models = (out / "p" / "v1" / "models.py").read_text(encoding="utf-8")
     assert "class PartX(_PartBase):" in models and "class Why(_PartBase):" in models
 
 
@@ -521,10 +522,10 @@ def test_pin_adds_a_release_and_makes_it_the_default_then_generate_bumps(
 
     # A spec bump is pin + generate: the packages now come from the new default.
     assert cli("generate", "--unstable", cwd=root, mirror=local).code == 0
-    for package in ("acp_v1", "acp_v2", "acp_v1_unstable", "acp_v2_unstable"):
-        init = (root / "generated" / package / "__init__.py").read_text(encoding="utf-8")
-        assert 'SCHEMA_REF = "schema-v2.0.0-alpha.1"' in init, package
-    methods = (root / "generated" / "acp_v2_unstable" / "methods.py").read_text(encoding="utf-8")
+    for lane in ("v1", "v2", "v1_unstable", "v2_unstable"):
+        init = (root / "generated" / "acp_kit" / lane / "__init__.py").read_text(encoding="utf-8")
+        assert 'SCHEMA_REF = "schema-v2.0.0-alpha.1"' in init, lane
+    methods = (root / "generated" / "acp_kit" / "v2_unstable" / "methods.py").read_text("utf-8")
     assert "unstable=True" in methods and "unstable=False" in methods
     assert cli("generate", "--check", "--unstable", cwd=root, mirror=local).code == 0
 
@@ -614,7 +615,7 @@ def test_generate_in_a_project_without_a_lock_says_how_to_make_one(
     (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen]\n", encoding="utf-8")
     assert one_error(cli("generate", cwd=tmp_path)) == (
         f"no packages configured in {tmp_path / 'pyproject.toml'}: add"
-        " [[tool.acp-codegen.packages]] tables (package, schema)"
+        " [[tool.acp-codegen.packages]] tables (package, schema or lanes)"
     )
 
 
@@ -623,8 +624,8 @@ def test_a_pinned_cache_entry_given_as_schema_keeps_its_ref(cli: Cli, tmp_path: 
     cached = REPO / "schema" / "cache" / "npm-sdk-2.4.0" / "v2" / "schema.json"
     run = cli("generate", "--schema", cached, "--out", tmp_path, "--package", "acp_v2")
     assert (run.code, run.err) == (0, "")
-    # The same package as the committed one, generated from the lock.
-    assert snapshot(tmp_path / "acp_v2") == snapshot(REPO / "generated" / "acp_v2")
+    # The same lane as the committed one's, generated from the lock.
+    assert snapshot(tmp_path / "acp_v2" / "v2") == snapshot(REPO / "generated" / "acp_kit" / "v2")
 
 
 def test_a_local_schema_records_its_sha256(cli: Cli, tmp_path: Path) -> None:
@@ -668,7 +669,7 @@ def test_a_ruff_failure_on_our_output_is_exit_3(
 
     def broken(files: dict[str, str]) -> Any:
         return real(
-            {**files, "p/methods.py": "def broken(:\n"} if "p/methods.py" in files else files
+            {**files, "p/v1/methods.py": "def broken(:\n"} if "p/v1/methods.py" in files else files
         )
 
     monkeypatch.setattr(codegen.pipeline, "Formatting", broken)
@@ -677,7 +678,7 @@ def test_a_ruff_failure_on_our_output_is_exit_3(
     assert (run.code, run.out) == (3, "")
     assert run.err == (
         "acp-codegen: internal error (please report it): ruff failed on the generated code:"
-        " error: Failed to parse p/methods.py:1:12: Expected a parameter or the end of the"
+        " error: Failed to parse p/v1/methods.py:1:12: Expected a parameter or the end of the"
         " parameter list\n"
     )
     assert not (tmp_path / "out").exists()
@@ -697,7 +698,7 @@ def test_a_ruff_failure_from_the_projects_own_templates_is_bad_input(
     message = one_error(cli("generate", cwd=root, mirror=mirror))
     assert message.startswith(
         f"the templates in {templates} make code ruff rejects: ruff failed on the generated"
-        " code: error: Failed to parse acp_v1/methods.py:"
+        " code: error: Failed to parse acp_kit/v1/methods.py:"
     )
     assert not (root / "generated").exists()
 
