@@ -116,12 +116,23 @@ CORE_MODULES = (
 EXTRA_MODULES = (
     ModuleSpec(
         "jsonrpc",
-        ("ConnectionClosed", "RpcError", "TranscriptRecorder", "UnencodableMessage"),
+        ("ConnectionClosed", "RpcError", "UnencodableMessage"),
         runtime="jsonrpc.py",
     ),
+    ModuleSpec("transcript", ("TranscriptRecorder",), runtime="transcript.py"),
     ModuleSpec("_wire", template="wire.py.j2", context="models"),
-    # `Connection` in layers (each module's class is the base of the next one's).
+    # `Connection` and the objects it wires (see the module docstring of connection.py).
+    ModuleSpec(
+        "transport",
+        ("MemoryTransport", "StreamTransport", "Transport", "memory_pair"),
+        runtime="transport.py",
+        lazy=True,
+    ),
+    ModuleSpec("_salvage", runtime="_salvage.py"),
     ModuleSpec("_output", runtime="_output.py"),
+    ModuleSpec("_outgoing", runtime="_outgoing.py"),
+    ModuleSpec("_notifications", runtime="_notifications.py"),
+    ModuleSpec("_requests", runtime="_requests.py"),
     ModuleSpec("_dispatch", runtime="_dispatch.py"),
     ModuleSpec("_reading", runtime="_reading.py"),
     ModuleSpec("connection", ("Connection",), runtime="connection.py", lazy=True),
@@ -132,11 +143,12 @@ EXTRA_MODULES = (
         lazy=True,
     ),
     ModuleSpec(
-        "stdio",
-        ("ProcessConnection", "connect_process", "connect_stdio"),
-        runtime="stdio.py",
+        "process",
+        ("ProcessConnection", "connect_process"),
+        runtime="process.py",
         lazy=True,
     ),
+    ModuleSpec("stdio", ("connect_stdio",), runtime="stdio.py", lazy=True),
     ModuleSpec(
         "session_state",
         ("SessionState",),

@@ -22,7 +22,6 @@ from ._runtime import (
 from .jsonrpc import (
     ConnectionClosed,
     RpcError,
-    TranscriptRecorder,
     UnencodableMessage,
 )
 from .methods import (
@@ -265,6 +264,9 @@ from .models import (
 from .session_state import (
     SessionState,
 )
+from .transcript import (
+    TranscriptRecorder,
+)
 
 if TYPE_CHECKING:
     from .agent import (
@@ -291,6 +293,10 @@ if TYPE_CHECKING:
     from .connection import (
         Connection,
     )
+    from .process import (
+        ProcessConnection,
+        connect_process,
+    )
     from .rpc import (
         AgentBase,
         AgentStub,
@@ -298,9 +304,13 @@ if TYPE_CHECKING:
         ClientStub,
     )
     from .stdio import (
-        ProcessConnection,
-        connect_process,
         connect_stdio,
+    )
+    from .transport import (
+        MemoryTransport,
+        StreamTransport,
+        Transport,
+        memory_pair,
     )
     from .turn import (
         CustomStopReason,
@@ -341,13 +351,17 @@ _LAZY = {
     "deny": "client",
     "spawn_agent": "client",
     "Connection": "connection",
+    "ProcessConnection": "process",
+    "connect_process": "process",
     "AgentBase": "rpc",
     "AgentStub": "rpc",
     "ClientBase": "rpc",
     "ClientStub": "rpc",
-    "ProcessConnection": "stdio",
-    "connect_process": "stdio",
     "connect_stdio": "stdio",
+    "MemoryTransport": "transport",
+    "StreamTransport": "transport",
+    "Transport": "transport",
+    "memory_pair": "transport",
     "CustomStopReason": "turn",
     "Permission": "turn",
     "PlanHandle": "turn",
@@ -382,7 +396,6 @@ __all__ = [
     "encode",
     "ConnectionClosed",
     "RpcError",
-    "TranscriptRecorder",
     "UnencodableMessage",
     "METHODS",
     "MethodInfo",
@@ -618,6 +631,7 @@ __all__ = [
     "WriteTextFileRequest",
     "WriteTextFileResponse",
     "SessionState",
+    "TranscriptRecorder",
     "Agent",
     "AgentSession",
     "MissingCapability",
@@ -636,13 +650,17 @@ __all__ = [
     "deny",
     "spawn_agent",
     "Connection",
+    "ProcessConnection",
+    "connect_process",
     "AgentBase",
     "AgentStub",
     "ClientBase",
     "ClientStub",
-    "ProcessConnection",
-    "connect_process",
     "connect_stdio",
+    "MemoryTransport",
+    "StreamTransport",
+    "Transport",
+    "memory_pair",
     "CustomStopReason",
     "Permission",
     "PlanHandle",

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
+from . import _wire  # noqa: F401 - registers the per-class writers its stubs send with
 from . import models as _m
-from .connection import Connection
-from .jsonrpc import RoleBase, Route, RpcError
+from .connection import Connection, RoleBase
+from .jsonrpc import Route, RpcError
 
 AGENT_ROUTES: Final[Mapping[str, Route]] = {
     "initialize": Route("initialize", "request", _m.InitializeRequest, _m.InitializeResponse),

@@ -22,7 +22,6 @@ from ._runtime import (
 from .jsonrpc import (
     ConnectionClosed,
     RpcError,
-    TranscriptRecorder,
     UnencodableMessage,
 )
 from .methods import (
@@ -348,6 +347,9 @@ from .models import (
 from .session_state import (
     SessionState,
 )
+from .transcript import (
+    TranscriptRecorder,
+)
 
 if TYPE_CHECKING:
     from .agent import (
@@ -372,6 +374,10 @@ if TYPE_CHECKING:
     from .connection import (
         Connection,
     )
+    from .process import (
+        ProcessConnection,
+        connect_process,
+    )
     from .rpc import (
         AgentBase,
         AgentStub,
@@ -379,14 +385,18 @@ if TYPE_CHECKING:
         ClientStub,
     )
     from .stdio import (
-        ProcessConnection,
-        connect_process,
         connect_stdio,
     )
     from .tool_call import (
         ToolCallCancelled,
         ToolCallHandle,
         ToolContent,
+    )
+    from .transport import (
+        MemoryTransport,
+        StreamTransport,
+        Transport,
+        memory_pair,
     )
     from .turn import (
         CustomStopReason,
@@ -420,16 +430,20 @@ _LAZY = {
     "deny": "client",
     "spawn_agent": "client",
     "Connection": "connection",
+    "ProcessConnection": "process",
+    "connect_process": "process",
     "AgentBase": "rpc",
     "AgentStub": "rpc",
     "ClientBase": "rpc",
     "ClientStub": "rpc",
-    "ProcessConnection": "stdio",
-    "connect_process": "stdio",
     "connect_stdio": "stdio",
     "ToolCallCancelled": "tool_call",
     "ToolCallHandle": "tool_call",
     "ToolContent": "tool_call",
+    "MemoryTransport": "transport",
+    "StreamTransport": "transport",
+    "Transport": "transport",
+    "memory_pair": "transport",
     "CustomStopReason": "turn",
     "Permission": "turn",
     "PlanHandle": "turn",
@@ -461,7 +475,6 @@ __all__ = [
     "encode",
     "ConnectionClosed",
     "RpcError",
-    "TranscriptRecorder",
     "UnencodableMessage",
     "METHODS",
     "MethodInfo",
@@ -780,6 +793,7 @@ __all__ = [
     "UsageUpdate",
     "UserMessage",
     "SessionState",
+    "TranscriptRecorder",
     "Agent",
     "AgentSession",
     "run_agent",
@@ -796,16 +810,20 @@ __all__ = [
     "deny",
     "spawn_agent",
     "Connection",
+    "ProcessConnection",
+    "connect_process",
     "AgentBase",
     "AgentStub",
     "ClientBase",
     "ClientStub",
-    "ProcessConnection",
-    "connect_process",
     "connect_stdio",
     "ToolCallCancelled",
     "ToolCallHandle",
     "ToolContent",
+    "MemoryTransport",
+    "StreamTransport",
+    "Transport",
+    "memory_pair",
     "CustomStopReason",
     "Permission",
     "PlanHandle",

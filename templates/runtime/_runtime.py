@@ -1,4 +1,5 @@
-"""Wire runtime shared by every generated type: UNSET, DecodeError, decode() and encode().
+"""Wire runtime shared by every generated type: UNSET, DecodeError, decode() and encode(), and
+the registries the generated modules fill on import (DECODERS, WRITERS).
 
 Decoders raise `DecodeError` only. Paths are built while an error unwinds, so a successful
 decode never pays for them.
@@ -143,6 +144,17 @@ DECODERS: dict[object, Decoder] = {}
 
 def register(alias: object, decoder: Decoder) -> None:
     DECODERS[alias] = decoder
+
+
+Writer: TypeAlias = Callable[[Any], str]
+# The JSON text writer of each generated class, by class: every lane's `_wire.py` adds its own
+# on import (a lane's rpc module imports it). `jsonrpc.to_text` looks a value's type up here and
+# takes the general way (`dump_text(encode(value))`) for anything not found.
+WRITERS: dict[type, Writer] = {}
+
+
+def register_writers(writers: dict[type, Writer]) -> None:
+    WRITERS.update(writers)
 
 
 def documented(union: Any, name: str, doc: str) -> Any:
