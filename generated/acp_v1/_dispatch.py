@@ -80,6 +80,7 @@ class Dispatcher:
         self._running = 0
         self.held: deque[InFlight | Note] = deque()  # read, waiting for room, in order
         self._notes = NotificationQueue(max_notes, self.held, self._make_room)
+        self._offer = self._notes.offer
         self._note_servers: dict[str, NoteServer] = {}  # per routed method, made on first use
         self._deferred: list[Message] = []  # answers sent once the reader's turn ends
         self.closing = False
@@ -280,19 +281,16 @@ class Dispatcher:
                     break
                 held.popleft()
                 self._start_request(call)
-            else:
-                if self._notes.full:
-                    break
+            elif self._notes.offer(call):
                 held.popleft()
-                self._notes.put(call)
+            else:
+                break
         self._room.set()
 
     # -- notifications -------------------------------------------------------------------------
     def _admit_note(self, note: Note) -> None:
-        if not self.held and not self._notes.full:
-            self._notes.put(note)
-        else:
-            self.held.append(note)
+        if self.held or not self._offer(note):
+            self.held.append(note)  # behind what waits already, in arrival order
 
     def _note_server(self, method: str) -> NoteServer | None:
         """The handler's method and the params decoder for a notification (None: ignored)."""

@@ -158,6 +158,8 @@ class Connection:
             max_held=max(0, max_held_messages),
             fast=FAST_PATHS,
         )
+        self._put = self._output.put  # what notify() calls for every notification
+        self._notification_line = self._calls.notification_line
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = asyncio.Event()
@@ -265,10 +267,9 @@ class Connection:
         UnencodableMessage when `params` has no JSON form."""
         if self._task is None:
             self.start()
-        output = self._output
-        output.put(self._calls.notification_line(method, params))
-        if output.queued >= WRITE_CHUNK:
-            await output.flow()
+        self._put(self._notification_line(method, params))
+        if self._output.queued >= WRITE_CHUNK:
+            await self._output.flow()
 
     async def notifications_handled(self) -> None:
         """Wait until every notification read so far has been handled, in order: what a reply

@@ -40,19 +40,19 @@ class NotificationQueue:
         self._task = asyncio.create_task(self._run())
 
     @property
-    def full(self) -> bool:
-        return len(self._notes) >= self.limit
-
-    @property
     def task(self) -> asyncio.Task[None] | None:
         return self._task
 
-    def put(self, note: Note) -> None:
-        """Queue `note` (the caller checked there is room)."""
-        self._notes.append(note)
+    def offer(self, note: Note) -> bool:
+        """Queue `note` if there is room; False (and nothing queued) if not."""
+        notes = self._notes
+        if len(notes) >= self.limit:
+            return False
+        notes.append(note)
         ready = self._ready
         if ready is not None and not ready.done():
             ready.set_result(None)
+        return True
 
     def end(self) -> None:
         """Nothing more will be put: the task hands over what is queued, then returns."""
