@@ -94,6 +94,7 @@ CLIENT_EXPORTS = (
 
 CORE_MODULES = (
     ModuleSpec("__init__", template="__init__.py.j2"),
+    ModuleSpec("_decoders", runtime="_decoders.py"),
     ModuleSpec(
         "_runtime",
         (

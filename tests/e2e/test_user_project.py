@@ -73,6 +73,7 @@ def test_the_readme_block_runs_in_an_empty_project(
         ".acp-codegen-manifest.json",
         "REFERENCE.md",
         "__init__.py",
+        "_decoders.py",
         "_dispatch.py",
         "_notifications.py",
         "_outgoing.py",
