@@ -120,7 +120,7 @@ EXTRA_MODULES = (
         ("ConnectionClosed", "RpcError", "UnencodableMessage"),
         runtime="jsonrpc.py",
     ),
-    ModuleSpec("transcript", ("TranscriptRecorder",), runtime="transcript.py"),
+    ModuleSpec("transcript", ("TranscriptRecorder",), runtime="transcript.py", lazy=True),
     ModuleSpec("_wire", template="wire.py.j2", context="models"),
     # `Connection` and the objects it wires (see the module docstring of connection.py).
     ModuleSpec(

@@ -264,9 +264,6 @@ from .models import (
 from .session_state import (
     SessionState,
 )
-from .transcript import (
-    TranscriptRecorder,
-)
 
 if TYPE_CHECKING:
     from .agent import (
@@ -305,6 +302,9 @@ if TYPE_CHECKING:
     )
     from .stdio import (
         connect_stdio,
+    )
+    from .transcript import (
+        TranscriptRecorder,
     )
     from .transport import (
         MemoryTransport,
@@ -358,6 +358,7 @@ _LAZY = {
     "ClientBase": "rpc",
     "ClientStub": "rpc",
     "connect_stdio": "stdio",
+    "TranscriptRecorder": "transcript",
     "MemoryTransport": "transport",
     "StreamTransport": "transport",
     "Transport": "transport",
@@ -631,7 +632,6 @@ __all__ = [
     "WriteTextFileRequest",
     "WriteTextFileResponse",
     "SessionState",
-    "TranscriptRecorder",
     "Agent",
     "AgentSession",
     "MissingCapability",
@@ -657,6 +657,7 @@ __all__ = [
     "ClientBase",
     "ClientStub",
     "connect_stdio",
+    "TranscriptRecorder",
     "MemoryTransport",
     "StreamTransport",
     "Transport",

@@ -347,9 +347,6 @@ from .models import (
 from .session_state import (
     SessionState,
 )
-from .transcript import (
-    TranscriptRecorder,
-)
 
 if TYPE_CHECKING:
     from .agent import (
@@ -391,6 +388,9 @@ if TYPE_CHECKING:
         ToolCallCancelled,
         ToolCallHandle,
         ToolContent,
+    )
+    from .transcript import (
+        TranscriptRecorder,
     )
     from .transport import (
         MemoryTransport,
@@ -440,6 +440,7 @@ _LAZY = {
     "ToolCallCancelled": "tool_call",
     "ToolCallHandle": "tool_call",
     "ToolContent": "tool_call",
+    "TranscriptRecorder": "transcript",
     "MemoryTransport": "transport",
     "StreamTransport": "transport",
     "Transport": "transport",
@@ -793,7 +794,6 @@ __all__ = [
     "UsageUpdate",
     "UserMessage",
     "SessionState",
-    "TranscriptRecorder",
     "Agent",
     "AgentSession",
     "run_agent",
@@ -820,6 +820,7 @@ __all__ = [
     "ToolCallCancelled",
     "ToolCallHandle",
     "ToolContent",
+    "TranscriptRecorder",
     "MemoryTransport",
     "StreamTransport",
     "Transport",
