@@ -6,9 +6,11 @@ A `Connection` joins a handler (an `AgentBase` or `ClientBase` subclass, on `Rol
 `Transport` (transport.py; stdio.py and process.py add standard streams and child processes).
 It is wired from objects that each own their state:
 
-- `LineReader` (_reading.py) reads the transport and gives every line one reading step;
-- `Dispatcher` (_dispatch.py) gives every message one dispatch step: requests run as tasks,
-  notifications reach the handler one at a time in arrival order, answers go to our calls;
+- `LineReader` (_reading.py) reads the transport and gives every line one reading step (a
+  line the parser refuses is read again for its id by _salvage.py);
+- `Dispatcher` (_dispatch.py) gives every message one dispatch step: requests run as tasks
+  (_requests.py), notifications reach the handler one at a time in arrival order
+  (_notifications.py), answers go to our calls; `rebind()` hands it another handler;
 - `OutgoingCalls` (_outgoing.py) makes our requests' and notifications' lines and waits for
   the answers;
 - `Output` (_output.py) writes whole lines in order, batched, with the `Taps` that see every

@@ -1,7 +1,8 @@
-"""What can still be read of a line the parser refused (`load_line` raised UnreadableMessage):
-when it is JSON grammar, an object whose `id` reads, and only values the strict parser refuses
-are wrong (a number beyond a double, NaN, an integer of too many digits, invalid UTF-8 in a
-string, nesting too deep), its envelope, so that a request is answered under its own id.
+"""What can still be read of a line the strict parser refused (`load_line` raised
+UnreadableMessage) for a value it holds (a number beyond a double, NaN, an integer of too many
+digits, invalid UTF-8 in a string, nesting too deep) while the rest is JSON grammar: `salvage`
+gives its envelope (its `id`, whether it is a request, where and why), so that a request is
+answered under its own id.
 
 The line is read again member by member with a lenient parser that puts a `Refused` marker
 where the strict one gave up; the first marker in document order says where and why. Bounded:

@@ -2,7 +2,8 @@
 reads, and one message as one line (`dump_line`, `load_line`; `to_text` for a params value,
 through the per-class writers the generated `_wire` modules register).
 
-A leaf: it knows no connection. `connection.py` runs all of it over a `Transport`.
+It imports only `_runtime` and knows no connection: `connection.py` runs all of it over a
+`Transport`.
 """
 
 from __future__ import annotations
