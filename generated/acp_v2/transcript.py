@@ -116,6 +116,14 @@ class TranscriptRecorder:
             self.count,
         )
 
+    def __del__(self) -> None:  # a recorder dropped unclosed: its file descriptor goes too
+        fd, self._fd = getattr(self, "_fd", None), None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
     def __enter__(self) -> TranscriptRecorder:
         return self
 

@@ -121,16 +121,15 @@ class Dispatcher:
 
     def unreadable(self, reason: str, found: Salvaged | None) -> None:
         """A line that did not parse: a request whose envelope could be read is answered
-        under its id (-32602 for its params, -32600 for another member); anything else gets
-        -32700 with id null, and an answer to one of our calls also fails that call."""
+        -32602 under its id, `data` saying where (`path` in its params, or in the `member` of
+        the message named) and why; anything else gets -32700 with id null, and an answer to
+        one of our calls also fails that call."""
         if found is not None and found.is_request and valid_id(found.rid):
             if self.closing:
                 return
-            if found.member == "params":
-                error = RpcError.invalid_params(found.error)
-            else:
-                where = f'"{found.member}"{found.error.path[1:]}'
-                error = RpcError.invalid_request(f"the message's {where}: {found.error.reason}")
+            error = RpcError.invalid_params(found.error)
+            if found.member != "params":
+                error.data = {"member": found.member, **error.to_json()["data"]}
             self.answer_soon(error_reply(found.rid, error))
             return
         if found is not None and not found.is_request:

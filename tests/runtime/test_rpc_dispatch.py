@@ -95,7 +95,8 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
         (b'{"params":' + DEEP + b',"jsonrpc":"2.0","method":"x","id":null}\n',
          invalid_params(None, "$", "nested too deeply")),
         (b'{"jsonrpc":"2.0","id":1,"method":"\xff"}\n',
-         error(1, -32600, "Invalid request", 'the message\'s "method": invalid UTF-8 at byte 34')),
+         error(1, -32602, "Invalid params",
+               {"member": "method", "path": "$", "reason": "invalid UTF-8 at byte 34"})),
     ],
     ids=[
         "nan", "overflow", "deep-in-a-prompt", "infinity", "bad-utf8", "long-int", "deep",
@@ -382,3 +383,25 @@ def test_a_request_cancelled_before_its_handler_started_is_still_answered() -> N
         assert again["result"] == {"messageId": "msg_s"}
 
     run(scenario())
+
+
+def test_an_unreadable_answer_to_our_call_fails_that_call_saying_where() -> None:
+    async def scenario() -> tuple[Any, Any]:
+        peer = RawPeer(acp.ClientBase())
+        call = asyncio.ensure_future(peer.connection.request("_x/ask", {}))
+        asked = await peer.recv()
+        peer.send_bytes(b'{"jsonrpc":"2.0","id":%d,"result":{"n":[1e400]}}\n' % asked["id"])
+        with pytest.raises(acp.RpcError) as caught:
+            await call
+        answer = await peer.recv()  # the line itself is still a parse error for the peer
+        await peer.connection.close()
+        return caught.value.to_json(), answer
+
+    failed, answer = run(scenario())
+    reason = "the number 1e400 is out of range"
+    assert failed == {
+        "code": -32600,
+        "message": "Invalid response",
+        "data": {"member": "result", "path": "$.n[0]", "reason": reason},
+    }
+    assert answer == error(None, -32700, "Parse error", reason)
