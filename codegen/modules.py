@@ -117,25 +117,41 @@ LANE_MODULES = (
 # A lane the toolkit serves also has `lane.py` (its classes for the toolkit).
 LANE_BINDING = ModuleSpec("lane", template="lane.py.j2")
 
-# The JSON-RPC runtime: hand-written, one copy per package.
+# The JSON-RPC runtime: hand-written, one copy per package. `Connection` and the objects it
+# wires (see the module docstring of runtime/connection.py).
 RUNTIME_MODULES = (
+    ModuleSpec("runtime._decoders", source="runtime/_decoders.py"),
     ModuleSpec("runtime._runtime", CORE_EXPORTS, source="runtime/_runtime.py"),
     ModuleSpec(
         "runtime.jsonrpc",
-        ("ConnectionClosed", "RpcError", "TranscriptRecorder", "UnencodableMessage"),
+        ("ConnectionClosed", "RpcError", "UnencodableMessage"),
         source="runtime/jsonrpc.py",
         lazy=True,
     ),
+    ModuleSpec(
+        "runtime.transcript", ("TranscriptRecorder",), source="runtime/transcript.py", lazy=True
+    ),
+    ModuleSpec(
+        "runtime.transport",
+        ("MemoryTransport", "StreamTransport", "Transport", "memory_pair"),
+        source="runtime/transport.py",
+        lazy=True,
+    ),
+    ModuleSpec("runtime._salvage", source="runtime/_salvage.py"),
     ModuleSpec("runtime._output", source="runtime/_output.py"),
+    ModuleSpec("runtime._outgoing", source="runtime/_outgoing.py"),
+    ModuleSpec("runtime._notifications", source="runtime/_notifications.py"),
+    ModuleSpec("runtime._requests", source="runtime/_requests.py"),
     ModuleSpec("runtime._dispatch", source="runtime/_dispatch.py"),
     ModuleSpec("runtime._reading", source="runtime/_reading.py"),
     ModuleSpec("runtime.connection", ("Connection",), source="runtime/connection.py", lazy=True),
     ModuleSpec(
-        "runtime.stdio",
-        ("ProcessConnection", "connect_process", "connect_stdio"),
-        source="runtime/stdio.py",
+        "runtime.process",
+        ("ProcessConnection", "connect_process"),
+        source="runtime/process.py",
         lazy=True,
     ),
+    ModuleSpec("runtime.stdio", ("connect_stdio",), source="runtime/stdio.py", lazy=True),
 )
 
 # The toolkit: hand-written and lane-neutral, one copy per package that has a lane it serves.

@@ -27,11 +27,15 @@ if TYPE_CHECKING:
     from .runtime.connection import Connection as Connection
     from .runtime.jsonrpc import ConnectionClosed as ConnectionClosed
     from .runtime.jsonrpc import RpcError as RpcError
-    from .runtime.jsonrpc import TranscriptRecorder as TranscriptRecorder
     from .runtime.jsonrpc import UnencodableMessage as UnencodableMessage
-    from .runtime.stdio import ProcessConnection as ProcessConnection
-    from .runtime.stdio import connect_process as connect_process
+    from .runtime.process import ProcessConnection as ProcessConnection
+    from .runtime.process import connect_process as connect_process
     from .runtime.stdio import connect_stdio as connect_stdio
+    from .runtime.transcript import TranscriptRecorder as TranscriptRecorder
+    from .runtime.transport import MemoryTransport as MemoryTransport
+    from .runtime.transport import StreamTransport as StreamTransport
+    from .runtime.transport import Transport as Transport
+    from .runtime.transport import memory_pair as memory_pair
     from .toolkit.agent import Agent as Agent
     from .toolkit.agent import run_agent as run_agent
     from .toolkit.agent import serve_agent as serve_agent
@@ -79,11 +83,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Connection": (".runtime.connection", "Connection"),
     "ConnectionClosed": (".runtime.jsonrpc", "ConnectionClosed"),
     "RpcError": (".runtime.jsonrpc", "RpcError"),
-    "TranscriptRecorder": (".runtime.jsonrpc", "TranscriptRecorder"),
     "UnencodableMessage": (".runtime.jsonrpc", "UnencodableMessage"),
-    "ProcessConnection": (".runtime.stdio", "ProcessConnection"),
-    "connect_process": (".runtime.stdio", "connect_process"),
+    "ProcessConnection": (".runtime.process", "ProcessConnection"),
+    "connect_process": (".runtime.process", "connect_process"),
     "connect_stdio": (".runtime.stdio", "connect_stdio"),
+    "TranscriptRecorder": (".runtime.transcript", "TranscriptRecorder"),
+    "MemoryTransport": (".runtime.transport", "MemoryTransport"),
+    "StreamTransport": (".runtime.transport", "StreamTransport"),
+    "Transport": (".runtime.transport", "Transport"),
+    "memory_pair": (".runtime.transport", "memory_pair"),
     "Agent": (".toolkit.agent", "Agent"),
     "run_agent": (".toolkit.agent", "run_agent"),
     "serve_agent": (".toolkit.agent", "serve_agent"),
@@ -154,11 +162,15 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "RpcError",
-    "TranscriptRecorder",
     "UnencodableMessage",
     "ProcessConnection",
     "connect_process",
     "connect_stdio",
+    "TranscriptRecorder",
+    "MemoryTransport",
+    "StreamTransport",
+    "Transport",
+    "memory_pair",
     "Agent",
     "run_agent",
     "serve_agent",

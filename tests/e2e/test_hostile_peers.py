@@ -43,14 +43,17 @@ def agent() -> Any:
 
 ODD_INPUT = [
     (b"\xff\xfe garbage\n", error(None, -32700, "Parse error", "invalid UTF-8 at byte 0")),
+    # JSON grammar with an id that reads: answered under that id, saying where and why.
     (b'{"jsonrpc":"2.0","id":1,"method":"x","params":1e400}\n',
-     error(None, -32700, "Parse error", "the number 1e400 is out of range")),
+     error(1, -32602, "Invalid params", {"path": "$", "reason": "the number 1e400 is out of range"})),
     (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":-1e400}}\n',
-     error(None, -32700, "Parse error", "the number -1e400 is out of range")),
+     error(1, -32602, "Invalid params", {"path": "$.a", "reason": "the number -1e400 is out of range"})),
     (b'{"jsonrpc":"2.0","id":1,"method":"x","params":NaN}\n',
-     error(None, -32700, "Parse error", "NaN is not JSON")),
+     error(1, -32602, "Invalid params", {"path": "$", "reason": "NaN is not JSON"})),
     (b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + b"[" * 50_000 + b"]" * 50_000 + b"}\n",
-     error(None, -32700, "Parse error", "nested too deeply")),
+     error(1, -32602, "Invalid params", {"path": "$", "reason": "nested too deeply"})),
+    (b'{"jsonrpc":"2.0","method":"x","params":1e400}\n',  # a notification: no id to answer under
+     error(None, -32700, "Parse error", "the number 1e400 is out of range")),
     (b'{"jsonrpc":"2.0","id":1,"method"\n', error(None, -32700, "Parse error",
      "Expecting ':' delimiter at character 32")),
     (b"true\n", error(None, -32600, "Invalid request", "a message must be a JSON object")),
@@ -68,6 +71,25 @@ def test_odd_input_is_answered_and_the_agent_carries_on(
 ) -> None:
     agent.send_bytes(raw)
     assert agent.recv() == answer
+    still_serves(agent)
+    assert agent.finish() == 0
+    agent.assert_clean_stderr()
+
+
+def test_a_prompt_holding_a_number_beyond_a_double_is_answered_under_its_id(agent: Peer) -> None:
+    still_serves(agent)
+    session = agent.call(request("new", "session/new", {"cwd": "/", "mcpServers": []}))
+    sid = session["result"]["sessionId"]
+    prompt = (
+        b'{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"'
+        + sid.encode()
+        + b'","prompt":[{"type":"text","text":"hi"}],"_meta":{"n":1e400}}}\n'
+    )
+    agent.send_bytes(prompt)
+    reason = "the number 1e400 is out of range"
+    assert agent.recv() == error(
+        "p1", -32602, "Invalid params", {"path": "$._meta.n", "reason": reason}
+    )
     still_serves(agent)
     assert agent.finish() == 0
     agent.assert_clean_stderr()

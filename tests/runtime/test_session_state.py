@@ -598,6 +598,7 @@ def test_known_kinds_are_the_union_variants_and_each_has_a_rule() -> None:
 
 CORE_TEMPLATES = (
     "__init__.py.j2",
+    "runtime/_decoders.py",
     "runtime/_runtime.py",
     "models.py.j2",
     "methods.py.j2",

@@ -7,13 +7,19 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import acp_kit as kit
 
 from tests.support.rpc_wire import INITIALIZE_PARAMS, TIMEOUT, RawPeer, notification, request
 
 Script = Callable[[kit.Turn], Awaitable[Any]]
+
+
+class LineSource(Protocol):
+    """What the agent's output is read from: a RawPeer, or a child's stdout stream."""
+
+    async def readline(self) -> bytes: ...
 
 
 class ScriptAgent(kit.Agent):
@@ -40,9 +46,9 @@ class Wire:
     def __init__(self, agent: kit.Agent) -> None:
         self.agent = agent
         self.peer = RawPeer(agent)
-        self._open(self.peer._from_conn, self.peer.send_bytes)
+        self._open(self.peer, self.peer.send_bytes)
 
-    def _open(self, reader: asyncio.StreamReader, write: Callable[[bytes], object]) -> None:
+    def _open(self, reader: LineSource, write: Callable[[bytes], object]) -> None:
         self._source = reader
         self.send_bytes = write
         self.seen: list[Any] = []

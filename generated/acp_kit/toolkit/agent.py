@@ -46,8 +46,9 @@ from functools import cache
 from typing import Any, ClassVar, Final, Unpack
 
 from ..runtime._runtime import UNSET, encode
+from ..runtime.connection import ConnectionOptions
 from ..runtime.jsonrpc import RpcError
-from ..runtime.stdio import ConnectionOptions, connect_stdio
+from ..runtime.stdio import connect_stdio
 from .book import PAGE_SIZE, InvalidCursor, SessionBook, same_directory
 from .dialect import invalid, listed, not_found
 from .lane import Lane, ProtocolFeatures, pick

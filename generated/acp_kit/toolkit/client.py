@@ -32,9 +32,9 @@ from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequenc
 from typing import IO, Any, Final, Unpack
 
 from ..runtime._runtime import UNSET, DecodeError, decode, encode
-from ..runtime.connection import Connection
-from ..runtime.jsonrpc import RoleBase, RpcError
-from ..runtime.stdio import EXIT_TIMEOUT, ConnectionOptions, ProcessConnection, connect_process
+from ..runtime.connection import Connection, ConnectionOptions, RoleBase
+from ..runtime.jsonrpc import RpcError
+from ..runtime.process import EXIT_TIMEOUT, ProcessConnection, connect_process
 from ..vocab import InitializeResponse, McpServer, SessionInfo
 from .broadcast import STALL_TIMEOUT
 from .dialect import Dialect, dialect_for, not_found
@@ -528,6 +528,7 @@ async def spawn_agent(
     protocol: int | None = None,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
     stderr: int | IO[Any] | None = None,
     exit_timeout: float = EXIT_TIMEOUT,
     **options: Unpack[ConnectionOptions],
@@ -537,7 +538,8 @@ async def spawn_agent(
 
     `client` serves the agent's requests (default: a new `Client`); `permissions` sets its
     policy, `workspace` its files and terminals (v1 agents use them); `protocol` forces a
-    protocol version (default: the newest, falling back to what the agent answers). Raises
+    protocol version (default: the newest, falling back to what the agent answers). The
+    child's environment is trimmed unless `inherit_env` (see `connect_process`). Raises
     OSError when the program cannot be started, IncompatibleAgent, RpcError or
     ConnectionClosed when initialization fails.
     """
@@ -548,8 +550,8 @@ async def spawn_agent(
         handler.workspace = workspace
     process: ProcessConnection
     async with connect_process(
-        _Unrouted(), program, *args, cwd=cwd, env=env, stderr=stderr,
-        exit_timeout=exit_timeout, **options,
+        _Unrouted(), program, *args, cwd=cwd, env=env, inherit_env=inherit_env,
+        stderr=stderr, exit_timeout=exit_timeout, **options,
     ) as process:  # fmt: skip
         agent = await connect_agent(handler, process, protocol=protocol)
         try:

@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, cast
 
 from ..runtime._runtime import DecodeError, decode
-from ..runtime.jsonrpc import RoleBase, Route, RpcError
+from ..runtime.connection import RoleBase
+from ..runtime.jsonrpc import Route, RpcError
 from .agent import Agent, AgentSide, side_class
 from .lane import Lane, pick
 
