@@ -231,6 +231,44 @@ TOOLKIT_MODULES = (
         source="toolkit/client.py",
         lazy=True,
     ),
+    # The remote transports (Streamable HTTP and WebSocket), a subpackage of their own: stdlib
+    # only; httpx, websockets and uvicorn are imported by the modules that use them, when used.
+    ModuleSpec("transports.protocol", source="transports/protocol.py"),
+    ModuleSpec("transports.sse", source="transports/sse.py"),
+    ModuleSpec("transports._asgi", source="transports/_asgi.py"),
+    ModuleSpec("transports._extras", ("MissingExtra",), source="transports/_extras.py", lazy=True),
+    ModuleSpec("transports.limits", ("ServerLimits",), source="transports/limits.py", lazy=True),
+    ModuleSpec(
+        "transports.security",
+        ("Authenticate", "bearer_token"),
+        source="transports/security.py",
+        lazy=True,
+    ),
+    ModuleSpec("transports.registry", source="transports/registry.py"),
+    ModuleSpec("transports.outbox", source="transports/outbox.py"),
+    ModuleSpec("transports.hosted", source="transports/hosted.py"),
+    ModuleSpec("transports.http_server", source="transports/http_server.py"),
+    ModuleSpec("transports.ws_server", source="transports/ws_server.py"),
+    ModuleSpec("transports.server", ("AgentApp",), source="transports/server.py", lazy=True),
+    ModuleSpec(
+        "transports.serve",
+        ("run_remote", "serve_remote"),
+        source="transports/serve.py",
+        lazy=True,
+    ),
+    ModuleSpec("transports.reattach", source="transports/reattach.py"),
+    ModuleSpec(
+        "transports.http_client", ("HttpTransport",), source="transports/http_client.py", lazy=True
+    ),
+    ModuleSpec(
+        "transports.ws_client",
+        ("WebSocketError", "WebSocketTransport"),
+        source="transports/ws_client.py",
+        lazy=True,
+    ),
+    ModuleSpec(
+        "transports.connect", ("connect_remote",), source="transports/connect.py", lazy=True
+    ),
 )
 
 # The templates of the package-level files (render/package.py renders them).

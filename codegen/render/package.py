@@ -89,6 +89,12 @@ VOCAB_TYPES = (
     "Implementation",
     "Cost",
 )
+TRANSPORTS_DOC = (
+    "The remote transports of this package: an agent served over Streamable HTTP and WebSocket"
+    " (`AgentApp`, an ASGI application; `serve_remote`), and a client's connection to one"
+    " (`connect_remote`). Standard library only; httpx, websockets and uvicorn are imported"
+    " when used."
+)
 RUNTIME_DOC = (
     "The JSON-RPC runtime of this package (asyncio, standard library only): the connection, its"
     " transports, JSON-RPC errors and framing, and `decode`/`encode`. Shared by every lane."
@@ -122,6 +128,7 @@ def package_files(
     files[f"{package}/runtime/__init__.py"] = sub.render(banner=header, doc=RUNTIME_DOC)
     if served:
         files[f"{package}/toolkit/__init__.py"] = sub.render(banner=header, doc=TOOLKIT_DOC)
+        files[f"{package}/transports/__init__.py"] = sub.render(banner=header, doc=TRANSPORTS_DOC)
     for lane in served:
         path = f"{package}/{lane.folder}/{LANE_BINDING.filename}"
         files[path] = env.get_template("lane.py.j2").render(_lane_binding(lane))

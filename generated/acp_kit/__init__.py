@@ -73,6 +73,17 @@ if TYPE_CHECKING:
     from .toolkit.turn import TurnEnded as TurnEnded
     from .toolkit.turn import TurnStopReason as TurnStopReason
     from .toolkit.workspace import Workspace as Workspace
+    from .transports._extras import MissingExtra as MissingExtra
+    from .transports.connect import connect_remote as connect_remote
+    from .transports.http_client import HttpTransport as HttpTransport
+    from .transports.limits import ServerLimits as ServerLimits
+    from .transports.security import Authenticate as Authenticate
+    from .transports.security import bearer_token as bearer_token
+    from .transports.serve import run_remote as run_remote
+    from .transports.serve import serve_remote as serve_remote
+    from .transports.server import AgentApp as AgentApp
+    from .transports.ws_client import WebSocketError as WebSocketError
+    from .transports.ws_client import WebSocketTransport as WebSocketTransport
 
 LANES = ["v1", "v2"]
 
@@ -129,6 +140,17 @@ _LAZY: dict[str, tuple[str, str]] = {
     "TurnEnded": (".toolkit.turn", "TurnEnded"),
     "TurnStopReason": (".toolkit.turn", "TurnStopReason"),
     "Workspace": (".toolkit.workspace", "Workspace"),
+    "MissingExtra": (".transports._extras", "MissingExtra"),
+    "connect_remote": (".transports.connect", "connect_remote"),
+    "HttpTransport": (".transports.http_client", "HttpTransport"),
+    "ServerLimits": (".transports.limits", "ServerLimits"),
+    "Authenticate": (".transports.security", "Authenticate"),
+    "bearer_token": (".transports.security", "bearer_token"),
+    "run_remote": (".transports.serve", "run_remote"),
+    "serve_remote": (".transports.serve", "serve_remote"),
+    "AgentApp": (".transports.server", "AgentApp"),
+    "WebSocketError": (".transports.ws_client", "WebSocketError"),
+    "WebSocketTransport": (".transports.ws_client", "WebSocketTransport"),
 }
 
 if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelled name is an error
@@ -208,5 +230,16 @@ __all__ = [
     "TurnEnded",
     "TurnStopReason",
     "Workspace",
+    "MissingExtra",
+    "connect_remote",
+    "HttpTransport",
+    "ServerLimits",
+    "Authenticate",
+    "bearer_token",
+    "run_remote",
+    "serve_remote",
+    "AgentApp",
+    "WebSocketError",
+    "WebSocketTransport",
     "LANES",
 ]

@@ -1,0 +1,27 @@
+"""The optional libraries of the remote transports, imported when first used, with a one-line
+message naming what to install when one is missing."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+_WHY = {
+    "httpx": "an http(s):// agent needs httpx",
+    "websockets": "a ws(s):// agent needs websockets",
+    "uvicorn": "serve_remote runs under uvicorn",
+}
+
+
+class MissingExtra(ImportError):
+    """An optional library of the remote transports is not installed."""
+
+
+def require(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise MissingExtra(
+            f"{_WHY[name]}: pip install {name} (acp-codegen's 'remote' extra installs uvicorn,"
+            " httpx and websockets)"
+        ) from None

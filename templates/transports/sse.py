@@ -1,0 +1,94 @@
+"""Server-sent events, as ACP's Streamable HTTP uses them: each event is one JSON-RPC message in
+`data:` (its JSON text has no line breaks), with an `id:` the server numbers per stream so a
+client that lost the stream can ask for what followed (`Last-Event-ID`); `:` comment lines keep
+an idle stream alive. `SseParser` reads a stream of them incrementally, bounded.
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+KEEPALIVE: Final = b":\n\n"
+
+
+def event(data: bytes, event_id: int | None = None) -> bytes:
+    """One event carrying `data` (a message's JSON text, which has no line break)."""
+    if event_id is None:
+        return b"data: " + data + b"\n\n"
+    return b"id: %d\ndata: %s\n\n" % (event_id, data)
+
+
+class Event(NamedTuple):
+    data: bytes
+    id: str | None  # the last `id:` field seen on the stream so far (the SSE rule)
+
+
+class SseError(Exception):
+    """The stream broke the limits: a line or an event over `max_event_bytes`."""
+
+
+class SseParser:
+    """Feed it the bytes of a `text/event-stream` body, get the events whole. Lines may end in
+    CRLF, LF or CR; a leading BOM is dropped; fields other than `data` and `id` (and comments)
+    are ignored; an event with no `data` is not one. No line or event may be longer than
+    `max_event_bytes`: SseError."""
+
+    def __init__(self, max_event_bytes: int) -> None:
+        self._max = max_event_bytes
+        self._buffer = bytearray()
+        self._data: list[bytes] = []
+        self._size = 0
+        self._started = False
+        self._pending_cr = False
+        self.last_id: str | None = None
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        if not self._started and chunk:
+            self._started = True
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+        if self._pending_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the LF of a CRLF split between two chunks
+        self._pending_cr = False
+        buffer = self._buffer
+        buffer += chunk
+        events: list[Event] = []
+        start = 0
+        while True:
+            lf = buffer.find(b"\n", start)
+            cr = buffer.find(b"\r", start, lf if lf >= 0 else len(buffer))
+            if cr >= 0:
+                end, after = cr, cr + 1
+                if after < len(buffer) and buffer[after] == 0x0A:
+                    after += 1
+                elif after == len(buffer):
+                    self._pending_cr = True
+            elif lf >= 0:
+                end, after = lf, lf + 1
+            else:
+                break
+            self._line(bytes(buffer[start:end]), events)
+            start = after
+        del buffer[:start]
+        if len(buffer) > self._max:
+            raise SseError(f"an event stream line is over {self._max} bytes")
+        return events
+
+    def _line(self, line: bytes, events: list[Event]) -> None:
+        if not line:
+            if self._data:
+                events.append(Event(b"\n".join(self._data), self.last_id))
+            self._data, self._size = [], 0
+            return
+        if line.startswith(b":"):
+            return
+        name, _, value = line.partition(b":")
+        if value.startswith(b" "):
+            value = value[1:]
+        if name == b"data":
+            self._size += len(value) + 1
+            if self._size > self._max:
+                raise SseError(f"an event is over {self._max} bytes")
+            self._data.append(value)
+        elif name == b"id" and b"\x00" not in value:
+            self.last_id = value.decode("utf-8", "replace")
