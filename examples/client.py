@@ -5,6 +5,11 @@ the turn, and each permission request with how it was answered.
 
     python examples/client.py [--prompt TEXT] [--cancel [chunk|permission]] [--reject]
                               [--protocol N] [--timeout S] [--verbose] [--] AGENT_CMD [ARGS...]
+    python examples/client.py [OPTIONS] [--token T] URL
+
+Given one `http(s)://` or `ws(s)://` URL instead of a command, it plays the same turn with the
+agent behind it (`acp_kit.connect_remote`; `--token`, or `$ACP_TOKEN`, is sent as a bearer
+token).
 
 It asks for the newest protocol version (or `--protocol N`) and speaks whichever the agent
 answers with. Permission requests are allowed (refused with --reject). `--cancel` (or `--cancel
@@ -16,7 +21,9 @@ on stderr as it arrives. An error is one line on stderr, exit 1 (2 for bad usage
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,8 +34,9 @@ from acp_kit.vocab import PermissionOption, RequestPermissionRequest, SessionUpd
 
 USAGE = (
     "usage: client.py [--prompt TEXT] [--cancel [chunk|permission]] [--reject] [--protocol N]"
-    " [--timeout S] [--verbose] [--] AGENT_CMD [ARGS...]"
+    " [--timeout S] [--verbose] [--token T] [--] AGENT_CMD [ARGS...] | URL"
 )
+REMOTE = ("http://", "https://", "ws://", "wss://")
 
 
 class UsageError(Exception):
@@ -42,6 +50,7 @@ class Options:
     protocol: int | None = None
     timeout = 20.0
     verbose = False
+    token: str | None = None
 
 
 def parse_args(argv: list[str]) -> tuple[Options, list[str]]:
@@ -57,12 +66,14 @@ def parse_args(argv: list[str]) -> tuple[Options, list[str]]:
             options.reject = True
         elif flag == "--verbose":
             options.verbose = True
-        elif flag in ("--prompt", "--timeout", "--protocol"):
+        elif flag in ("--prompt", "--timeout", "--protocol", "--token"):
             if not args:
                 raise UsageError(f"{flag} needs a value")
             value = args.pop(0)
             if flag == "--prompt":
                 options.prompt = value
+            elif flag == "--token":
+                options.token = value
             elif flag == "--protocol":
                 if not value.isdigit():
                     raise UsageError("--protocol needs a protocol version (1, 2)")
@@ -96,7 +107,7 @@ async def run(options: Options, command: list[str]) -> dict[str, Any]:
         return option
 
     decide = acp.deny if options.reject else acp.allow
-    async with acp.spawn_agent(*command, permissions=policy, protocol=options.protocol) as agent:
+    async with connect(options, command, policy) as agent:
         session = await agent.new_session()
 
         async def on_update(update: SessionUpdate) -> None:
@@ -120,6 +131,18 @@ async def run(options: Options, command: list[str]) -> dict[str, Any]:
     }
 
 
+def connect(
+    options: Options, command: list[str], policy: acp.PermissionPolicy
+) -> contextlib.AbstractAsyncContextManager[acp.RemoteAgent]:
+    """The agent: behind the URL when `command` is one, else a child process."""
+    if len(command) == 1 and command[0].startswith(REMOTE):
+        token = options.token or os.environ.get("ACP_TOKEN") or None
+        return acp.connect_remote(
+            command[0], permissions=policy, protocol=options.protocol, token=token
+        )
+    return acp.spawn_agent(*command, permissions=policy, protocol=options.protocol)
+
+
 def tool_call_of(request: Any) -> Any:
     """The tool call a permission request is about (v1 names it, v2 has it as its subject)."""
     subject = getattr(request, "subject", None)
@@ -136,12 +159,18 @@ def main(argv: list[str]) -> int:
         result = asyncio.run(asyncio.wait_for(run(options, command), options.timeout))
     except acp.ConnectionClosed:  # these two before OSError, which they are
         return fail("the agent exited before the turn ended")
+    except acp.WebSocketError as exc:
+        return fail(f"the agent refused the connection: {exc}")
     except TimeoutError:
         return fail(f"timeout after {options.timeout:g}s")
     except OSError as exc:
         return fail(f"cannot start the agent {command[0]!r}: {exc}")
     except acp.RpcError as exc:
+        if isinstance(exc.data, dict) and "status" in exc.data:  # an HTTP refusal
+            return fail(f"the agent refused the connection: {exc.message}")
         return fail(f"the agent answered with an error: {exc}")
+    except (ValueError, acp.MissingExtra) as exc:
+        return fail(str(exc))
     except (acp.DecodeError, acp.IncompatibleAgent) as exc:
         return fail(f"the agent does not speak ACP as this client does: {exc}")
     except KeyboardInterrupt:

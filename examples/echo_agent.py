@@ -3,6 +3,12 @@
 clients alike: the protocol version is the one the client asks for at `initialize`.
 
     python examples/echo_agent.py          # speaks ACP on stdin/stdout, logs on stderr
+    python examples/echo_agent.py --listen 127.0.0.1:8000 [--token T]
+
+With `--listen` it serves the same agent over Streamable HTTP and WebSocket on one endpoint,
+printing one line per transport, `listening: http://HOST:PORT/acp` and `listening:
+ws://HOST:PORT/acp` (port 0: one the system picks); beyond loopback it needs `--token` (or
+`$ACP_TOKEN`), which clients send as `Authorization: Bearer T`.
 
 Each prompt is one turn: a plan, the reply `You said: <prompt>.` streamed in chunks, the plan's
 first step completed, a tool call "Echo tool" behind a permission request, then the usage. On
@@ -19,6 +25,7 @@ session/close, session/delete.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -57,5 +64,29 @@ def reply_chunks(text: str) -> list[str]:
     return ["You said: ", *(words or ["(nothing)"]), "."]
 
 
+USAGE = "usage: echo_agent.py [--listen HOST:PORT [--token T]]"
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        acp.run_agent(EchoAgent())
+        return 0
+    listen, token = None, os.environ.get("ACP_TOKEN") or None
+    args = list(argv)
+    while args:
+        flag = args.pop(0)
+        if flag in ("--listen", "--token") and args:
+            value = args.pop(0)
+            listen, token = (value, token) if flag == "--listen" else (listen, value)
+        else:
+            print(f"echo_agent.py: error: unexpected {flag!r}\n{USAGE}", file=sys.stderr)
+            return 2
+    if listen is None:
+        print(f"echo_agent.py: error: --token needs --listen\n{USAGE}", file=sys.stderr)
+        return 2
+    acp.run_remote(EchoAgent(), listen, token=token)
+    return 0
+
+
 if __name__ == "__main__":
-    acp.run_agent(EchoAgent())
+    sys.exit(main(sys.argv[1:]))

@@ -270,7 +270,7 @@ class HttpTransport:
             return
         if error is not None:
             self.error = error
-            _log.warning("remote connection %s ended: %s", self.url, error)
+            _log.info("remote connection %s ended: %s", self.url, error)
             self._fail_pending(None, error)
         self._eof = True
         self._readable.set()

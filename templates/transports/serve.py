@@ -71,6 +71,7 @@ async def serve_remote(
         timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
+    logging.getLogger("uvicorn.error").addFilter(_denials_are_complete)
     task = asyncio.get_running_loop().create_task(server.serve())
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
@@ -82,7 +83,12 @@ async def serve_remote(
         urls = [f"{'https' if secure else 'http'}://{where}"] if app.http else []
         urls += [f"{'wss' if secure else 'ws'}://{where}"] if app.websocket else []
         ready(urls)
-    await task
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:  # stop as SIGTERM would: connections closed, lifespan ended
+        server.should_exit = True
+        await task
+        raise
     if not server.started:
         raise OSError(f"could not listen on {listen}")
 
@@ -102,6 +108,12 @@ def run_remote(
         raise SystemExit(2) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+
+
+def _denials_are_complete(record: logging.LogRecord) -> bool:
+    """uvicorn's sans-I/O WebSocket side logs an error after every refused upgrade answered
+    with an HTTP status (the denial-response extension), though it sent the answer whole."""
+    return record.msg != "ASGI callable returned without completing handshake."
 
 
 def _announce(urls: list[str]) -> None:

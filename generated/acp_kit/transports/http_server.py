@@ -180,4 +180,3 @@ async def _stream(
             raise results[0]
     with contextlib.suppress(Exception):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-

@@ -104,7 +104,8 @@ class Sessions:
             params["additionalDirectories"] = setup["additionalDirectories"]
         if method == "session/load":
             self._replaying.add(session_id)
-        request = {"jsonrpc": "2.0", "id": self._next_id(method, session_id), "method": method}
+        request: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id(method, session_id)}
+        request["method"] = method
         request["params"] = params
         return json.dumps(request).encode()
 

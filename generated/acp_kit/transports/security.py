@@ -99,4 +99,3 @@ def origin_allowed(origin: str, allowed: Iterable[str], host: str) -> bool:
         return True
     parts = urlsplit(origin)
     return bool(parts.netloc) and parts.netloc.lower() == host.strip().lower()
-

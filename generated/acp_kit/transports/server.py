@@ -152,7 +152,9 @@ class AgentApp:
             _log.warning("acp server: the authentication hook failed: %r", exc)
             raise HttpError(500, "Authentication failed") from None
         if principal is None:
-            raise HttpError(401, "Missing or invalid credentials", [(b"www-authenticate", b"Bearer")])
+            raise HttpError(
+                401, "Missing or invalid credentials", [(b"www-authenticate", b"Bearer")]
+            )
         return principal
 
     def open(self, principal: str | None, hosted: Hosted) -> Hosted:

@@ -38,7 +38,9 @@ async def deny(scope: Scope, send: Send, error: HttpError) -> None:
     """Refuse an upgrade with `error`."""
     if _DENIAL in scope.get("extensions", {}):
         headers = [(b"content-type", b"text/plain; charset=utf-8"), *error.headers]
-        await send({"type": "websocket.http.response.start", "status": error.status, "headers": headers})
+        await send(
+            {"type": "websocket.http.response.start", "status": error.status, "headers": headers}
+        )
         await send({"type": "websocket.http.response.body", "body": error.reason.encode()})
     else:
         await send({"type": "websocket.close", "code": 1008, "reason": error.reason[:120]})
