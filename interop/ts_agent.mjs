@@ -319,15 +319,28 @@ const app = acp
     }
   });
 
-const stream = acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
-const connection = app.connect(stream);
-log("ready");
+// `--listen HOST:PORT [--token T]`: the same agent over the SDK's experimental remote server
+// (Streamable HTTP and WebSocket, remote_server.mjs) instead of stdio.
+const listenAt = process.argv.indexOf("--listen");
+if (listenAt >= 0) {
+  const tokenAt = process.argv.indexOf("--token");
+  const { serveRemote } = await import("./remote_server.mjs");
+  await serveRemote(app, {
+    listen: process.argv[listenAt + 1] ?? "",
+    token: tokenAt >= 0 ? process.argv[tokenAt + 1] : undefined,
+    log,
+  });
+} else {
+  const stream = acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+  const connection = app.connect(stream);
+  log("ready");
 
-connection.closed.then(() => {
-  const reason = connection.signal.reason;
-  const detail =
-    reason instanceof Error && reason.message !== "ACP connection closed" ? `: ${reason.message}` : "";
-  log(`connection closed${detail}`);
-  for (const session of sessions.values()) session.active?.controller.abort();
-  process.exit(0);
-});
+  connection.closed.then(() => {
+    const reason = connection.signal.reason;
+    const detail =
+      reason instanceof Error && reason.message !== "ACP connection closed" ? `: ${reason.message}` : "";
+    log(`connection closed${detail}`);
+    for (const session of sessions.values()) session.active?.controller.abort();
+    process.exit(0);
+  });
+}
