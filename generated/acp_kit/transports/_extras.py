@@ -22,10 +22,14 @@ class MissingExtra(ImportError):
 
 
 def require(name: str) -> ModuleType:
+    """The module `name` (dotted: a submodule of the library); MissingExtra, one line naming
+    what to install, when its library is not there. Typed as a plain module on purpose: the
+    package type-checks where the library is not installed."""
+    library = name.partition(".")[0]
     try:
         return importlib.import_module(name)
     except ImportError:
         raise MissingExtra(
-            f"{_WHY[name]}: pip install {name} (acp-codegen's 'remote' extra installs uvicorn,"
-            " httpx and websockets)"
+            f"{_WHY[library]}: pip install {library} (acp-codegen's 'remote' extra installs"
+            " uvicorn, httpx and websockets)"
         ) from None

@@ -53,7 +53,8 @@ class WebSocketTransport:
         ssl: Any = None,
         reconnect: bool = True,
     ) -> None:
-        self._ws_lib = require("websockets")
+        self._client = require("websockets.asyncio.client")
+        self._errors = require("websockets.exceptions")
         self.url = url
         self._headers = dict(headers or {})
         if token is not None:
@@ -73,11 +74,9 @@ class WebSocketTransport:
 
     async def open(self) -> None:
         """Connect; WebSocketError when the server refuses or cannot be reached."""
-        from websockets.asyncio.client import connect
-        from websockets.exceptions import InvalidHandshake, InvalidStatus
-
+        errors = self._errors
         try:
-            self._socket = await connect(
+            self._socket = await self._client.connect(
                 self.url,
                 additional_headers=self._headers,
                 max_size=self.max_message_bytes,
@@ -85,18 +84,17 @@ class WebSocketTransport:
                 compression=None,
                 ssl=self._ssl,
             )
-        except InvalidStatus as exc:
+        except errors.InvalidStatus as exc:
             status = exc.response.status_code
             reason = exc.response.body.decode("utf-8", "replace").strip()[:200]
             raise WebSocketError(f"HTTP {status}: {reason}", status) from None
-        except (OSError, InvalidHandshake, TimeoutError) as exc:
+        except (OSError, errors.InvalidHandshake, TimeoutError) as exc:
             raise WebSocketError(f"cannot reach {self.url}: {exc}") from None
         self.connection_id = self._socket.response.headers.get(CONNECTION_HEADER)
 
     # -- Transport ----------------------------------------------------------------------------
     async def receive(self) -> bytes:
-        from websockets.exceptions import ConnectionClosed
-
+        closed = self._errors.ConnectionClosed
         while True:
             if self._backlog:
                 data = b"".join(self._backlog)
@@ -106,7 +104,7 @@ class WebSocketTransport:
                 return b""
             try:
                 message = await self._socket.recv()
-            except ConnectionClosed as exc:
+            except closed as exc:
                 if self._closing or not await self._again(exc):
                     return b""
                 continue
@@ -117,8 +115,7 @@ class WebSocketTransport:
                     return line + b"\n"
 
     async def send(self, data: bytes) -> None:
-        from websockets.exceptions import ConnectionClosed
-
+        closed = self._errors.ConnectionClosed
         if self._partial:
             data, self._partial = self._partial + data, b""
         lines = data.split(b"\n")
@@ -130,7 +127,7 @@ class WebSocketTransport:
             async with self._lock:
                 try:
                     await self._socket.send(line.decode("utf-8", "surrogatepass"))
-                except ConnectionClosed:
+                except closed:
                     pass  # the reader opens it again, failing what waited (this included)
 
     async def close(self) -> None:
