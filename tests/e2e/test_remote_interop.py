@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import acp_kit as acp
 import pytest
 
-import acp_kit as acp
 from tests.support.remote import REPO, CuttingProxy, listening, port_of
 from tests.support.rpc_wire import FULL_TURN, run
 
