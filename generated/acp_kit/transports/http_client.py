@@ -199,7 +199,7 @@ class HttpTransport:
                         failures = 0
                         if lost and session is not None:
                             lost = False
-                            self._later(self._reattach(session))
+                            self._later(self._reattach(session, lost=True))
                         last_id = await self._read(response, last_id)
                     elif status == 409 and last_id is not None:
                         last_id, lost = None, True  # cannot resume: open it afresh
@@ -241,11 +241,13 @@ class HttpTransport:
             ready.set_result(None)
 
     # -- re-attaching -------------------------------------------------------------------------
-    async def _reattach(self, session: str) -> bool:
+    async def _reattach(self, session: str, *, lost: bool = False) -> bool:
         """Put `session` back on this connection (see reattach.py); False when the agent
-        offers no way to."""
+        offers no way to. `lost`: events of its stream were lost, and with them the answers
+        its requests waited for (they fail now)."""
         line = self.sessions.reattach_line(session)
-        self._fail_pending(session, "the session's stream was lost; it was re-attached")
+        if lost:
+            self._fail_pending(session, "the session's stream lost events; it was re-attached")
         if line is None:
             return False
         await self._post(line, retried=True)

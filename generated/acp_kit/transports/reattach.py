@@ -34,6 +34,8 @@ class Sessions:
         self._reattaching: dict[str, tuple[str, str]] = {}  # our id → (session, method)
         self._replaying: set[str] = set()  # sessions whose load replay is being skipped
         self._count = 0
+        self.reattached: list[tuple[str, str]] = []
+        """The re-attaches made, in order: (session id, method)."""
         self.version = 0
         self.can_resume = False
         self.can_load = False
@@ -104,6 +106,7 @@ class Sessions:
             params["additionalDirectories"] = setup["additionalDirectories"]
         if method == "session/load":
             self._replaying.add(session_id)
+        self.reattached.append((session_id, method))
         request: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id(method, session_id)}
         request["method"] = method
         request["params"] = params
