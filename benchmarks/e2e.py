@@ -43,6 +43,7 @@ class Pair:
     stream: list[float] = field(default_factory=list)  # client-reported seconds per run
     wall: list[float] = field(default_factory=list)  # spawn to exit
     rss_kib: list[int] = field(default_factory=list)  # the client's peak RSS
+    transport: str = "stdio"  # what carries the turn: stdio, or a remote one (e2e_remote.py)
 
     def median(self) -> float | None:
         return statistics.median(self.stream) if self.stream else None
@@ -87,7 +88,12 @@ def pairs(chunks: int) -> list[Pair]:
     else:
         client = [python, pypi, "client", "--chunks", str(chunks)]
         out.append(Pair("Python SDK v1", "v1", [*client, "--", python, pypi, "agent"]))
-    return out
+    if __package__:
+        from .e2e_remote import remote_pairs
+    else:  # run as a script, from its own folder
+        from e2e_remote import remote_pairs
+
+    return out + remote_pairs(chunks, Pair)
 
 
 def run_once(pair: Pair, env: dict[str, str]) -> None:

@@ -45,7 +45,15 @@ const app = acp
     return { messageId: "msg_user" };
   });
 
-const connection = app.connect(
-  acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)),
-);
-connection.closed.then(() => process.exit(0));
+// `--listen HOST:PORT`: served by the SDK's experimental remote server (remote_server.mjs)
+// over Streamable HTTP and WebSocket instead of stdio (the remote rows of benchmarks/e2e.py).
+const listenAt = process.argv.indexOf("--listen");
+if (listenAt >= 0) {
+  const { serveRemote } = await import("./remote_server.mjs");
+  await serveRemote(app, { listen: process.argv[listenAt + 1] ?? "", log: () => {} });
+} else {
+  const connection = app.connect(
+    acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)),
+  );
+  connection.closed.then(() => process.exit(0));
+}

@@ -88,7 +88,7 @@ def peek(line: bytes) -> Peek:
                 start = end + len(_SESSION_PARAMS)
                 stop = line.find(b'"', start)
                 if stop > 0 and line.find(b"\\", start, stop) < 0:
-                    if b'"id":' not in line[stop:]:  # no id anywhere: a notification
+                    if line.find(b'"id":', stop) < 0:  # no id anywhere: a notification
                         return Peek(NOTIFICATION, None, method, line[start:stop].decode())
     elif line.startswith(_ID_PREFIX):
         start = len(_ID_PREFIX)

@@ -53,7 +53,7 @@ class SseParser:
         buffer = self._buffer
         buffer += chunk
         events: list[Event] = []
-        start = 0
+        start = self._simple(buffer, events)
         while True:
             lf = buffer.find(b"\n", start)
             cr = buffer.find(b"\r", start, lf if lf >= 0 else len(buffer))
@@ -73,6 +73,27 @@ class SseParser:
         if len(buffer) > self._max:
             raise SseError(f"an event stream line is over {self._max} bytes")
         return events
+
+    def _simple(self, buffer: bytearray, events: list[Event]) -> int:
+        """Read the leading events of the usual shape, `id: N` then one `data:` line, each
+        whole in `buffer`, as the general reading would; return where that reading goes on."""
+        if self._data or b"\r" in buffer:
+            return 0
+        start = 0
+        while buffer.startswith(b"id: ", start):
+            end = buffer.find(b"\n\n", start)
+            if end < 0:
+                break
+            head = buffer.find(b"\ndata: ", start, end)
+            if head < 0 or buffer.find(b"\n", head + 1, end) >= 0:
+                break  # another shape: the general reading
+            event_id = bytes(buffer[start + 4 : head])
+            if b"\x00" in event_id or len(event_id) > self._max or end - head > self._max:
+                break
+            self.last_id = event_id.decode("utf-8", "replace")
+            events.append(Event(bytes(buffer[head + 7 : end]), self.last_id))
+            start = end + 2
+        return start
 
     def _line(self, line: bytes, events: list[Event]) -> None:
         if not line:

@@ -28,6 +28,21 @@ def test_sse_parser_reads_events_split_anywhere() -> None:
         assert found == expected, size
 
 
+def test_sse_parser_reads_the_usual_shape_split_anywhere() -> None:
+    """Our server's events (`id:` then one `data:`), the shape the parser reads fastest,
+    mixed with others: the same events however the bytes are cut."""
+    stream = b"".join(event(b'{"n":%d}' % n, n) for n in range(1, 40)) + b"data: a\ndata: b\n\n"
+    stream += event(b"{}", 40) + b":\n\n" + event(b"{}", 41)
+    expected = [Event(b'{"n":%d}' % n, str(n)) for n in range(1, 40)]
+    expected += [Event(b"a\nb", "39"), Event(b"{}", "40"), Event(b"{}", "41")]
+    for size in range(1, 14):
+        parser = SseParser(1024)
+        found = []
+        for start in range(0, len(stream), size):
+            found += parser.feed(stream[start : start + size])
+        assert found == expected, size
+
+
 def test_sse_parser_refuses_oversized_lines_and_events() -> None:
     with pytest.raises(SseError, match="^an event stream line is over 16 bytes$"):
         SseParser(16).feed(b"data: " + b"x" * 20)

@@ -87,7 +87,9 @@ class WebSocketTransport:
         except errors.InvalidStatus as exc:
             status = exc.response.status_code
             reason = exc.response.body.decode("utf-8", "replace").strip()[:200]
-            raise WebSocketError(f"HTTP {status}: {reason}" if reason else f"HTTP {status}", status) from None
+            raise WebSocketError(
+                f"HTTP {status}: {reason}" if reason else f"HTTP {status}", status
+            ) from None
         except (OSError, errors.InvalidHandshake, TimeoutError) as exc:
             raise WebSocketError(f"cannot reach {self.url}: {exc}") from None
         self.connection_id = self._socket.response.headers.get(CONNECTION_HEADER)

@@ -54,17 +54,26 @@ async def serve_websocket(
     limits = app.limits
     lock = asyncio.Lock()
     closing: list[tuple[int, str]] = []
+    loop = asyncio.get_running_loop()
+    sending: list[float] = []  # when the send under way began (the watchdog reads it)
 
     async def send_text(text: str) -> None:
         async with lock:
+            sending.append(loop.time())
             try:
-                await asyncio.wait_for(
-                    send({"type": "websocket.send", "text": text}), limits.max_output_stall
-                )
-            except TimeoutError:
+                await send({"type": "websocket.send", "text": text})
+            finally:
+                sending.clear()
+
+    async def watchdog() -> None:
+        """A send that waits `max_output_stall` for the client to read closes the socket
+        (one timer for the connection, not one for every message)."""
+        while not hosted.closed:
+            await asyncio.sleep(limits.max_output_stall / 4)
+            if sending and loop.time() - sending[0] > limits.max_output_stall:
                 closing.append((1008, "output stalled"))
                 hosted.stalled("its client read none of its output")
-                raise ConnectionResetError("the client stopped reading") from None
+                return
 
     async def send_line(line: bytes) -> None:
         await send_text(line.decode("utf-8", "replace"))
@@ -72,11 +81,13 @@ async def serve_websocket(
     hosted = app.open(principal, Hosted(principal, limits, app.owners, send_line))
     header = (CONNECTION_HEADER.lower().encode(), hosted.id.encode())
     await send({"type": "websocket.accept", "headers": [header]})
+    guard = loop.create_task(watchdog())
     try:
         await _read(app, hosted, receive, send_text, closing)
     except OSError:
         pass  # the socket went away
     finally:
+        guard.cancel()
         await app.end(hosted)
         code, reason = closing[0] if closing else (1000, "")
         try:
