@@ -1,6 +1,7 @@
 """ACP over WebSocket, the client's side: a `Transport` over the `websockets` library (imported
 when used). Each JSON-RPC message is one text message each way.
 
+Cookies the upgrade's answer sets are sent on every later upgrade (the RFD's affinity cookies).
 A socket that drops while the connection is in use is opened again (up to RETRIES times): the
 client's `initialize` is sent again under an id of ours, each session the connection held is
 re-attached with `session/resume` or `session/load` (reattach.py: a load's replay is not shown
@@ -67,14 +68,20 @@ class WebSocketTransport:
         self._partial = b""
         self._backlog: list[bytes] = []  # answers made here (failed requests), read first
         self._lock = asyncio.Lock()
+        self._cookies: dict[str, str] = {}
 
     async def open(self) -> None:
         """Connect; WebSocketError when the server refuses or cannot be reached."""
         errors = self._errors
+        headers = dict(self._headers)
+        if self._cookies:  # the RFD's affinity cookies, sent again on a new socket
+            given = headers.pop("Cookie", "")
+            kept = "; ".join(f"{name}={value}" for name, value in self._cookies.items())
+            headers["Cookie"] = f"{kept}; {given}" if given else kept
         try:
             self._socket = await self._client.connect(
                 self.url,
-                additional_headers=self._headers,
+                additional_headers=headers,
                 max_size=self.max_message_bytes,
                 open_timeout=self.timeout,
                 compression=None,
@@ -88,7 +95,12 @@ class WebSocketTransport:
             ) from None
         except (OSError, errors.InvalidHandshake, TimeoutError) as exc:
             raise WebSocketError(f"cannot reach {self.url}: {exc}") from None
-        self.connection_id = self._socket.response.headers.get(CONNECTION_HEADER)
+        answer = self._socket.response.headers
+        self.connection_id = answer.get(CONNECTION_HEADER)
+        for cookie in answer.get_all("Set-Cookie"):
+            name, _, value = cookie.split(";", 1)[0].partition("=")
+            if name.strip():
+                self._cookies[name.strip()] = value.strip()
 
     # -- Transport ----------------------------------------------------------------------------
     async def receive(self) -> bytes:

@@ -16,6 +16,7 @@ from typing import Any
 
 import acp_kit as acp
 import pytest
+from acp_kit.transports.server import AgentApp
 
 from tests.support.remote import CuttingProxy, port_of, serving
 from tests.support.rpc_wire import run
@@ -149,3 +150,52 @@ def test_a_dropped_websocket_is_opened_again_and_the_session_resumed(version: in
     # v2's resume reports the session's state (idle) once; nothing of the first turn again
     report = [("state_update", "idle")] if version == 2 else []
     assert everything == turn + report + turn
+
+
+class Sticky(AgentApp):
+    """Sets an affinity cookie on every answer (as a load balancer does) and records the
+    `Cookie` header of every request."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cookies: list[tuple[str, str]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await super().__call__(scope, receive, send)
+            return
+        cookie = dict(scope["headers"]).get(b"cookie", b"").decode()
+        self.cookies.append((scope["type"], cookie))
+
+        async def sticky_send(message: Any) -> None:
+            if message["type"] in ("http.response.start", "websocket.accept"):
+                headers = [*message.get("headers", []), (b"set-cookie", b"worker=w1; Path=/")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await super().__call__(scope, receive, sticky_send)
+
+
+def test_affinity_cookies_come_back_on_every_request_and_every_new_socket() -> None:
+    async def main() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        app = Sticky(Gated())
+        async with serving(app) as (_app, url, ws_url):
+            async with acp.connect_remote(url) as remote:
+                await (await remote.new_session()).prompt("one")
+            over_http = list(app.cookies)
+            app.cookies.clear()
+            proxy = await CuttingProxy(port_of(ws_url)).start()
+            try:
+                async with acp.connect_remote(proxy.url(ws_url)) as remote:
+                    session = await remote.new_session()
+                    proxy.cut()
+                    await asyncio.sleep(0.5)
+                    await session.prompt("two")
+            finally:
+                await proxy.close()
+            return over_http, list(app.cookies)
+
+    over_http, over_ws = run(main(), 30)
+    assert over_http[0] == ("http", "")  # initialize: nothing set yet
+    assert set(over_http[1:]) == {("http", "worker=w1")}  # every POST, GET and DELETE after it
+    assert over_ws == [("websocket", ""), ("websocket", "worker=w1")]
