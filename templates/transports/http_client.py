@@ -203,9 +203,10 @@ class HttpTransport:
                     elif status in GONE:
                         self._end(f"the server answered {status} to the event stream")
                         return
-                    else:
-                        failures += 1
-            except (self._httpx.HTTPError, SseError) as exc:
+            except SseError as exc:  # an event over the limit: the TS SDK's client ends too
+                self._end(f"the event stream broke a limit: {exc}")
+                return
+            except self._httpx.HTTPError as exc:
                 _log.debug("event stream %s dropped: %r", session, exc)
             if self._eof:
                 return
@@ -229,6 +230,8 @@ class HttpTransport:
                 else:
                     _log.warning("skipped an event that is not a JSON-RPC message")
             last_id = parser.last_id
+            if parser.error is not None:
+                raise parser.error
         return last_id
 
     def _opened(self, session: str | None) -> None:

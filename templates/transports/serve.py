@@ -51,6 +51,8 @@ async def serve_remote(
     with the endpoint's URLs (the real port when `listen` asked for port 0). `app_options` go
     to `AgentApp` (`token`, `authenticate`, `allowed_origins`, `limits`, ...)."""
     host, port = parse_listen(listen)
+    if isinstance(agent, AgentApp) and app_options:
+        raise ValueError(f"pass {', '.join(sorted(app_options))} to the AgentApp")
     app = agent if isinstance(agent, AgentApp) else AgentApp(agent, **app_options)
     if app.authenticate is None and not is_loopback(host):
         raise ValueError(

@@ -31,7 +31,7 @@ class SseParser:
     """Feed it the bytes of a `text/event-stream` body, get the events whole. Lines may end in
     CRLF, LF or CR; a leading BOM is dropped; fields other than `data` and `id` (and comments)
     are ignored; an event with no `data` is not one. No line or event may be longer than
-    `max_event_bytes`: SseError."""
+    `max_event_bytes`: `error` (SseError) is set, and raised by any later `feed`."""
 
     def __init__(self, max_event_bytes: int) -> None:
         self._max = max_event_bytes
@@ -41,8 +41,21 @@ class SseParser:
         self._started = False
         self._pending_cr = False
         self.last_id: str | None = None
+        self.error: SseError | None = None
 
     def feed(self, chunk: bytes) -> list[Event]:
+        """The events `chunk` completes. Past a limit, the events before it are returned and
+        `error` is set (SseError): the stream is over."""
+        if self.error is not None:
+            raise self.error
+        events: list[Event] = []
+        try:
+            self._feed(chunk, events)
+        except SseError as error:
+            self.error = error
+        return events
+
+    def _feed(self, chunk: bytes, events: list[Event]) -> None:
         if not self._started and chunk:
             self._started = True
             if chunk.startswith(b"\xef\xbb\xbf"):
@@ -52,7 +65,6 @@ class SseParser:
         self._pending_cr = False
         buffer = self._buffer
         buffer += chunk
-        events: list[Event] = []
         start = self._simple(buffer, events)
         while True:
             lf = buffer.find(b"\n", start)
@@ -72,7 +84,6 @@ class SseParser:
         del buffer[:start]
         if len(buffer) > self._max:
             raise SseError(f"an event stream line is over {self._max} bytes")
-        return events
 
     def _simple(self, buffer: bytearray, events: list[Event]) -> int:
         """Read the leading events of the usual shape, `id: N` then one `data:` line, each

@@ -119,8 +119,11 @@ class WebSocketTransport:
                     return b""
                 continue
             if isinstance(message, str):
+                if (
+                    "\n" in message or "\r" in message
+                ):  # JSON's whitespace; the runtime frames lines
+                    message = message.replace("\r", " ").replace("\n", " ")
                 line = message.encode("utf-8", "surrogatepass")
-                line = line.replace(b"\r", b" ").replace(b"\n", b" ")
                 if self.sessions.received(line):
                     return line + b"\n"
 

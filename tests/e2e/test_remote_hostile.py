@@ -538,3 +538,40 @@ def test_websocket_refuses_another_connections_session() -> None:
                 assert len(app.connections) == 1
 
     run(main())
+
+
+class GarbledStreams(AgentApp):
+    """A hostile server: `initialize` is answered, then the connection's stream holds events
+    that are not JSON-RPC, one message, and an event over the client's limit."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET":
+            await super().__call__(scope, receive, send)
+            return
+        head = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        body = b"data: not json\n\ndata: [1, 2]\n\n: a comment\n\nretry: 10\n\n"
+        body += b'id: 1\ndata: {"jsonrpc":"2.0","method":"_hostile/note","params":{}}\n\n'
+        body += b"data: " + b"x" * 2000 + b"\n\n"
+        await send({"type": "http.response.body", "body": body})
+
+
+def test_our_client_against_malformed_event_streams(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> tuple[list[bytes], str | None]:
+        async with serving(GarbledStreams(Chatty())) as (_, url, _ws):
+            transport = acp.HttpTransport(url, max_message_bytes=1024)
+            await transport.send(json.dumps(INIT).encode() + b"\n")
+            lines = []
+            while data := await transport.receive():
+                lines += data.splitlines()
+            await transport.close()
+            return lines, transport.error
+
+    lines, error = run(main())
+    assert [json.loads(line).get("method", "answer") for line in lines] == [
+        "answer",
+        "_hostile/note",
+    ]
+    assert error == "the event stream broke a limit: an event is over 1024 bytes"
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert skipped == ["skipped an event that is not a JSON-RPC message"] * 2

@@ -47,6 +47,7 @@ from .registry import SessionOwners
 
 _log: Final = logging.getLogger(__name__.rpartition(".")[0] + ".server")
 MAX_ROUTES: Final = 65_536  # requests of one connection awaiting their answer
+_NOTE: Final = b'{"jsonrpc":"2.0","method":"'  # how our runtime's requests and notifications begin
 _MISSING: Final = object()
 
 
@@ -250,6 +251,9 @@ class Hosted:
 
     # -- routing the agent's output -----------------------------------------------------------
     async def _route(self, line: bytes) -> None:
+        if self._send_line is not None and line.startswith(_NOTE) and line.find(b'"id":') < 0:
+            await self._send_line(line)  # a notification: nothing to note, one socket
+            return
         peeked = peek(line)
         session_id: str | None = None
         if peeked.kind == RESPONSE:
