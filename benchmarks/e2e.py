@@ -1,7 +1,9 @@
 """End to end over stdio: an agent streams N `agent_message_chunk`s in one turn to a client
 that spawned it. Three pairs run the same turn side by side (interleaved):
 
-- ours, v2 and v1 (`e2e_ours.py`, the generated `acp_v2` / `acp_v1`);
+- ours, v2 and v1 (`e2e_ours.py`, the lanes `acp_kit.v2` / `acp_kit.v1`), and the same clients
+  against one agent that serves both versions through the toolkit's version router (`router v2`,
+  `router v1`: what the router costs, against ours on the same version);
 - the official TypeScript SDK 2.4.0, v2 (`interop/bench_agent.mjs`, `interop/bench_client.mjs`);
 - the PyPI Python SDK `agent-client-protocol`, v1 (`e2e_pypi.py`).
 
@@ -72,6 +74,9 @@ def pairs(chunks: int) -> list[Pair]:
         client = [python, ours, "client", "--lane", lane, "--chunks", str(chunks)]
         out.append(
             Pair(f"ours {lane}", lane, [*client, "--", python, ours, "agent", "--lane", lane])
+        )
+        out.append(
+            Pair(f"router {lane}", lane, [*client, "--", python, ours, "agent", "--lane", "both"])
         )
     node = shutil.which("node")
     if node is None or not SDK.is_dir():
@@ -144,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     progress = lambda text: print(text, file=sys.stderr)  # noqa: E731
     results = measure(args.runs, args.chunks, progress, args.only)
-    ours = {p.lane: p for p in results if p.name.startswith("ours")}
+    ours = {p.lane: p for p in results if p.name == f"ours {p.lane}"}
     for pair in results:
         best, median = pair.best(), pair.median()
         if best is None or median is None:
