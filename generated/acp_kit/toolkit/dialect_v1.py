@@ -85,6 +85,7 @@ class V1Dialect(Dialect):
         reason, tool_status, error = ending
         if error is None:
             turn.stop_reason = reason
+            turn.session.state = ("idle", reason, None)  # what a v2 connection's resume reports
             return  # after a cancel, the client marks the tool calls still open cancelled
         turn.error = error
         for tool in turn.tool_calls:

@@ -13,7 +13,7 @@ and keeping what parses when it asked for another (a newer client's request may 
 older schema: a missing or malformed v2 `info` becomes `{name: "unknown", version:
 "unknown"}`, and a v2 client's `info` is its v1 `clientInfo`). After that the connection is
 handed to the lane's handler (`AgentSide`) and never routed again: a later `initialize` is
-that lane's to answer.
+that lane's to answer (read as the first one was, and answered with the same version).
 
 On the client side, `client_lane` reads the agent's answer the same way: the version it names
 picks the lane (one this client has), or the connection fails with one clear error naming both
@@ -80,6 +80,16 @@ def initialize_params(lane: Lane, params: dict[str, Any], requested: int) -> Any
         return decode(m.InitializeRequest, minimal)
 
 
+def read_initialize(lane: Lane, params: Any) -> Any:
+    """An `initialize` request (raw JSON) as `lane` reads it (see `initialize_params`);
+    RpcError -32602 when it is not one."""
+    requested = requested_version(params)
+    try:
+        return initialize_params(lane, params, requested)
+    except DecodeError as exc:
+        raise RpcError.invalid_params(exc) from None
+
+
 class AgentRouter(RoleBase):
     """A connection's handler until `initialize`: it picks the lane, hands the connection to
     an `AgentSide` of that lane, and lets it answer. Before that, only `initialize` is served
@@ -101,12 +111,8 @@ class AgentRouter(RoleBase):
         """The lane's handler, once `initialize` chose it."""
 
     async def initialize(self, params: Any) -> Any:
-        requested = requested_version(params)
-        lane = select(requested, self.offered)
-        try:
-            typed = initialize_params(lane, params, requested)
-        except DecodeError as exc:
-            raise RpcError.invalid_params(exc) from None
+        lane = select(requested_version(params), self.offered)
+        typed = read_initialize(lane, params)
         side = side_class(lane)(self.agent, lane, self.principal)
         self.connection.rebind(
             cast(RoleBase, side)
