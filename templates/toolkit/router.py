@@ -18,6 +18,8 @@ sides' versions.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, cast
 
@@ -88,8 +90,10 @@ def read_initialize(lane: Lane, params: Any) -> Any:
 
 class AgentRouter(RoleBase):
     """A connection's handler until `initialize`: it picks the lane, hands the connection to
-    an `AgentSide` of that lane, and lets it answer. Before that, only `initialize` is served
-    (anything else is -32601, and the connection carries on)."""
+    an `AgentSide` of that lane, and lets it answer. Before that, only `initialize` is served:
+    anything else is -32601 (and the connection carries on), except requests read after an
+    `initialize` request and before its answer, which the chosen lane serves once it answered
+    (a client that pipelines gets its answers in order)."""
 
     ROUTES: ClassVar[Mapping[str, Route]] = {
         "initialize": Route("initialize", "request", None, None)
@@ -105,16 +109,54 @@ class AgentRouter(RoleBase):
         self.principal = principal
         self.side: AgentSide | None = None
         """The lane's handler, once `initialize` chose it."""
+        self._routing: asyncio.Future[AgentSide | None] | None = None
+        routes = dict(AgentRouter.ROUTES)
+        self._pipelined_attrs: dict[str, Any] = {}
+        for lane in self.offered.values():
+            for method, route in lane.rpc.AGENT_ROUTES.items():
+                if route.kind == "request" and method not in routes:
+                    attr = f"_pipelined_{route.attr}"
+                    routes[method] = Route(attr, "request", None, None)
+                    self._pipelined_attrs[attr] = functools.partial(self._pipelined, method)
+        setattr(self, "ROUTES", routes)  # this connection's: its lanes' methods
+        # A request is served by the connection's handler when its task starts: after the
+        # rebind, that is the side, which forwards these the same way.
+        self.__dict__.update(self._pipelined_attrs)
 
     async def initialize(self, params: Any) -> Any:
-        lane = select(requested_version(params), self.offered)
-        typed = read_initialize(lane, params)
+        routing = self._routing = self._routing or asyncio.get_running_loop().create_future()
+        try:
+            lane = select(requested_version(params), self.offered)
+            typed = read_initialize(lane, params)
+        except RpcError:
+            self._routing = None
+            if not routing.done():
+                routing.set_result(None)  # requests that came meanwhile: not initialized
+            raise
         side = side_class(lane)(self.agent, lane, self.principal)
+        side.__dict__.update(self._pipelined_attrs)
         self.connection.rebind(
             cast(RoleBase, side)
         )  # side_class puts the lane's AgentBase under it
         self.side = side
-        return await side.initialize(typed)
+        try:
+            return await side.initialize(typed)
+        finally:  # the answer is written in the step this returns in: theirs come after it
+            if not routing.done():
+                routing.set_result(side)
+
+    async def _pipelined(self, method: str, params: Any) -> Any:
+        """A request read while an `initialize` was being answered, served by the lane's
+        handler once it answered (-32601 when no initialize came, or it failed)."""
+        side = None if self._routing is None else await asyncio.shield(self._routing)
+        route = None if side is None else cast(RoleBase, side).ROUTES.get(method)
+        if side is None or route is None or route.kind != "request":
+            raise RpcError.method_not_found(method)
+        try:
+            value = params if route.params is None else decode(route.params, params or {})
+        except DecodeError as exc:
+            raise RpcError.invalid_params(exc) from None
+        return await getattr(side, route.attr)(value)
 
     async def disconnected(self) -> None:
         """The connection is gone: its sessions' work stops."""

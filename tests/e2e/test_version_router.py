@@ -5,6 +5,7 @@ in-memory pipes; what the answer advertises on each version is here too."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import acp_kit as kit
@@ -206,6 +207,36 @@ def test_requests_before_initialize_are_method_not_found_and_the_connection_carr
         {"code": -32601, "message": "Method not found", "data": "_vendor/ping"},
     ]
     assert version == 1 and new["sessionId"].startswith("sess_")
+
+
+@pytest.mark.parametrize("valid", [True, False], ids=["initialized", "refused"])
+def test_requests_pipelined_behind_initialize_are_answered_after_it_in_order(
+    lane: WireLane, valid: bool
+) -> None:
+    """A client that does not wait for the initialize answer: what it sent meanwhile is served
+    on the version chosen, after the answer (or is -32601 when initialize was refused)."""
+
+    async def scenario() -> list[Any]:
+        wire = Wire(ScriptAgent())
+        init = lane.initialize if valid else {"protocolVersion": "one"}
+        lines = [
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+            {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+             "params": {**lane.session_defaults, "cwd": "/w"}},
+            {"jsonrpc": "2.0", "id": 2, "method": "session/list", "params": {"cwd": "w"}},
+        ]  # fmt: skip
+        wire.send_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in lines))  # one read
+        for rid in (0, 1, 2):
+            await wire.answer_to(rid)
+        return [(m["id"], "result" in m) for m in wire.wire] + [wire.wire[2].get("error")]
+
+    *answers, last = run(scenario())
+    if valid:
+        assert answers == [(0, True), (1, True), (2, False)]
+        assert last == invalid("$.cwd", "not an absolute path: 'w'")  # decoded on the lane
+    else:
+        assert answers == [(0, False), (1, False), (2, False)]
+        assert last == {"code": -32601, "message": "Method not found", "data": "session/list"}
 
 
 @pytest.mark.parametrize(
