@@ -117,3 +117,14 @@ def test_a_turn_cancelled_mid_stream_between_real_peers(
 ) -> None:
     flags = ["--prompt", "slow hello", "--cancel", "chunk"]
     assert_cancelled_mid_stream(result_of(client, flags, agent))
+
+
+def test_the_pypi_client_lists_loads_resumes_and_closes_our_session() -> None:
+    """What our agent's v1 session capabilities promise the PyPI SDK's client, beyond the
+    turn: a closed session stays listed (and loadable) in v1."""
+    result = result_of(PYPI_CLIENT, ["--prompt", "hello there", "--sessions"], OUR_AGENT)
+    assert result["sessions"] == {
+        "listed": ["this"],
+        "replayed": ["user_message_chunk", "plan", "agent_message_chunk", "tool_call"],
+        "afterClose": ["this"],
+    }
