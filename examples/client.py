@@ -19,10 +19,13 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 import acp_kit as acp  # noqa: E402
+
+if TYPE_CHECKING:  # what the toolkit's helpers take, whatever version is spoken
+    from acp_kit.vocab import PermissionOption, RequestPermissionRequest, SessionUpdate
 
 USAGE = (
     "usage: client.py [--prompt TEXT] [--cancel [chunk|permission]] [--reject] [--protocol N]"
@@ -84,7 +87,7 @@ async def run(options: Options, command: list[str]) -> dict[str, Any]:
     asked: list[dict[str, Any]] = []
     session: acp.RemoteSession | None = None
 
-    async def policy(request: acp.RequestPermissionRequest) -> acp.PermissionOption | None:
+    async def policy(request: RequestPermissionRequest) -> PermissionOption | None:
         if options.cancel == "permission" and session is not None:
             await session.cancel()
         option = None if session and session.cancelling else await decide(request)
@@ -98,7 +101,7 @@ async def run(options: Options, command: list[str]) -> dict[str, Any]:
     async with acp.spawn_agent(*command, permissions=policy, protocol=options.protocol) as agent:
         session = await agent.new_session()
 
-        async def on_update(update: acp.SessionUpdate) -> None:
+        async def on_update(update: SessionUpdate) -> None:
             wire = acp.encode(update)
             if options.verbose:
                 print(f"update: {json.dumps(wire, ensure_ascii=False)}", file=sys.stderr)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""A full ACP turn on the toolkit (v1 or v2, as the client asks): a thought, a plan, messages, and a tool call that lists
-the session's directory once the user allows it. Cancel it at any point: the toolkit withdraws
-a pending permission request, closes the tool call and ends the turn `cancelled`.
+"""A full ACP turn on the toolkit (v1 or v2, as the client asks): a thought, a plan, messages,
+and a tool call that lists the session's directory once the user allows it. Cancel it at any
+point: the toolkit withdraws a pending permission request, closes the tool call and ends the
+turn `cancelled`.
 
     python examples/full_turn_agent.py     # ACP on stdin/stdout
 """

@@ -118,7 +118,7 @@ class AgentRouter(RoleBase):
                     attr = f"_pipelined_{route.attr}"
                     routes[method] = Route(attr, "request", None, None)
                     self._pipelined_attrs[attr] = functools.partial(self._pipelined, method)
-        setattr(self, "ROUTES", routes)  # this connection's: its lanes' methods
+        self.__dict__["ROUTES"] = routes  # this connection's: its lanes' methods
         # A request is served by the connection's handler when its task starts: after the
         # rebind, that is the side, which forwards these the same way.
         self.__dict__.update(self._pipelined_attrs)

@@ -79,4 +79,3 @@ def mirror_env() -> dict[str, str]:
     if not path.is_dir():
         pytest.skip(f"no schema mirror at {path}")
     return {"ACP_SCHEMA_MIRROR": str(path)}
-
