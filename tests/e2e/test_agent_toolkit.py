@@ -910,6 +910,68 @@ def test_a_cancellable_tool_call_is_not_supported_on_v1() -> None:
     )]  # fmt: skip
 
 
+def test_the_clients_files_and_terminals_are_not_supported_on_v2() -> None:
+    raised: list[tuple[str, str]] = []
+
+    async def script(turn: kit.Turn) -> None:
+        session = turn.session
+        for call in (
+            session.read_text_file("/a"),
+            session.write_text_file("/a", "x"),
+            session.create_terminal("ls"),
+        ):
+            try:
+                await call
+            except kit.NotSupported as exc:
+                raised.append((exc.feature, str(exc)))
+
+    run(one_turn(V2, script))
+    assert raised == [
+        ("the client's fs.readTextFile",
+         "the client's fs.readTextFile is not part of protocol version 2 (v2)"),
+        ("the client's fs.writeTextFile",
+         "the client's fs.writeTextFile is not part of protocol version 2 (v2)"),
+        ("the client's terminal", "the client's terminal is not part of protocol version 2 (v2)"),
+    ]  # fmt: skip
+
+
+def test_the_clients_files_on_v1_need_its_capability() -> None:
+    raised: list[str] = []
+    read: list[str] = []
+
+    async def script(turn: kit.Turn) -> None:
+        session = turn.session
+        try:
+            await session.write_text_file("/a", "x")  # not advertised
+        except kit.MissingCapability as exc:
+            raised.append(str(exc))
+        try:
+            await session.create_terminal("ls")
+        except kit.MissingCapability as exc:
+            raised.append(str(exc))
+        read.append(await session.read_text_file("/w/a.txt", line=2, limit=1))
+
+    async def scenario() -> Any:
+        wire = Wire(ScriptAgent(script), V1)
+        offers = {**V1.initialize, "clientCapabilities": {"fs": {"readTextFile": True}}}
+        await wire.initialize(offers)
+        wire.take()
+        sid = await wire.new_session()
+        pending = wire.prompt_later(sid)
+        asked = await wire.until(is_request("fs/read_text_file"))
+        wire.reply(asked["id"], {"content": "line two"})
+        await pending
+        return asked["params"], sid
+
+    params, sid = run(scenario())
+    assert params == {"sessionId": sid, "path": "/w/a.txt", "line": 2, "limit": 1}
+    assert read == ["line two"]
+    assert raised == [
+        "the client does not advertise fs.writeTextFile",
+        "the client does not advertise terminal",
+    ]
+
+
 def test_turn_features_say_what_the_connections_protocol_version_has(lane: WireLane) -> None:
     seen: list[kit.ProtocolFeatures] = []
 

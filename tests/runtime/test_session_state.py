@@ -19,6 +19,8 @@ import pytest
 from acp_kit import v1 as acp_v1
 from acp_kit import v2 as acp_v2
 
+from tests.support.toolkit_wire import text
+
 ECHO_AGENT = Path(__file__).resolve().parents[2] / "examples" / "echo_agent.py"
 
 
@@ -30,10 +32,6 @@ def acp(request: pytest.FixtureRequest) -> ModuleType:
 
 def is_v1(acp: ModuleType) -> bool:
     return acp is acp_v1
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
 
 
 def replay(acp: ModuleType, *updates: dict[str, Any], state: Any = None) -> dict[str, Any]:

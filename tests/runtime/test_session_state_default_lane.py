@@ -9,9 +9,7 @@ from typing import Any
 
 from acp_kit import v2 as acp_v2
 
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
+from tests.support.toolkit_wire import text
 
 
 def replay(*updates: dict[str, Any]) -> dict[str, Any]:

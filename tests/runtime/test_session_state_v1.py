@@ -19,6 +19,7 @@ from acp_kit import v1 as acp_v1
 from acp_kit.v1 import SessionState
 
 from tests.support.lanes import seed_lane
+from tests.support.toolkit_wire import text
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT.parent / "shared" / "acp-examples" / "v1"
@@ -39,10 +40,6 @@ EMPTY: dict[str, Any] = {
     "stopReason": None,
     "unknown": [],
 }
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
 
 
 def replay(*updates: dict[str, Any], state: Any = None, acp: ModuleType = acp_v1) -> Any:

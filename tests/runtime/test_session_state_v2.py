@@ -17,6 +17,7 @@ import pytest
 from acp_kit import v1 as acp_v1
 
 from tests.support.lanes import seed_lane
+from tests.support.toolkit_wire import text
 
 seed_v2 = seed_lane("v2")
 SessionState = seed_v2.SessionState
@@ -39,10 +40,6 @@ EMPTY: dict[str, Any] = {
     "stopReason": None,
     "unknown": [],
 }
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
 
 
 def replay(*updates: dict[str, Any], state: SessionState | None = None) -> dict[str, Any]:
