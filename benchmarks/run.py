@@ -216,7 +216,7 @@ class Bench:
         env = {**tool_env(), "PYTHONPATH": path}
         commands = {
             "bare": [python, "-c", "pass"],
-            "acp_v2": [python, "-c", "import acp_v2"],
+            "acp_v2": [python, "-c", "import acp_kit.v2"],
             "pydantic": [python, "-c", f"import {baseline.MODELS_MODULE}"],
         }
         times: dict[str, list[float]] = {}
@@ -235,7 +235,7 @@ class Bench:
         note = f"min {_format_seconds(min(bare))}"
         self.add(Row("import", "python -c pass", statistics.median(bare), stat, note=note))
         for name, case, goal in (
-            ("acp_v2", "import acp_v2 (minus bare start)", "≤ 100 ms"),
+            ("acp_v2", "import acp_kit.v2 (minus bare start)", "≤ 100 ms"),
             ("pydantic", "import pydantic models (minus bare start)", "(baseline)"),
         ):
             if name not in times:
@@ -261,7 +261,7 @@ class Bench:
             ).stderr
             for line in stderr.splitlines():
                 fields = line.removeprefix("import time:").split("|")
-                if len(fields) == 3 and fields[2].strip() == "acp_v2":
+                if len(fields) == 3 and fields[2].strip() == "acp_kit.v2":
                     runs.append(int(fields[1]) / 1e6)  # cumulative, in µs
         if runs:
             seconds = statistics.median(runs)
@@ -314,7 +314,7 @@ def load_acp_v2(messages: list[dict[str, Any]]) -> Any:
     """The generated package, or a string saying why it can't be benchmarked (yet)."""
     sys.path.insert(0, str(GENERATED))
     try:
-        acp_v2 = importlib.import_module("acp_v2")
+        acp_v2 = importlib.import_module("acp_kit.v2")
     except ImportError as error:
         return f"{NOT_YET} ({error})"
     missing = [name for name in ("decode", "encode", PARAMS_TYPE) if not hasattr(acp_v2, name)]

@@ -52,14 +52,16 @@ class Config:
     packages: tuple[PackageConfig, ...] = field(default_factory=tuple)
 
     @property
-    def own_templates(self) -> bool:
+    def user_templates(self) -> bool:
+        """The project's own templates folder (not the one shipped with the tool)."""
         return self.templates != default_templates()
 
     def check_templates(self) -> None:
         """The section's own templates folder must hold every template a package needs."""
-        from .modules import LANE_MODULES
+        from .modules import LANE_MODULES, PACKAGE_TEMPLATES, RUNTIME_MODULES, TOOLKIT_MODULES
 
-        needed = [str(m.template) for m in LANE_MODULES if not m.needs_types]
+        needed = list(PACKAGE_TEMPLATES) + [str(m.template) for m in LANE_MODULES]
+        needed += [str(m.source) for m in RUNTIME_MODULES + TOOLKIT_MODULES]
         missing = [name for name in needed if not (self.templates / name).is_file()]
         if missing:
             raise InputError(
@@ -187,12 +189,12 @@ def default_templates() -> Path:
 
 
 def default_bindings(lane: str = "v2") -> Path | None:
-    """The `acp_{lane}` package shipped with the tool (the checkout's generated/, or the
-    installed copy), or None when there is neither."""
+    """The folder of lane `lane` of the `acp_kit` package shipped with the tool (the checkout's
+    generated/, or the installed copy), or None when there is neither."""
     checkout = _checkout()
     for candidate in (
-        checkout / "generated" / f"acp_{lane}" if checkout else None,
-        Path(__file__).resolve().parent / "bindings" / f"acp_{lane}",
+        checkout / "generated" / "acp_kit" / lane if checkout else None,
+        Path(__file__).resolve().parent / "bindings" / "acp_kit" / lane,
     ):
         if candidate is not None and (candidate / "__init__.py").is_file():
             return candidate

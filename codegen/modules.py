@@ -85,8 +85,8 @@ TOOLKIT_V1 = (
 # The toolkit's dialect of a lane, by the types that select it (checked in this order).
 DIALECTS = (("v2", TOOLKIT_V2), ("v1", TOOLKIT_V1))
 
-CORE_EXPORTS = ("UNSET", "UnsetType", "DecodeError", "JsonValue", "OpenStr", "OpenInt")
-CORE_EXPORTS += ("decode", "encode")
+CORE_EXPORTS: tuple[str, ...] = ("UNSET", "UnsetType", "DecodeError", "JsonValue", "OpenStr")
+CORE_EXPORTS += ("OpenInt", "decode", "encode")
 
 # A lane's own modules, rendered from its schema.
 LANE_MODULES = (
@@ -180,7 +180,7 @@ TOOLKIT_MODULES = (
         source="toolkit/agent.py",
         lazy=True,
     ),
-    ModuleSpec("toolkit.router", source="toolkit/router.py"),
+    ModuleSpec("toolkit.router", ("AgentRouter",), source="toolkit/router.py", lazy=True),
     ModuleSpec(
         "toolkit.policies",
         ("PermissionPolicy", "allow", "ask_user", "deny"),
@@ -193,6 +193,22 @@ TOOLKIT_MODULES = (
         source="toolkit/remote.py",
         lazy=True,
     ),
+    ModuleSpec("toolkit.files", source="toolkit/files.py"),
+    ModuleSpec("toolkit.terminals", source="toolkit/terminals.py"),
+    ModuleSpec(
+        "toolkit.approvals",
+        (
+            "Approval",
+            "ProposedCommand",
+            "ProposedWrite",
+            "approve_always",
+            "approve_by_asking",
+            "approve_never",
+        ),
+        source="toolkit/approvals.py",
+        lazy=True,
+    ),  # fmt: skip
+    ModuleSpec("toolkit.workspace", ("Workspace",), source="toolkit/workspace.py", lazy=True),
     ModuleSpec(
         "toolkit.client",
         ("Client", "IncompatibleAgent", "RemoteAgent", "connect_agent", "spawn_agent"),
@@ -200,6 +216,10 @@ TOOLKIT_MODULES = (
         lazy=True,
     ),
 )
+
+# The templates of the package-level files (render/package.py renders them).
+PACKAGE_TEMPLATES = ("__init__.py.j2", "subpackage.py.j2", "lanes.py.j2", "vocab.py.j2")
+PACKAGE_TEMPLATES += ("lane.py.j2", "API.md.j2")
 
 META_NAMES = ("SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION")
 

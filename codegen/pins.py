@@ -1,9 +1,11 @@
 """Pinned upstream schemas: a lock file of (ref, path, sha256, url) and a git-ignored cache.
 
-`sync` copies each pinned file from `$ACP_SCHEMA_MIRROR/<ref>/<path>` when that variable is
-set, else downloads its URL; a file whose sha256 differs from the pin is never written. Refs
-and paths are single, plain names (checked on the way in and when the lock is read), so no
-pin can reach outside `cache/`.
+A pin's URL is a raw upstream file, or `TARBALL#MEMBER`: one member of a package tarball (the
+`npm-sdk-X.Y.Z` refs, from the npm registry). `sync` copies each pinned file from
+`$ACP_SCHEMA_MIRROR/<ref>/<path>` when that variable is set (an `npm-sdk-` file the mirror lacks
+comes from its URL), else downloads its URL, one download per tarball; a file whose sha256
+differs from the pin is never written. Refs, paths and members are plain relative names
+(checked on the way in and when the lock is read), so no pin can reach outside `cache/`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from .diagnostics import InputError
 from .parse.load import meta_names
+from .refs import NPM_PREFIX
 
 RAW_URL = "https://raw.githubusercontent.com/agentclientprotocol/agent-client-protocol/{ref}/schema/{path}"
 # Files a release may carry, by layout (flat before v2, then one folder per protocol version).
@@ -30,6 +33,7 @@ CANDIDATE_PATHS = tuple(
     for suffix in ("", ".unstable")
 )
 MIRROR_ENV = "ACP_SCHEMA_MIRROR"
+FILE_LIMIT = 32 * 1024 * 1024  # one downloaded schema file; tarballs have their own caps
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _PIN_KEYS = ("ref", "path", "sha256", "url")
@@ -83,6 +87,8 @@ def missing_in_mirror(ref: str, paths: Collection[str]) -> str | None:
         return None
     check_ref(ref)
     files = [p for p in CANDIDATE_PATHS if (Path(mirror) / ref / p).is_file()]
+    if not files and ref.startswith(NPM_PREFIX):
+        return None  # pinning takes it from the registry
     if not files:
         return f"{ref} is not pinned, and the mirror {mirror} has no release {ref}"
     for path in paths:
@@ -151,8 +157,11 @@ class Lock:
         _atomic_write(self.path, (json.dumps(data, indent=2) + "\n").encode())
 
 
-def read_lock(path: Path, missing_ok: bool = False) -> Lock:
-    """The lock at `path`; a missing one is an empty lock with `missing_ok`, else an error."""
+def read_lock(path: Path, missing_ok: bool = False, unpinned_default_ok: bool = False) -> Lock:
+    """The lock at `path`; a missing one is an empty lock with `missing_ok`, else an error.
+
+    A default ref the lock does not pin (a hand-edited bump) is an error saying which
+    `schema pin` to run, except with `unpinned_default_ok` (for that very command)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -172,6 +181,11 @@ def read_lock(path: Path, missing_ok: bool = False) -> Lock:
         default, pins = _parse_lock(data)
     except ValueError as exc:
         raise InputError(f"lock file {path} is malformed: {exc}") from None
+    if default is not None and default not in {p.ref for p in pins} and not unpinned_default_ok:
+        raise InputError(
+            f"lock file {path}: its default ref {default} is not pinned:"
+            f" run `acp-codegen schema pin {default}`"
+        )
     return Lock(path, default, pins)
 
 
@@ -200,27 +214,46 @@ def _parse_lock(data: Any) -> tuple[str | None, list[Pin]]:
             raise ValueError(f"pins[{i}]: sha256 must be 64 lowercase hex digits")
         if not pin.url.startswith(("https://", "http://")):
             raise ValueError(f"pins[{i}]: url must be an http(s) URL")
+        _, hash_mark, member = pin.url.partition("#")
+        if hash_mark and _path_problem(member):
+            raise ValueError(f"pins[{i}]: tarball member {member!r} is {_path_problem(member)}")
         if (pin.ref, pin.path) in seen:
             raise ValueError(f"{pin.ref}/{pin.path} is pinned twice")
         seen.add((pin.ref, pin.path))
         pins.append(pin)
-    if default is not None and not (isinstance(default, str) and default in {r for r, _ in seen}):
-        raise ValueError(f'"default" {default!r} is not a pinned ref')
+    if default is not None:
+        if not isinstance(default, str):
+            raise ValueError(f'"default" {default!r} is not a ref name')
+        try:
+            check_ref(default)
+        except InputError as exc:
+            raise ValueError(f'"default": {exc}') from None
     return default, pins
 
 
 def sync(lock: Lock, refs: list[str] | None = None) -> list[Path]:
     """Fill the cache for every pin (or those of `refs`); return the files written."""
     wanted = [p for p in lock.pins if refs is None or p.ref in refs]
-    fetched = [(pin, _fetch(pin)) for pin in wanted if not _cache_ok(lock, pin)]
+    fetched = _fetch_all([pin for pin in wanted if not _cache_ok(lock, pin)])
     for pin, data in fetched:  # all verified before anything is written
         _atomic_write(lock.cached(pin), data)
     return [lock.cached(pin) for pin, _ in fetched]
 
 
 def ensure(lock: Lock, pin: Pin) -> Path:
+    """The cached file of `pin`, fetched when missing. A tarball member comes with the other
+    missing members of its tarball, so a run downloads each tarball once."""
     if not _cache_ok(lock, pin):
-        _atomic_write(lock.cached(pin), _fetch(pin))
+        base, member = _split(pin.url)
+        group = [pin]
+        if member:
+            group += [
+                other
+                for other in lock.pins
+                if other != pin and _split(other.url)[0] == base and not _cache_ok(lock, other)
+            ]
+        for done, data in _fetch_all(group):
+            _atomic_write(lock.cached(done), data)
     return lock.cached(pin)
 
 
@@ -248,17 +281,10 @@ def pin_ref(lock: Lock, ref: str, make_default: bool = True) -> list[Pinned]:
 
     Everything is fetched before anything is written: a failure leaves lock and cache as
     they were."""
+    from .releases import release_files  # the network paths: off every other start-up
+
     check_ref(ref)
-    mirror = os.environ.get(MIRROR_ENV)
-    found: list[tuple[Pin, bytes]] = []
-    for path in CANDIDATE_PATHS:
-        url = RAW_URL.format(ref=ref, path=path)
-        data = _read_mirror(mirror, ref, path) if mirror else _download(url, missing_ok=True)
-        if data is not None:
-            found.append((Pin(ref, path, hashlib.sha256(data).hexdigest(), url), data))
-    if not found:
-        where = f"{mirror}/{ref}" if mirror else "upstream"
-        raise InputError(f"no schema files found for ref {ref!r} in {where}")
+    found = release_files(ref)
     before = {(p.ref, p.path): p.sha256 for p in lock.pins}
     for pin, data in found:
         _atomic_write(lock.cached(pin), data)
@@ -270,6 +296,12 @@ def pin_ref(lock: Lock, ref: str, make_default: bool = True) -> list[Pinned]:
     return [Pinned(pin, before.get((pin.ref, pin.path))) for pin, _ in found]
 
 
+def _split(url: str) -> tuple[str, str]:
+    """`(url, "")` for a plain file, `(tarball, member)` for `tarball#member`."""
+    base, _, member = url.partition("#")
+    return base, member
+
+
 def _cache_ok(lock: Lock, pin: Pin) -> bool:
     try:
         data = lock.cached(pin).read_bytes()
@@ -278,17 +310,35 @@ def _cache_ok(lock: Lock, pin: Pin) -> bool:
     return hashlib.sha256(data).hexdigest() == pin.sha256
 
 
-def _fetch(pin: Pin) -> bytes:
+def _fetch_all(pins: list[Pin]) -> list[tuple[Pin, bytes]]:
+    """The bytes of every pin, each sha256-checked: from the mirror when one is set, else
+    from their URLs, downloading each URL (a tarball) once."""
     mirror = os.environ.get(MIRROR_ENV)
-    if mirror:
-        data = _read_mirror(mirror, pin.ref, pin.path)
-        if data is None:
+    out: list[tuple[Pin, bytes]] = []
+    by_url: dict[str, list[Pin]] = {}
+    for pin in pins:
+        data = read_mirror(mirror, pin.ref, pin.path) if mirror else None
+        if data is not None:
+            out.append((pin, _verified(pin, data, f"{mirror}/{pin.ref}/{pin.path}")))
+        elif mirror and not pin.ref.startswith(NPM_PREFIX):
             raise InputError(f"{pin.ref}/{pin.path} is not in the mirror {mirror}")
-        source = f"{mirror}/{pin.ref}/{pin.path}"
-    else:
-        data = _download(pin.url, missing_ok=False)
-        assert data is not None
-        source = pin.url
+        else:  # no mirror, or an SDK release the mirror lacks: the registry has it
+            by_url.setdefault(_split(pin.url)[0], []).append(pin)
+    if by_url:
+        from . import npm  # the network path only
+        from .fetch import download
+
+        for url, group in by_url.items():
+            body = download(url, limit=npm.TARBALL_LIMIT if "#" in group[0].url else FILE_LIMIT)
+            members = {_split(pin.url)[1] for pin in group} - {""}
+            contents = npm.read_members(body, url, members) if members else {}
+            for pin in group:
+                member = _split(pin.url)[1]
+                out.append((pin, _verified(pin, contents[member] if member else body, pin.url)))
+    return out
+
+
+def _verified(pin: Pin, data: bytes, source: str) -> bytes:
     digest = hashlib.sha256(data).hexdigest()
     if digest != pin.sha256:
         raise InputError(
@@ -297,7 +347,8 @@ def _fetch(pin: Pin) -> bytes:
     return data
 
 
-def _read_mirror(mirror: str | None, ref: str, path: str) -> bytes | None:
+def read_mirror(mirror: str | None, ref: str, path: str) -> bytes | None:
+    """The bytes of `path` at `ref` in the mirror, None when it has no such file."""
     file = Path(mirror or ".") / ref / path
     try:
         return file.read_bytes()
@@ -305,35 +356,6 @@ def _read_mirror(mirror: str | None, ref: str, path: str) -> bytes | None:
         return None
     except OSError as exc:
         raise InputError(f"cannot read {file}: {exc.strerror}") from None
-
-
-def _download(url: str, missing_ok: bool) -> bytes | None:
-    """Fetch a URL; `tarball.tgz#member` reads one member of a (npm) tarball."""
-    import io  # the network path only: keep these imports off every start-up
-    import tarfile
-    import urllib.error
-    import urllib.request
-
-    base, _, member = url.partition("#")
-    try:
-        with urllib.request.urlopen(base, timeout=30) as response:
-            data: bytes = response.read()
-    except urllib.error.HTTPError as exc:
-        if missing_ok and exc.code == 404:
-            return None
-        raise InputError(f"cannot download {base}: HTTP {exc.code}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise InputError(f"cannot download {base}: {getattr(exc, 'reason', exc)}") from None
-    if not member:
-        return data
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            extracted = tar.extractfile(member)
-            if extracted is None:
-                raise KeyError(member)
-            return extracted.read()
-    except (tarfile.TarError, KeyError):
-        raise InputError(f"{base} has no member {member}") from None
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

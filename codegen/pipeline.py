@@ -73,7 +73,7 @@ def lane_name(target: Target, model: Model) -> str:
     """The folder a lane gets in a package of several: its major version (`v2`), and
     `_unstable` for an unstable schema (`v2/schema.unstable.json` → `v2_unstable`)."""
     label = target.label or target.schema_path.name
-    head = label.split("/")[0]
+    head = label.split("/")[0] if "/" in label else target.schema_path.parent.name
     if head.startswith("v") and head[1:].isdigit():
         name = head
     elif model.version is not None:
@@ -123,8 +123,8 @@ def generate_package(
                 (d for d, types in DIALECTS if all(t in model.index for t in types)), None
             )
             modules = _lane_modules(model, template_dir)
-            if dialect is None:
-                skipped.append(_skip_note(package, folder, target, model))
+            if dialect is None and {"SessionUpdate", "PromptRequest"} <= model.index.keys():
+                skipped.append(_skip_note(package, folder, target, model))  # an older ACP draft
             header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
             contexts = lower(
                 model, names, modules, banner=header, ref=target.ref, sha256=source.sha256

@@ -311,21 +311,36 @@ def _kind(value: Any) -> str:
 NEEDED = ("SessionState", "SessionUpdate", "DecodeError", "decode")
 
 
-def load_bindings(folder: Path) -> ModuleType:
-    """The generated package in `folder`, imported from there under a private module name (the
-    package's own name, and `sys.path`, are left alone)."""
-    init = folder / "__init__.py"
-    if not init.is_file():
+def load_bindings(folder: Path, lane: str | None = None) -> ModuleType:
+    """The lane of a generated package, imported from `folder` under a private module name
+    (the package's own name, and `sys.path`, are left alone). `folder` is a lane's own folder
+    (`acp_kit/v2`), or a package: its one lane, or the lane named `lane` among several."""
+    if (folder / "models.py").is_file() and (folder.parent / "__init__.py").is_file():
+        package_dir, lane_dir = folder.parent, folder
+    elif (folder / "__init__.py").is_file():
+        lanes = sorted(p for p in folder.iterdir() if (p / "models.py").is_file())
+        chosen = [p for p in lanes if lane is None or p.name == lane]
+        if not chosen:
+            which = f"a {lane} lane" if lanes else "lanes (no folder with models.py)"
+            raise InputError(
+                f"{folder} has no {which}: pass --bindings with the folder of a package"
+                " acp-codegen generated from a v1 or v2 schema"
+            )
+        package_dir, lane_dir = folder, chosen[0]
+    else:
         raise InputError(
             f"{folder} is not a generated package (no __init__.py): pass --bindings with the"
             " folder of a package acp-codegen generated from a v1 or v2 schema"
         )
-    resolved = folder.resolve()
+    resolved = package_dir.resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
     name = f"_acp_codegen_bindings_{digest}"
-    module = sys.modules.get(name)
-    if module is None:
-        module = _import(name, resolved)
+    if name not in sys.modules:
+        _import(name, resolved)
+    try:
+        module = importlib.import_module(f"{name}.{lane_dir.name}")
+    except Exception as exc:  # whatever is in that folder: bad input, one line
+        raise InputError(f"cannot import {lane_dir}: {type(exc).__name__}: {exc}") from None
     missing = [n for n in NEEDED if not hasattr(module, n)]
     if missing:
         raise InputError(

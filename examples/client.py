@@ -19,13 +19,11 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generated"))
 import acp_kit as acp  # noqa: E402
-
-if TYPE_CHECKING:  # what the toolkit's helpers take, whatever version is spoken
-    from acp_kit.vocab import PermissionOption, RequestPermissionRequest, SessionUpdate
+from acp_kit.vocab import PermissionOption, RequestPermissionRequest, SessionUpdate  # noqa: E402
 
 USAGE = (
     "usage: client.py [--prompt TEXT] [--cancel [chunk|permission]] [--reject] [--protocol N]"

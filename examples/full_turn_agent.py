@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""A full ACP turn on the toolkit (v1 or v2, as the client asks): a thought, a plan, messages,
+"""A full ACP turn on the toolkit, for a v1 or a v2 client alike: a thought, a plan, messages,
 and a tool call that lists the session's directory once the user allows it. Cancel it at any
-point: the toolkit withdraws a pending permission request, closes the tool call and ends the
-turn `cancelled`.
+point: the toolkit stops the turn (on v2 it also withdraws a pending permission request and
+closes the tool call) and ends it `cancelled`.
 
     python examples/full_turn_agent.py     # ACP on stdin/stdout
 """

@@ -3,9 +3,9 @@
 Every `session/update` notification of one session is decoded with a generated package of the
 transcript's lane (v1 or v2: `--lane`, else what its first lines say, else v2) and applied to
 its `SessionState` (see `codegen/replay.py`); the result is printed for a person, or with
-`--json` as the snapshot. Other messages are ignored (a v1 model follows the session's
-prompts); a line that is not JSON, not an object or not a decodable update is reported with
-its line number and skipped.
+`--format json` (`--json`) as the snapshot. Other messages are ignored (a v1 model follows the
+session's prompts); a line that is not JSON, not an object or not a decodable update is
+reported with its line number and skipped.
 """
 
 from __future__ import annotations
@@ -42,7 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " (one JSON-RPC message a line; `-` reads standard input)."
     )
     parser.add_argument("transcript", help="JSON-lines file of JSON-RPC messages, or -")
-    parser.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "--format",
+        choices=("text", "json"),
+        help="text for a person (the default), or json: the snapshot",
+    )
+    output.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="short for --format json"
+    )
     parser.add_argument(
         "--session", help="replay this session id (default: the first one in the transcript)"
     )
@@ -85,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if refusal:
         raise InputError(refusal)
     snapshot: dict[str, Any] = result.state.snapshot()
-    if args.json:
+    if args.format == "json":
         text = json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n"
     else:
         text = render_text(snapshot, result.session_id, result.applied)
@@ -94,13 +102,22 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # `| head`: the reader has what it wanted
         sys.stdout = open(os.devnull, "w")  # keeps the flush at exit from failing again
+    state = snapshot.get("state")
+    if result.applied and state not in (None, "idle"):
+        print(
+            f"acp-codegen: {name}: warning: the transcript ends mid-turn (state: {state}):"
+            " the turn's last updates are missing",
+            file=sys.stderr,
+        )
+        return 1
     return 0  # skipping a bad line is the documented behaviour, not a failure
 
 
 def _replay(args: argparse.Namespace, stream: BinaryIO, name: str) -> Replay:
     """Replay with `--bindings`, else with the package of the transcript's lane."""
     if args.bindings is not None:
-        return replay(load_bindings(args.bindings), stream, name, args.session, args.max_line)
+        bindings = load_bindings(args.bindings, args.lane)
+        return replay(bindings, stream, name, args.session, args.max_line)
     source: BinaryIO | Peeked = stream
     lane = args.lane
     if lane is None:

@@ -35,6 +35,12 @@ if TYPE_CHECKING:
     from .toolkit.agent import Agent as Agent
     from .toolkit.agent import run_agent as run_agent
     from .toolkit.agent import serve_agent as serve_agent
+    from .toolkit.approvals import Approval as Approval
+    from .toolkit.approvals import ProposedCommand as ProposedCommand
+    from .toolkit.approvals import ProposedWrite as ProposedWrite
+    from .toolkit.approvals import approve_always as approve_always
+    from .toolkit.approvals import approve_by_asking as approve_by_asking
+    from .toolkit.approvals import approve_never as approve_never
     from .toolkit.client import Client as Client
     from .toolkit.client import IncompatibleAgent as IncompatibleAgent
     from .toolkit.client import RemoteAgent as RemoteAgent
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
     from .toolkit.policies import deny as deny
     from .toolkit.remote import RemoteSession as RemoteSession
     from .toolkit.remote import TurnResult as TurnResult
+    from .toolkit.router import AgentRouter as AgentRouter
     from .toolkit.session import AgentSession as AgentSession
     from .toolkit.session import MissingCapability as MissingCapability
     from .toolkit.session import TerminalHandle as TerminalHandle
@@ -61,6 +68,7 @@ if TYPE_CHECKING:
     from .toolkit.turn import TurnCancelled as TurnCancelled
     from .toolkit.turn import TurnEnded as TurnEnded
     from .toolkit.turn import TurnStopReason as TurnStopReason
+    from .toolkit.workspace import Workspace as Workspace
 
 LANES = ["v1", "v2"]
 
@@ -79,6 +87,12 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Agent": (".toolkit.agent", "Agent"),
     "run_agent": (".toolkit.agent", "run_agent"),
     "serve_agent": (".toolkit.agent", "serve_agent"),
+    "Approval": (".toolkit.approvals", "Approval"),
+    "ProposedCommand": (".toolkit.approvals", "ProposedCommand"),
+    "ProposedWrite": (".toolkit.approvals", "ProposedWrite"),
+    "approve_always": (".toolkit.approvals", "approve_always"),
+    "approve_by_asking": (".toolkit.approvals", "approve_by_asking"),
+    "approve_never": (".toolkit.approvals", "approve_never"),
     "Client": (".toolkit.client", "Client"),
     "IncompatibleAgent": (".toolkit.client", "IncompatibleAgent"),
     "RemoteAgent": (".toolkit.client", "RemoteAgent"),
@@ -93,6 +107,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "deny": (".toolkit.policies", "deny"),
     "RemoteSession": (".toolkit.remote", "RemoteSession"),
     "TurnResult": (".toolkit.remote", "TurnResult"),
+    "AgentRouter": (".toolkit.router", "AgentRouter"),
     "AgentSession": (".toolkit.session", "AgentSession"),
     "MissingCapability": (".toolkit.session", "MissingCapability"),
     "TerminalHandle": (".toolkit.session", "TerminalHandle"),
@@ -105,6 +120,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "TurnCancelled": (".toolkit.turn", "TurnCancelled"),
     "TurnEnded": (".toolkit.turn", "TurnEnded"),
     "TurnStopReason": (".toolkit.turn", "TurnStopReason"),
+    "Workspace": (".toolkit.workspace", "Workspace"),
 }
 
 if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelled name is an error
@@ -146,6 +162,12 @@ __all__ = [
     "Agent",
     "run_agent",
     "serve_agent",
+    "Approval",
+    "ProposedCommand",
+    "ProposedWrite",
+    "approve_always",
+    "approve_by_asking",
+    "approve_never",
     "Client",
     "IncompatibleAgent",
     "RemoteAgent",
@@ -160,6 +182,7 @@ __all__ = [
     "deny",
     "RemoteSession",
     "TurnResult",
+    "AgentRouter",
     "AgentSession",
     "MissingCapability",
     "TerminalHandle",
@@ -172,5 +195,6 @@ __all__ = [
     "TurnCancelled",
     "TurnEnded",
     "TurnStopReason",
+    "Workspace",
     "LANES",
 ]

@@ -24,7 +24,7 @@ import contextlib
 import logging
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
 from typing import IO, Any, Final, Unpack
 
 from ..runtime._runtime import UNSET, DecodeError, decode, encode
@@ -38,6 +38,7 @@ from .lane import Lane, ProtocolFeatures, pick
 from .policies import PermissionPolicy, ask_user
 from .remote import IncompatibleAgent, RemoteSession, TurnResult
 from .router import UnsupportedVersion, client_lane
+from .workspace import Workspace
 
 __all__ = [
     "Client",
@@ -70,8 +71,11 @@ class Client:
         version: str = "0.0.0",
         lanes: Iterable[str] | None = None,
         stall_timeout: float = STALL_TIMEOUT,
+        workspace: Workspace | None = None,
     ) -> None:
         self.permissions = permissions
+        self.workspace = workspace
+        """The client's files and terminals the agent may use (v1; see `Workspace`)."""
         self.name = name
         self.version = version
         self.offered = pick(None if lanes is None else tuple(lanes))
@@ -83,6 +87,7 @@ class Client:
         self._opening = 0  # session/new requests under way
         self._early: deque[tuple[str, Any]] = deque(maxlen=_EARLY_UPDATES)
         self._dropped: set[str] = set()  # sessions whose updates were dropped (logged once)
+        self._tasks: set[asyncio.Task[None]] = set()  # what runs for it in the background
 
     @property
     def dialect(self) -> Dialect:
@@ -106,7 +111,18 @@ class Client:
 
     def offers(self) -> frozenset[str]:
         """The client's own methods it advertises (a workspace's files and terminals)."""
-        return frozenset()
+        if self.workspace is None:
+            return frozenset()
+        can = self.workspace.capabilities()
+        return frozenset(
+            name
+            for name, on in (
+                ("fs.readTextFile", can.read_text_file),
+                ("fs.writeTextFile", can.write_text_file),
+                ("terminal", can.terminal),
+            )
+            if on
+        )
 
     # -- what the agent calls --------------------------------------------------------------
     async def session_update(self, params: Any) -> None:
@@ -125,6 +141,78 @@ class Client:
         if session is None:
             raise not_found(params.session_id)
         return await session.decide(params)
+
+    # -- the workspace (v1's files and terminals; -32601 without one) ----------------------
+    def _workspace(self, method: str) -> Workspace:
+        if self.workspace is None:
+            raise RpcError.method_not_found(method)
+        return self.workspace
+
+    def _roots(self, session_id: str) -> list[str]:
+        session = self.sessions.get(session_id)
+        return [] if session is None else session.roots
+
+    async def fs_read_text_file(self, params: Any) -> Any:
+        line, limit = params.line, params.limit
+        text = await self._workspace("fs/read_text_file").read_text_file(
+            params.session_id,
+            self._roots(params.session_id),
+            params.path,
+            line if isinstance(line, int) else None,
+            limit if isinstance(limit, int) else None,
+        )
+        return self.dialect.m.ReadTextFileResponse(content=text)
+
+    async def fs_write_text_file(self, params: Any) -> Any:
+        await self._workspace("fs/write_text_file").write_text_file(
+            params.session_id, self._roots(params.session_id), params.path, params.content
+        )
+        return self.dialect.m.WriteTextFileResponse()
+
+    async def terminal_create(self, params: Any) -> Any:
+        env = {v.name: v.value for v in params.env} if isinstance(params.env, list) else None
+        limit = params.output_byte_limit
+        terminal_id = await self._workspace("terminal/create").create_terminal(
+            params.session_id,
+            self._roots(params.session_id),
+            params.command,
+            params.args if isinstance(params.args, list) else (),
+            env,
+            params.cwd if isinstance(params.cwd, str) else None,
+            limit if isinstance(limit, int) else None,
+        )
+        return self.dialect.m.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(self, params: Any) -> Any:
+        m = self.dialect.m
+        got = await self._workspace("terminal/output").terminal_output(
+            params.session_id, params.terminal_id
+        )
+        status = got.exit_status
+        exit_status = UNSET if status is None else m.TerminalExitStatus(
+            exit_code=status.exit_code, signal=status.signal
+        )  # fmt: skip
+        return m.TerminalOutputResponse(
+            output=got.output, truncated=got.truncated, exit_status=exit_status
+        )
+
+    async def terminal_wait_for_exit(self, params: Any) -> Any:
+        status = await self._workspace("terminal/wait_for_exit").wait_for_exit(
+            params.session_id, params.terminal_id
+        )
+        return self.dialect.m.WaitForTerminalExitResponse(
+            exit_code=status.exit_code, signal=status.signal
+        )
+
+    async def terminal_kill(self, params: Any) -> Any:
+        await self._workspace("terminal/kill").kill_terminal(params.session_id, params.terminal_id)
+        return self.dialect.m.KillTerminalResponse()
+
+    async def terminal_release(self, params: Any) -> Any:
+        await self._workspace("terminal/release").release_terminal(
+            params.session_id, params.terminal_id
+        )
+        return self.dialect.m.ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: Any) -> Any:
         """A `_`-prefixed request from the agent (raw JSON params): -32601 unless overridden."""
@@ -155,14 +243,23 @@ class Client:
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
         session.closed()
+        if self.workspace is not None:  # its terminals end with it
+            self._later(self.workspace.close_session(session.id))
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def disconnected(self) -> None:
         for session in list(self.sessions.values()):
             session.closed()
 
     async def shut(self) -> None:
-        """The connection is done: its sessions end."""
+        """The connection is done: its sessions end, the workspace's terminals are killed."""
         self.disconnected()
+        if self.workspace is not None:
+            await self.workspace.close()
 
     def bind(self, lane: Lane, connection: Connection) -> None:
         """Speak `lane` on `connection` from now on."""
@@ -218,6 +315,19 @@ class RemoteAgent:
     def features(self) -> ProtocolFeatures:
         """What the protocol version spoken with this agent has."""
         return self.lane.features
+
+    @property
+    def implementation(self) -> Any:
+        """The agent's name, version and title (the lane's `Implementation`: v2's `info`, v1's
+        optional `agentInfo`), or None when it gave none."""
+        found = getattr(self.info, "info", None) or getattr(self.info, "agent_info", None)
+        return found if isinstance(found, self.lane.models.Implementation) else None
+
+    @property
+    def name(self) -> str | None:
+        """The agent's name, when it gave one."""
+        found = self.implementation
+        return None if found is None else str(found.name)
 
     @property
     def connection(self) -> Connection:
@@ -395,6 +505,7 @@ async def spawn_agent(
     *args: str,
     client: Client | None = None,
     permissions: PermissionPolicy | None = None,
+    workspace: Workspace | None = None,
     protocol: int | None = None,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -406,13 +517,16 @@ async def spawn_agent(
     block closes the connection and reaps the process (see `connect_process`).
 
     `client` serves the agent's requests (default: a new `Client`); `permissions` sets its
-    policy; `protocol` forces a protocol version (default: the newest, falling back to what
-    the agent answers). Raises OSError when the program cannot be started, IncompatibleAgent,
-    RpcError or ConnectionClosed when initialization fails.
+    policy, `workspace` its files and terminals (v1 agents use them); `protocol` forces a
+    protocol version (default: the newest, falling back to what the agent answers). Raises
+    OSError when the program cannot be started, IncompatibleAgent, RpcError or
+    ConnectionClosed when initialization fails.
     """
     handler = Client() if client is None else client
     if permissions is not None:
         handler.permissions = permissions
+    if workspace is not None:
+        handler.workspace = workspace
     process: ProcessConnection
     async with connect_process(
         _Unrouted(), program, *args, cwd=cwd, env=env, stderr=stderr,

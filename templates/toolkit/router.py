@@ -2,8 +2,10 @@
 protocol's version negotiation.
 
 The client's `initialize` names the latest protocol version it supports. The agent answers with
-that version when it serves it, and otherwise with the latest version it serves (the spec's
-rule; the client then goes on or closes the connection). The request is then read as the
+the highest version it serves at or below that one, and with error -32022 (`data`: the version
+requested and those supported) when it serves none (the v2 schema's rule; v1's said "else the
+agent's latest", which a client could not use: it would close the connection). The request is
+then read as the
 chosen version's `InitializeRequest`: strictly when the client asked for exactly that version,
 and keeping what parses when it asked for another (a newer client's request may not fit an
 older schema: a missing or malformed v2 `info` becomes `{name: "unknown", version:
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, cast
 
 from ..runtime._runtime import DecodeError, decode
@@ -48,10 +50,21 @@ def requested_version(params: Any) -> int:
     return version
 
 
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+
+
 def select(requested: int, offered: Mapping[int, Lane]) -> Lane:
-    """The lane that answers a client asking for `requested`: that version when offered, else
-    the latest offered."""
-    return offered.get(requested) or offered[max(offered)]
+    """The lane that answers a client asking for `requested`: the highest version offered at
+    or below it; -32022 (naming both sides' versions) when there is none."""
+    fitting = [version for version in offered if version <= requested]
+    if not fitting:
+        supported = sorted(offered)
+        raise RpcError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"requested": requested, "supported": supported},
+        )
+    return offered[max(fitting)]
 
 
 def initialize_params(lane: Lane, params: dict[str, Any], requested: int) -> Any:
@@ -88,12 +101,21 @@ def read_initialize(lane: Lane, params: Any) -> Any:
         raise RpcError.invalid_params(exc) from None
 
 
+Handlers = Mapping[str, Callable[[], RoleBase]]
+"""Lane name → a function making that lane's handler (an `AgentBase` of the lane's `rpc`)."""
+
+
 class AgentRouter(RoleBase):
     """A connection's handler until `initialize`: it picks the lane, hands the connection to
-    an `AgentSide` of that lane, and lets it answer. Before that, only `initialize` is served:
-    anything else is -32601 (and the connection carries on), except requests read after an
-    `initialize` request and before its answer, which the chosen lane serves once it answered
-    (a client that pipelines gets its answers in order)."""
+    that lane's handler, and lets it answer. Before that, only `initialize` is served: anything
+    else is -32601 (and the connection carries on), except requests read after an `initialize`
+    request and before its answer, which the chosen lane serves once it answered (a client
+    that pipelines gets its answers in order).
+
+    It routes to a toolkit `Agent` (an `AgentSide` of the lane chosen), or to handlers of your
+    own, one per lane: `AgentRouter({"v1": MyV1Agent, "v2": MyV2Agent})`, each an `AgentBase`
+    of that lane (`acp_kit.v1.AgentBase`, ...), made for the connection once its lane is known.
+    """
 
     ROUTES: ClassVar[Mapping[str, Route]] = {
         "initialize": Route("initialize", "request", None, None)
@@ -102,14 +124,23 @@ class AgentRouter(RoleBase):
     BATCHES: ClassVar[bool] = False
 
     def __init__(
-        self, agent: Agent, *, lanes: tuple[str, ...] | None = None, principal: str | None = None
+        self,
+        agent: Agent | Handlers,
+        *,
+        lanes: tuple[str, ...] | None = None,
+        principal: str | None = None,
     ) -> None:
-        self.agent = agent
-        self.offered = pick(agent.lanes if lanes is None else lanes)
+        if isinstance(agent, Agent):
+            self.agent: Agent | None = agent
+            self.handlers: Handlers = {}
+            self.offered = pick(agent.lanes if lanes is None else lanes)
+        else:
+            self.agent, self.handlers = None, dict(agent)
+            self.offered = pick(tuple(self.handlers) if lanes is None else lanes)
         self.principal = principal
-        self.side: AgentSide | None = None
+        self.handler: RoleBase | None = None
         """The lane's handler, once `initialize` chose it."""
-        self._routing: asyncio.Future[AgentSide | None] | None = None
+        self._routing: asyncio.Future[RoleBase | None] | None = None
         routes = dict(AgentRouter.ROUTES)
         self._pipelined_attrs: dict[str, Any] = {}
         for lane in self.offered.values():
@@ -120,7 +151,7 @@ class AgentRouter(RoleBase):
                     self._pipelined_attrs[attr] = functools.partial(self._pipelined, method)
         self.__dict__["ROUTES"] = routes  # this connection's: its lanes' methods
         # A request is served by the connection's handler when its task starts: after the
-        # rebind, that is the side, which forwards these the same way.
+        # rebind, that is the lane's handler, which forwards these the same way.
         self.__dict__.update(self._pipelined_attrs)
 
     async def initialize(self, params: Any) -> Any:
@@ -133,35 +164,43 @@ class AgentRouter(RoleBase):
             if not routing.done():
                 routing.set_result(None)  # requests that came meanwhile: not initialized
             raise
-        side = side_class(lane)(self.agent, lane, self.principal)
-        side.__dict__.update(self._pipelined_attrs)
-        self.connection.rebind(
-            cast(RoleBase, side)
-        )  # side_class puts the lane's AgentBase under it
-        self.side = side
+        if self.agent is not None:  # side_class puts the lane's AgentBase under AgentSide
+            handler = cast(RoleBase, side_class(lane)(self.agent, lane, self.principal))
+        else:
+            handler = self.handlers[lane.name]()
+        handler.__dict__.update(self._pipelined_attrs)
+        self.connection.rebind(handler)
+        self.handler = handler
         try:
-            return await side.initialize(typed)
+            answer: Any = await handler.initialize(typed)  # type: ignore[attr-defined]
+            return answer
         finally:  # the answer is written in the step this returns in: theirs come after it
             if not routing.done():
-                routing.set_result(side)
+                routing.set_result(handler)
+
+    @property
+    def side(self) -> AgentSide | None:
+        """The toolkit's handler of the connection, once chosen (None for handlers of your own)."""
+        return self.handler if isinstance(self.handler, AgentSide) else None
 
     async def _pipelined(self, method: str, params: Any) -> Any:
         """A request read while an `initialize` was being answered, served by the lane's
         handler once it answered (-32601 when no initialize came, or it failed)."""
-        side = None if self._routing is None else await asyncio.shield(self._routing)
-        route = None if side is None else cast(RoleBase, side).ROUTES.get(method)
-        if side is None or route is None or route.kind != "request":
+        handler = None if self._routing is None else await asyncio.shield(self._routing)
+        route = None if handler is None else handler.ROUTES.get(method)
+        if handler is None or route is None or route.kind != "request":
             raise RpcError.method_not_found(method)
         try:
             value = params if route.params is None else decode(route.params, params or {})
         except DecodeError as exc:
             raise RpcError.invalid_params(exc) from None
-        return await getattr(side, route.attr)(value)
+        return await getattr(handler, route.attr)(value)
 
     async def disconnected(self) -> None:
         """The connection is gone: its sessions' work stops."""
-        if self.side is not None:
-            await self.side.disconnected()
+        side = self.side
+        if side is not None:
+            await side.disconnected()
 
 
 def client_lane(answer: Any, offered: Mapping[int, Lane], asked: int) -> Lane:

@@ -80,6 +80,29 @@ class ToolCallHandle:
     ) -> None:
         """Report the fields given (a patch: the others stay as they are; `content` replaces
         the content so far, `None` clears it)."""
+        await self._report(
+            title=title,
+            kind=kind,
+            status=status,
+            content=content,
+            locations=locations,
+            raw_input=raw_input,
+            raw_output=raw_output,
+        )
+
+    async def _report(
+        self,
+        *,
+        title: str | None | UnsetType = UNSET,
+        kind: object = UNSET,
+        status: object = UNSET,
+        content: ToolContent | Sequence[ToolContent] | None | UnsetType = UNSET,
+        locations: Sequence[ToolCallLocation] | None | UnsetType = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> None:
+        """`update()` for any value: each is checked against the connection's lane here (the
+        toolkit reports statuses only some lanes have, such as `cancelled`, through this)."""
         if self.done:
             raise TurnEnded(f"tool call {self.tool_call_id} is already {self.status}")
         lane = self._turn.lane
@@ -183,7 +206,7 @@ class ToolCallHandle:
                 raise
         finally:
             self._work = None
-        await self.update(status="cancelled")
+        await self._report(status="cancelled")  # only lanes with `tool_call/cancel` get here
         raise ToolCallCancelled(f"the client cancelled tool call {self.tool_call_id}")
 
     def request_cancel(self) -> bool:

@@ -1,6 +1,7 @@
-"""The README's "Use it in your project" block, run exactly as written in an empty folder with
-the installed wheel, then what follows from it: `--check` after a change, the banner of a
-`--schema` cache entry, `replay` with the project's package, and refused pins."""
+"""The README's "Use it in your project" block (`<!-- run: project -->`), run exactly as written in
+an empty folder with the installed wheel, printing what the README shows; then what follows from
+it: `--check` after a change, the banner of a `--schema` cache entry, `replay` with the
+project's package, and refused pins."""
 
 from __future__ import annotations
 
@@ -12,26 +13,26 @@ import pytest
 
 from tests.conftest import REPO
 from tests.e2e.conftest import user_env
-from tests.support.lanes import seed_lane
 
-HEADING = "## Use it in your project\n"
+MARKER = "<!-- run: project -->\n```sh\n"
 
 
-def readme_block() -> str:
-    """The first ```sh block after the section's heading."""
+def readme_block() -> tuple[str, str]:
+    """The README's project block, and the output block after it."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(HEADING) :]
-    start = section.index("```sh\n") + len("```sh\n")
-    return section[start : section.index("\n```\n", start) + 1]
+    start = text.index(MARKER) + len(MARKER)
+    block = text[start : text.index("\n```\n", start) + 1]
+    fence = "<!-- run: output -->\n```text\n"
+    out = text.index(fence, start) + len(fence)
+    return block, text[out : text.index("```\n", out)]
 
 
 def test_the_block_is_the_documented_flow() -> None:
-    commands = [line.split("  #")[0].strip() for line in readme_block().splitlines()]
+    commands = [line.split("  #")[0].strip() for line in readme_block()[0].splitlines()]
     assert [c for c in commands if c.startswith("acp-codegen")] == [
-        "acp-codegen schema pin schema-v2.0.0-alpha.3",
+        "acp-codegen schema pin npm-sdk-2.4.0",
         "acp-codegen generate",
         "acp-codegen generate --check",
-        "acp-codegen diff schema-v2.0.0-alpha.1:v2 schema-v2.0.0-alpha.3:v2",
     ]
 
 
@@ -54,7 +55,7 @@ def project(
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:
     root = tmp_path / "myagent"
     root.mkdir()
-    return root, shell(installed, readme_block(), root, mirror_env)
+    return root, shell(installed, readme_block()[0], root, mirror_env)
 
 
 def test_the_readme_block_runs_in_an_empty_project(
@@ -62,49 +63,28 @@ def test_the_readme_block_runs_in_an_empty_project(
 ) -> None:
     root, done = project
     assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1:] == readme_block()[1].splitlines()
     lock = json.loads((root / "schema" / "pins.lock.json").read_text(encoding="utf-8"))
-    assert lock["default"] == "schema-v2.0.0-alpha.3"
-    assert sorted({p["ref"] for p in lock["pins"]}) == [
-        "schema-v2.0.0-alpha.1",
-        "schema-v2.0.0-alpha.3",
-    ]
+    assert lock["default"] == "npm-sdk-2.4.0"
+    assert sorted({p["ref"] for p in lock["pins"]}) == ["npm-sdk-2.4.0"]
+    assert all(p["url"].startswith("https://registry.npmjs.org/") for p in lock["pins"])
     package = root / "src" / "myagent" / "acp"
     assert sorted(p.name for p in package.iterdir()) == [
         ".acp-codegen-manifest.json",
-        "REFERENCE.md",
         "__init__.py",
-        "_dispatch.py",
-        "_output.py",
-        "_reading.py",
-        "_runtime.py",
-        "_wire.py",
-        "connection.py",
-        "jsonrpc.py",
-        "methods.py",
-        "models.py",
+        "_lanes.py",
         "py.typed",
-        "rpc.py",
-        "session_state.py",
-        "stdio.py",
+        "runtime",
+        "toolkit",
+        "v1",
+        "v2",
+        "vocab.py",
     ]
     # The templates shipped with the tool make what this repository's templates make from the
-    # same pin (the seed's lane, generated in the tests; the committed one is the default ref).
-    ours = Path(seed_lane("v2").__file__).parent
-    for name in ("models.py", "session_state.py", "_runtime.py"):
-        assert (package / name).read_bytes() == (ours / name).read_bytes()
-    lines = done.stdout.splitlines()
-    assert lines[0] == "schema-v2.0.0-alpha.3/v1/meta.json " + next(
-        p["sha256"] for p in lock["pins"] if p["ref"].endswith("3") and p["path"] == "v1/meta.json"
-    )
-    assert "schema-v2.0.0-alpha.3" in lines  # the import
-    assert lines[lines.index("schema-v2.0.0-alpha.3") + 1] == (
-        "schema-v2.0.0-alpha.1:v2 → schema-v2.0.0-alpha.3:v2"
-    )
-    lock_path = root / "schema" / "pins.lock.json"
-    assert done.stderr.endswith(
-        f"acp-codegen: pinned schema-v2.0.0-alpha.1 (8 file(s)) in {lock_path},"
-        " not as the default\n"
-    )
+    # same pin: the committed package.
+    ours = REPO / "generated" / "acp_kit"
+    for name in ("v2/models.py", "v1/session_state.py", "runtime/_runtime.py", "toolkit/agent.py"):
+        assert (package / name).read_bytes() == (ours / name).read_bytes(), name
     assert (root / ".gitignore").read_text(encoding="utf-8") == "schema/cache/\n"
 
 
@@ -116,7 +96,7 @@ def test_check_exits_1_after_a_change_and_generate_catches_up(
     root, done = project
     assert done.returncode == 0, done.stderr
     steps = [
-        ("acp-codegen schema pin schema-v2.0.0-alpha.5 >/dev/null", 0),
+        ("acp-codegen schema pin schema-v2.0.0-alpha.8 >/dev/null", 0),
         ("acp-codegen generate --check >/dev/null", 1),
         ("acp-codegen generate", 0),
         ("acp-codegen generate --check", 0),
@@ -124,8 +104,8 @@ def test_check_exits_1_after_a_change_and_generate_catches_up(
     for command, code in steps:
         result = shell(installed, command, root, mirror_env)
         assert result.returncode == code, (command, result.stderr)
-    init = (root / "src" / "myagent" / "acp" / "__init__.py").read_text(encoding="utf-8")
-    assert 'SCHEMA_REF = "schema-v2.0.0-alpha.5"' in init
+    init = (root / "src" / "myagent" / "acp" / "v2" / "__init__.py").read_text(encoding="utf-8")
+    assert 'SCHEMA_REF = "schema-v2.0.0-alpha.8"' in init
 
 
 def test_a_cache_entry_as_schema_records_its_ref_and_replay_uses_the_project_package(
@@ -136,9 +116,10 @@ def test_a_cache_entry_as_schema_records_its_ref_and_replay_uses_the_project_pac
     root, done = project
     assert done.returncode == 0, done.stderr
     script = (
+        "acp-codegen schema pin schema-v2.0.0-alpha.1 --no-default >/dev/null 2>&1\n"
         "acp-codegen generate --schema schema/cache/schema-v2.0.0-alpha.1/v2/schema.json"
-        " --out other --package acp1\n"
-        "head -2 other/acp1/models.py\n"
+        " --out other --package acp1 2>/dev/null\n"
+        "head -2 other/acp1/v2/models.py\n"
     )
     result = shell(installed, script, root, mirror_env)
     lock = json.loads((root / "schema" / "pins.lock.json").read_text(encoding="utf-8"))
@@ -152,15 +133,22 @@ def test_a_cache_entry_as_schema_records_its_ref_and_replay_uses_the_project_pac
         "# Generated by acp-codegen 0.1.0 from the ACP schema schema-v2.0.0-alpha.1"
         f" (v2/schema.json),\n# sha256 {sha}. Do not edit: regenerate instead.\n",
     ), result.stderr
-    update = {"sessionUpdate": "state_update", "state": "running"}
-    message = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s", "update": update},
-    }
-    (root / "t.jsonl").write_text(json.dumps(message) + "\n", encoding="utf-8")
+    running = {"sessionUpdate": "state_update", "state": "running"}
+    idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        for params in ({"sessionId": "s", "update": running}, {"sessionId": "s", "update": idle})
+    ]
+    (root / "t.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     replayed = shell(installed, "acp-codegen replay t.jsonl --json", root, mirror_env)
-    assert (replayed.returncode, json.loads(replayed.stdout)["state"]) == (0, "running")
+    assert (replayed.returncode, json.loads(replayed.stdout)["state"]) == (0, "idle")
+    (root / "cut.jsonl").write_text(lines[0] + "\n", encoding="utf-8")  # a crash mid-turn
+    cut = shell(installed, "acp-codegen replay cut.jsonl --json", root, mirror_env)
+    assert (cut.returncode, json.loads(cut.stdout)["state"]) == (1, "running")
+    assert cut.stderr == (
+        "acp-codegen: cut.jsonl: warning: the transcript ends mid-turn (state: running):"
+        " the turn's last updates are missing\n"
+    )
 
 
 def test_refs_that_leave_the_cache_are_refused(

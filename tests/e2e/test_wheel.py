@@ -17,6 +17,7 @@ from tests.e2e.conftest import user_env
 
 ALPHA1 = "schema-v2.0.0-alpha.1/v2/schema.json"
 ALPHA3 = "schema-v2.0.0-alpha.3/v2/schema.json"
+NPM = "npm-sdk-2.4.0/v2/schema.json"  # the default release: its package has the toolkit
 UPDATE = {
     "jsonrpc": "2.0",
     "method": "session/update",
@@ -96,7 +97,7 @@ def test_generate_a_package_and_import_it(installed: Path, outside: Path, schema
         installed,
         "generate",
         "--schema",
-        schemas / ALPHA3,
+        schemas / NPM,
         "--out",
         "src",
         "--package",
@@ -105,13 +106,15 @@ def test_generate_a_package_and_import_it(installed: Path, outside: Path, schema
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     package = outside / "src" / "myacp"
-    assert stat.S_IMODE(package.stat().st_mode) == 0o755
-    assert {stat.S_IMODE(p.stat().st_mode) for p in package.iterdir()} == {0o644}
+    paths = [package, *package.rglob("*")]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in paths if p.is_dir()} == {0o755}
+    assert {stat.S_IMODE(p.stat().st_mode) for p in paths if p.is_file()} == {0o644}
+    assert {p.name for p in package.iterdir() if p.is_dir()} == {"runtime", "toolkit", "v2"}
     script = (
         "import json, myacp\n"
         "note = myacp.decode(myacp.UpdateSessionNotification, json.loads(input())['params'])\n"
         "print(type(note.update).__name__, note.update.content.text, myacp.SCHEMA_REF)\n"
-        "print(myacp.__file__)\n"
+        "print(myacp.__file__, myacp.Agent.__module__)\n"
     )
     imported = subprocess.run(
         [str(installed / "python"), "-c", script],
@@ -123,8 +126,8 @@ def test_generate_a_package_and_import_it(installed: Path, outside: Path, schema
         check=True,
     )
     assert (
-        imported.stdout
-        == f"SessionUpdateAgentMessageChunk hello local\n{package / '__init__.py'}\n"
+        imported.stdout == f"SessionUpdateAgentMessageChunk hello local\n{package / '__init__.py'}"
+        " myacp.toolkit.agent\n"
     )
 
 
@@ -155,7 +158,7 @@ def test_replay_with_the_shipped_bindings_and_with_a_generated_package(
             installed,
             "generate",
             "--schema",
-            schemas / ALPHA3,
+            schemas / NPM,
             "--out",
             "v",
             "--package",

@@ -75,7 +75,7 @@ def test_seed_has_the_whole_lifecycle() -> None:
 
 def test_the_package_is_alpha_3(acp_v2_alpha3: ModuleType) -> None:
     assert acp_v2_alpha3.SCHEMA_REF == "schema-v2.0.0-alpha.3"
-    assert acp_v2_alpha3.__name__ == "acp_v2_alpha3"
+    assert acp_v2_alpha3.__name__ == "acp_v2_alpha3.v2"  # the lane of the one-lane package
 
 
 def test_lifecycle_decodes_to_the_golden_values_and_encodes_back_byte_identical(

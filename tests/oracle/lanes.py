@@ -41,7 +41,8 @@ def build_lanes(out: Path) -> dict[str, Lane]:
         built[lane] = (generated.model, generated.names, defs)
     sys.path.insert(0, str(out))
     return {
-        lane: Lane(lane, importlib.import_module(PREFIX + lane), *built[lane]) for lane in LANES
+        lane: Lane(lane, importlib.import_module(f"{PREFIX}{lane}.{lane}"), *built[lane])
+        for lane in LANES
     }
 
 

@@ -27,13 +27,16 @@ def pkg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 
 
 def module(pkg: ModuleType, name: str) -> ModuleType:
-    return importlib.import_module(f"{pkg.__name__}.{name}")
+    """A runtime module by its name, or a lane module by `v2.name`."""
+    where = name if name.startswith("v2.") else f"runtime.{name}"
+    return importlib.import_module(f"{pkg.__name__}.{where}")
 
 
 def test_the_runtime_modules_are_the_source_files(pkg: ModuleType) -> None:
     for name in ("_runtime", "jsonrpc", "connection", "stdio"):
         assert Path(module(pkg, name).__file__ or "") == runtime_package.RUNTIME / f"{name}.py"
-    assert Path(module(pkg, "models").__file__ or "").parent.name == PACKAGE
+    models = Path(module(pkg, "v2.models").__file__ or "")
+    assert (models.parent.name, models.parent.parent.name) == ("v2", PACKAGE)
 
 
 # -- _runtime ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 from types import ModuleType
@@ -63,7 +64,7 @@ def ours(lane: Lane, def_name: str, value: Any) -> Ours:
 
 
 def _without_extras(value: Any, pkg: ModuleType, keep: frozenset[str]) -> Any:
-    model_base = pkg._runtime.Model
+    model_base = sys.modules[pkg.decode.__module__].Model  # the package's runtime
     if isinstance(value, model_base):
         clone = copy.copy(value)
         for f in dataclasses.fields(value):

@@ -53,7 +53,8 @@ def seed_lane(lane: str) -> ModuleType:
 
 @cache
 def pinned_lane(ref: str, lane: str, package: str) -> ModuleType:
-    """The `lane` ("v1" or "v2") of the pinned `ref`, generated as `package` and imported."""
+    """The `lane` ("v1" or "v2") of the pinned `ref`, generated as the one-lane `package`; its
+    lane's subpackage (`package.v2`: the models, dispatch and runtime names), imported."""
     label = f"{lane}/schema.json"
     schema = pinned_schema(ref, label)
     sha256 = read_lock(LOCK).find(ref, label).sha256
@@ -61,4 +62,4 @@ def pinned_lane(ref: str, lane: str, package: str) -> ModuleType:
         Target(package, schema, ref, label, sha256), default_templates(), Diagnostics()
     )
     write(generated.files, _out(), [package])
-    return importlib.import_module(package)
+    return importlib.import_module(f"{package}.{lane}")  # the lane's own subpackage

@@ -31,24 +31,37 @@ def test_defaults_of_a_minimal_section(tmp_path: Path) -> None:
     assert config.lock == root / "schema" / "pins.lock.json"
     assert config.out == root / "src" / "mine"
     assert config.templates == default_templates() == REPO / "templates"
-    assert not config.own_templates
+    assert not config.user_templates
     assert config.names is None
-    assert config.packages == (PackageConfig("acp", "v2/schema.json"),)
-    assert config.v2_package() == root / "src" / "mine" / "acp"
+    assert config.packages == (PackageConfig("acp", ("v2/schema.json",)),)
+    assert config.lane_package("v2") == root / "src" / "mine" / "acp"
 
 
-def test_a_section_may_name_its_own_templates(tmp_path: Path) -> None:
+def test_a_package_of_several_lanes(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        '[[tool.acp-codegen.packages]]\npackage = "acp"\n'
+        'lanes = ["v1/schema.json", "v2/schema.json"]\nref = "npm-sdk-2.4.0"\n',
+    )
+    config = load_config(root)
+    lanes = ("v1/schema.json", "v2/schema.json")
+    assert config.packages == (PackageConfig("acp", lanes, "npm-sdk-2.4.0", flat=False),)
+    assert config.lane_package("v1") == root / "generated" / "acp" / "v1"
+    assert config.lane_package("v2") == root / "generated" / "acp" / "v2"
+
+
+def test_a_section_may_name_its_own_templates_folder(tmp_path: Path) -> None:
     config = load_config(project(tmp_path, 'templates = "tpl"\nlock = "pins/lock.json"\n'))
-    assert (config.templates, config.own_templates) == (tmp_path / "tpl", True)
+    assert (config.templates, config.user_templates) == (tmp_path / "tpl", True)
     assert config.lock == tmp_path / "pins" / "lock.json"
     assert config.packages == ()
-    assert config.v2_package() is None
+    assert config.lane_package("v2") is None
 
 
 def test_the_repo_itself_uses_its_templates() -> None:
     config = load_config(REPO)
-    assert (config.templates, config.own_templates) == (REPO / "templates", False)
-    assert default_bindings() == REPO / "generated" / "acp_v2"
+    assert (config.templates, config.user_templates) == (REPO / "templates", False)
+    assert default_bindings() == REPO / "generated" / "acp_kit" / "v2"
 
 
 @pytest.mark.parametrize(
@@ -64,11 +77,12 @@ def test_the_repo_itself_uses_its_templates() -> None:
         ("packages = [1]\n", "packages[0] must be a table"),
         (
             '[[tool.acp-codegen.packages]]\npackage = "acp"\n',
-            "packages[0] needs 'schema' (keys: package, schema, ref)",
+            "packages[0] needs one of 'schema' (one lane) or 'lanes' (several)"
+            " (keys: package, schema or lanes, ref)",
         ),
         (
             '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = "s"\nlane = "v2"\n',
-            "packages[0] has an unknown key 'lane' (keys: package, schema, ref)",
+            "packages[0] has an unknown key 'lane' (keys: package, schema or lanes, ref)",
         ),
         (
             '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = 2\n',
@@ -78,6 +92,19 @@ def test_the_repo_itself_uses_its_templates() -> None:
             '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = "s"\n'
             '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = "t"\n',
             "packages[1]: package 'a' is configured twice",
+        ),
+        (
+            '[[tool.acp-codegen.packages]]\npackage = "a"\nschema = "s"\nlanes = ["s"]\n',
+            "packages[0] needs one of 'schema' (one lane) or 'lanes' (several)"
+            " (keys: package, schema or lanes, ref)",
+        ),
+        (
+            '[[tool.acp-codegen.packages]]\npackage = "a"\nlanes = []\n',
+            "packages[0]: lanes must be a non-empty array of schema paths",
+        ),
+        (
+            '[[tool.acp-codegen.packages]]\npackage = "a"\nlanes = ["s", "s"]\n',
+            "packages[0]: a schema path is listed twice in lanes",
         ),
     ],
 )

@@ -134,7 +134,7 @@ HOSTILE_META = {"agentMethods": {f"evil'{PAYLOAD}": f"evil/'{PAYLOAD}'"}, "versi
 PROBE = """
 import json, sys
 import hostile as h
-from hostile import models as m
+from hostile.v1 import models as m
 out = {}
 out["exports"] = sorted(h.__all__)
 out["docs"] = [m.class_.__doc__, m.Tricky.__doc__, m.Mood.__doc__]
@@ -265,7 +265,7 @@ def test_generated_code_imports_runs_nothing_and_keeps_strings_exact(hostile_out
 
 
 def test_field_docstrings_hold_the_descriptions_verbatim(hostile_out: Path) -> None:
-    tree = ast.parse((hostile_out / "hostile" / "models.py").read_text(encoding="utf-8"))
+    tree = ast.parse((hostile_out / "hostile" / "v1" / "models.py").read_text(encoding="utf-8"))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "class_")
     docs = {
         field.target.id: inspect.cleandoc(doc.value.value)
@@ -399,7 +399,7 @@ def test_tags_that_spell_one_name_are_refused_until_the_overrides_name_them(
         cwd=tmp_path,
     )
     assert (result.returncode, result.stderr) == (0, LOOP_WARNING)
-    models = (out / "hostile" / "models.py").read_text(encoding="utf-8")
+    models = (out / "hostile" / "v1" / "models.py").read_text(encoding="utf-8")
     assert "class Plus(_TrickyBase):" in models and "class TripleQuote(_TrickyBase):" in models
 
 

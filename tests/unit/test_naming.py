@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from codegen.modules import EXTRA_MODULES
+from codegen.modules import LANE_MODULES, RUNTIME_MODULES, TOOLKIT_MODULES
 from codegen.naming import field_name, pascal, snake, upper_snake
 
 
@@ -342,8 +342,9 @@ def test_type_names_are_valid_unreserved_identifiers(name_ir: Any, name: str, py
 
 
 def test_names_exported_by_the_optional_modules_are_reserved(name_ir: Any) -> None:
-    exported = sorted({name for m in EXTRA_MODULES for name in m.exports})
-    assert exported  # rpc, session_state, ... export names beside the models
+    every = LANE_MODULES + RUNTIME_MODULES + TOOLKIT_MODULES
+    exported = sorted({name for m in every for name in m.exports})
+    assert exported  # rpc, the runtime, the toolkit, ... export names beside the models
     _, names, _ = name_ir({"$defs": {name: {"type": "string"} for name in exported}})
     assert names.types == {name: name + "_" for name in exported}
 

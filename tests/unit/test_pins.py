@@ -113,10 +113,24 @@ def write_lock(tmp_path: Path, data: Any) -> Path:
             "r/schema.json is pinned twice",
         ),
         (
-            {"default": "other", "pins": [pin("r", "schema.json")]},
-            "\"default\" 'other' is not a pinned ref",
+            {
+                "default": None,
+                "pins": [{**pin("r", "v2/schema.json"), "url": "https://x.org/a.tgz#p/../../x"}],
+            },
+            "pins[0]: tarball member 'p/../../x' is not a plain relative path",
         ),
-        ({"default": 3, "pins": []}, '"default" 3 is not a pinned ref'),
+        (
+            {
+                "default": None,
+                "pins": [{**pin("r", "v2/schema.json"), "url": "https://x.org/a.tgz#/etc/x"}],
+            },
+            "pins[0]: tarball member '/etc/x' is not a relative path",
+        ),
+        ({"default": 3, "pins": []}, '"default" 3 is not a ref name'),
+        (
+            {"default": "../x", "pins": []},
+            "\"default\": error: invalid ref '../x': a ref cannot contain a path separator",
+        ),
     ],
 )
 def test_a_malformed_lock_is_one_line_naming_it(tmp_path: Path, data: Any, problem: str) -> None:
@@ -124,6 +138,18 @@ def test_a_malformed_lock_is_one_line_naming_it(tmp_path: Path, data: Any, probl
     with pytest.raises(InputError) as info:
         read_lock(path)
     assert str(info.value) == f"error: lock file {path} is malformed: {problem}"
+
+
+def test_a_default_that_is_not_pinned_says_which_pin_to_run(tmp_path: Path) -> None:
+    path = write_lock(tmp_path, {"default": "npm-sdk-2.5.0", "pins": [pin("r", "schema.json")]})
+    with pytest.raises(InputError) as info:
+        read_lock(path)
+    assert str(info.value) == (
+        f"error: lock file {path}: its default ref npm-sdk-2.5.0 is not pinned:"
+        " run `acp-codegen schema pin npm-sdk-2.5.0`"
+    )
+    lock = read_lock(path, unpinned_default_ok=True)  # what `schema pin` reads, to mend it
+    assert (lock.default_ref, lock.refs()) == ("npm-sdk-2.5.0", ["r"])
 
 
 def test_a_lock_that_is_not_json_or_not_readable(tmp_path: Path) -> None:
