@@ -219,3 +219,17 @@ def client_lane(answer: Any, offered: Mapping[int, Lane], asked: int) -> Lane:
             f" (it asked for {asked})"
         )
     return lane
+
+
+def refused_version(error: RpcError, offered: Mapping[int, Lane], asked: int) -> str:
+    """What an agent's -32022 answer to `initialize` means, naming both sides' versions."""
+    data = error.data
+    theirs = data.get("supported") if isinstance(data, dict) else None
+    ours = ", ".join(str(v) for v in sorted(offered))
+    if isinstance(theirs, list) and theirs and all(type(v) is int for v in theirs):
+        listed = ", ".join(str(v) for v in sorted(theirs))
+        return (
+            f"the agent speaks protocol version {listed}; this client speaks {ours}"
+            f" (it asked for {asked})"
+        )
+    return f"the agent speaks no protocol version up to {asked}; this client speaks {ours}"

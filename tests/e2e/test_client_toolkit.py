@@ -18,7 +18,7 @@ import pytest
 from acp_kit.runtime.jsonrpc import RoleBase, Route
 
 from tests.support.rpc_wire import pipe, run
-from tests.support.toolkit_wire import V1, ScriptAgent, WireLane, not_found
+from tests.support.toolkit_wire import V1, V2, ScriptAgent, WireLane, not_found
 from tests.support.toolkit_wire import text as text_block
 
 REPO = Path(__file__).resolve().parents[2]
@@ -433,6 +433,32 @@ def test_forcing_a_version_the_agent_does_not_answer_is_incompatible() -> None:
     assert run(scenario()) == (
         "the agent answered with protocol version 1; this client asked for 2 only"
     )
+
+
+def test_an_agent_that_refuses_the_version_asked_for_is_incompatible_naming_both_sides() -> None:
+    """-32022 from the agent (every version it serves is above the one asked for)."""
+
+    async def scenario() -> str:
+        with pytest.raises(kit.IncompatibleAgent) as caught:
+            await connected(only(V2, ScriptAgent()), protocol=1)
+        return str(caught.value)
+
+    assert run(scenario()) == (
+        "the agent speaks protocol version 2; this client speaks 1, 2 (it asked for 1)"
+    )
+
+    class Refusing(RoleBase):
+        ROUTES = {"initialize": Route("initialize", "request", None, None)}
+
+        async def initialize(self, params: Any) -> Any:
+            raise kit.RpcError(-32022, "Unsupported protocol version", "no")
+
+    async def odd() -> str:
+        with pytest.raises(kit.IncompatibleAgent) as caught:
+            await connected(Refusing())
+        return str(caught.value)
+
+    assert run(odd()) == "the agent speaks no protocol version up to 2; this client speaks 1, 2"
 
 
 def test_forcing_a_version_the_client_does_not_have_is_a_value_error() -> None:

@@ -1,6 +1,7 @@
-"""The version router: an `acp_kit.Agent` written once answers `initialize` with the protocol
-version the client asks for when it serves it, else with the latest it serves (the spec's
-version negotiation), and serves the connection in that version from then on. Exact JSON over
+"""The version router: an `acp_kit.Agent` written once answers `initialize` with the highest
+protocol version it serves at or below the one the client asks for, else -32022 naming both
+sides' versions (the v2 schema's version negotiation), and serves the connection in that
+version from then on. Exact JSON over
 in-memory pipes; what the answer advertises on each version is here too."""
 
 from __future__ import annotations
@@ -126,10 +127,10 @@ def test_a_v1_client_and_a_v2_client_share_one_agent_and_its_sessions() -> None:
 
 @pytest.mark.parametrize(
     ("asked", "answered"),
-    [(1, 1), (2, 2), (3, 2), (0, 2), (65535, 2)],
-    ids=["v1", "v2", "newer", "zero", "largest"],
+    [(1, 1), (2, 2), (3, 2), (65535, 2)],
+    ids=["v1", "v2", "newer", "largest"],
 )
-def test_a_version_the_agent_does_not_serve_is_answered_with_the_latest_it_serves(
+def test_the_answer_is_the_highest_version_served_at_or_below_the_one_asked_for(
     asked: int, answered: int
 ) -> None:
     info = {"name": "c", "version": "1"} if asked == 2 else None  # v2 requires it of v2 clients
@@ -137,6 +138,27 @@ def test_a_version_the_agent_does_not_serve_is_answered_with_the_latest_it_serve
     wire, answer = run(initialize(params))
     assert answer["result"]["protocolVersion"] == answered
     assert wire.side.lane.version == answered
+
+
+UNSUPPORTED = {"code": -32022, "message": "Unsupported protocol version"}
+
+
+def test_a_version_below_every_one_served_is_unsupported_naming_both_sides() -> None:
+    class OnlyV2(ScriptAgent):
+        lanes = ("v2",)
+
+    async def scenario() -> tuple[Any, Any, Any]:
+        wire = Wire(OnlyV2())
+        refused = await wire.call("initialize", V1.initialize, rid=0)
+        after = await wire.call("session/new", {"cwd": "/w"})  # still not initialized
+        again = await wire.call("initialize", V2.initialize, rid=7)  # the client may retry
+        return refused, after["error"]["code"], again["result"]["protocolVersion"]
+
+    refused, after, again = run(scenario())
+    assert refused["error"] == {**UNSUPPORTED, "data": {"requested": 1, "supported": [2]}}
+    assert (after, again) == (-32601, 2)
+    _, zero = run(initialize({"protocolVersion": 0}))
+    assert zero["error"] == {**UNSUPPORTED, "data": {"requested": 0, "supported": [1, 2]}}
 
 
 def test_a_newer_clients_request_is_read_as_far_as_the_answered_version_has_it() -> None:
@@ -264,12 +286,12 @@ def test_a_repeated_initialize_is_answered_on_the_connections_version(
 
 
 def test_lanes_limits_the_versions_an_agent_serves() -> None:
-    class OnlyV2(ScriptAgent):
-        lanes = ("v2",)
+    class OnlyV1(ScriptAgent):
+        lanes = ("v1",)
 
-    _, answer = run(initialize(V1.initialize, OnlyV2()))
-    assert answer["result"] == V2_ANSWER  # the v1 client may go on, or close the connection
-    assert [f.version for f in OnlyV2().features()] == [2]
+    _, answer = run(initialize(V2.initialize, OnlyV1()))
+    assert answer["result"] == V1_ANSWER  # the v2 client may go on in v1, or close
+    assert [f.version for f in OnlyV1().features()] == [1]
     assert [f.version for f in ScriptAgent().features()] == [1, 2]
 
     class Unknown(ScriptAgent):
