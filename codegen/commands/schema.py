@@ -27,7 +27,7 @@ source lists. Pre-releases count only on a line whose newest pin is one. Where
 a source cannot be reached, one line says so and the rest is still checked.
 
 sources (each can be pointed elsewhere, e.g. to a stand-in):
-  $ACP_CODEGEN_NPM_REGISTRY  the npm registry (default https://registry.npmjs.org)
+  $ACP_CODEGEN_NPM_REGISTRY  the registry (default https://registry.npmjs.org)
   $ACP_CODEGEN_UPSTREAM_GIT  upstream's git repository (default: its GitHub one)
 """
 PIN_HELP = """\
