@@ -218,8 +218,8 @@ TOOLKIT_MODULES = (
 )
 
 # The templates of the package-level files (render/package.py renders them).
-PACKAGE_TEMPLATES = ("__init__.py.j2", "subpackage.py.j2", "lanes.py.j2", "vocab.py.j2")
-PACKAGE_TEMPLATES += ("lane.py.j2", "API.md.j2")
+PACKAGE_TEMPLATES: tuple[str, ...] = ("__init__.py.j2", "subpackage.py.j2", "lanes.py.j2")
+PACKAGE_TEMPLATES += ("vocab.py.j2", "lane.py.j2", "API.md.j2")
 
 META_NAMES = ("SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION")
 

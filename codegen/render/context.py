@@ -12,6 +12,11 @@ builds from decided names, builtins, runtime helpers and `pylit` literals, never
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .reference import ObjectRow
+
 import json
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -214,6 +219,7 @@ class ReferenceContext(ModuleContext):
     unions: tuple[UnionContext, ...]
     methods: tuple[MethodContext, ...]
     enums: tuple[EnumContext, ...]
+    objects: tuple[ObjectRow, ...]  # every object type with its fields
 
 
 @dataclass(slots=True, eq=False, repr=False)

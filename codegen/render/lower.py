@@ -26,6 +26,7 @@ from .context import (
     UnionContext,
 )
 from .models import ModelsLowering
+from .reference import object_rows
 from .session import SESSION_RULES, SESSION_RULES_V1, SESSION_TEMPLATE_V1, session_state
 
 
@@ -46,7 +47,12 @@ def lower(
         "methods": MethodsContext(banner, methods),
         "rpc": _rpc(banner, model.methods, methods, bool(model.batches)),
         "REFERENCE": ReferenceContext(
-            banner, model.title, _outer_first(models.unions), methods, models.enums
+            banner,
+            model.title,
+            _outer_first(models.unions),
+            methods,
+            models.enums,
+            object_rows(model, names),
         ),
     }
     wanted = {m.module for m in modules if m.template is not None}

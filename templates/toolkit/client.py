@@ -256,6 +256,21 @@ class Client:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def gone(self, when: str) -> str:
+        """Why the connection ended, for an error: the agent's exit status when it was a child
+        process that exited (waited for a moment), else that it closed the connection."""
+        connection = self._side.connection if self._side is not None else None
+        wait = getattr(connection, "wait", None)
+        status = getattr(connection, "returncode", None)
+        if status is None and wait is not None:
+            with contextlib.suppress(TimeoutError, OSError):
+                status = await asyncio.wait_for(wait(), 1.0)
+        if status is None:
+            return f"the agent closed the connection {when}"
+        if status < 0:
+            return f"the agent was killed by signal {-status} {when}"
+        return f"the agent exited with status {status} {when}"
+
     def disconnected(self) -> None:
         for session in list(self.sessions.values()):
             session.closed()

@@ -31,8 +31,13 @@ def wire(pkg: ModuleType) -> ModuleType:
     return importlib.import_module(f"{pkg.__name__}._wire")
 
 
+def jsonrpc(pkg: ModuleType) -> ModuleType:
+    """The runtime's jsonrpc module of a lane's package."""
+    return importlib.import_module(f"{pkg.__name__.rpartition('.')[0]}.runtime.jsonrpc")
+
+
 def general(pkg: ModuleType, value: Any) -> str:
-    return str(pkg.jsonrpc.dump_text(pkg.encode(value)))
+    return str(jsonrpc(pkg).dump_text(pkg.encode(value)))
 
 
 def types_of(pkg: ModuleType) -> list[Any]:
@@ -192,4 +197,4 @@ def test_calls_are_written_as_dump_line_writes_their_messages(pkg: ModuleType) -
         if cancel is not None:
             expected.append({"jsonrpc": "2.0", "method": cancel, "params": {"requestId": rid}})
         rid += 1
-    assert written == b"".join(pkg.jsonrpc.dump_line(m) for m in expected)
+    assert written == b"".join(jsonrpc(pkg).dump_line(m) for m in expected)
