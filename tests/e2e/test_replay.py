@@ -22,6 +22,7 @@ from tests.support.toolkit_wire import WireLane
 from tests.support.transcripts import (
     initialize,
     message,
+    mid_turn,
     refused,
     rpc,
     snapshot_of,
@@ -190,9 +191,9 @@ def test_bad_lines_are_reported_with_their_number_and_skipped(
     ]
     path = write(tmp_path, lines)
     code, out, err = run(capsys, "--json", str(path))
-    assert code == 0
+    assert code == 1  # it ends mid-turn
     assert err.splitlines() == [
-        f"acp-codegen: {path}:{number}: {reason}; skipped"
+        *(f"acp-codegen: {path}:{number}: {reason}; skipped"
         for number, reason in [
             (2, "not JSON (Expecting property name enclosed in double quotes at column 2)"),
             (4, "not a JSON-RPC message (a JSON array)"),
@@ -200,8 +201,9 @@ def test_bad_lines_are_reported_with_their_number_and_skipped(
             (6, "bad update: $.params.update.content.text: expected a string, got an integer"),
             (7, "session/update without params.update"),
             (8, "bad update: terminal output is not valid base64: '@@@'"),
-        ]
-    ]
+        ]),
+        mid_turn(path).rstrip("\n"),
+    ]  # fmt: skip
     snapshot = json.loads(out)
     assert snapshot["state"] == "running"
     assert snapshot["messages"] == [
@@ -236,8 +238,11 @@ def test_one_session_is_replayed_and_others_are_counted(
     ]
     path = write(tmp_path, lines)
     code, out, err = run(capsys, "--json", str(path))
-    assert (code, json.loads(out)["sessionInfo"]) == (0, {"title": "A"})
-    assert err == "acp-codegen: 1 update(s) of other sessions ignored (choose one with --session)\n"
+    assert (code, json.loads(out)["sessionInfo"]) == (1, {"title": "A"})  # a: mid-turn
+    assert err == (
+        "acp-codegen: 1 update(s) of other sessions ignored (choose one with --session)\n"
+        + mid_turn(path)
+    )
     code, out, err = run(capsys, "--json", "--session", "b", str(path))
     assert (code, json.loads(out)["sessionInfo"], json.loads(out)["state"]) == (
         0,
@@ -268,7 +273,7 @@ def test_finds_the_generated_package_outside_the_project(tmp_path: Path) -> None
         text=True,
         check=False,
     )
-    assert (done.returncode, done.stderr) == (0, "")
+    assert (done.returncode, done.stderr) == (1, mid_turn(path))
     assert done.stdout.endswith("\nusage: none reported\nstate: running\n")
 
 
@@ -348,11 +353,12 @@ def test_the_first_20_bad_lines_are_reported_then_counted(
     lines = ["{bad"] * 25 + [upd("state_update", state="running")]
     path = write(tmp_path, lines)
     code, out, err = run(capsys, str(path))
-    assert code == 0 and out.endswith("state: running\n")
+    assert code == 1 and out.endswith("state: running\n")
     reason = "not JSON (Expecting property name enclosed in double quotes at column 2)"
     assert err.splitlines() == [
         *(f"acp-codegen: {path}:{n}: {reason}; skipped" for n in range(1, 21)),
         f"acp-codegen: {path}: 5 more bad line(s) skipped",
+        mid_turn(path).rstrip("\n"),
     ]
 
 
@@ -362,7 +368,10 @@ def test_an_overlong_line_is_skipped_and_the_next_one_read(
     long_line = upd("agent_message_chunk", messageId="m", content=text("x" * 5000))
     path = write(tmp_path, [long_line, upd("state_update", state="running")])
     code, out, err = run(capsys, "--max-line", "1000", str(path))
-    assert (code, err) == (0, f"acp-codegen: {path}:1: longer than 1000 bytes; skipped\n")
+    assert (code, err) == (
+        1,
+        f"acp-codegen: {path}:1: longer than 1000 bytes; skipped\n" + mid_turn(path),
+    )
     assert out.startswith("session s1: 1 update(s) applied\n")
     path.write_bytes(b"x" * 3000 + b"\0\n")  # a NUL far into an overlong line still stops it
     assert refused(capsys, "--max-line", "1000", str(path)) == (
@@ -375,8 +384,9 @@ def test_updates_need_a_session_id(tmp_path: Path, capsys: pytest.CaptureFixture
     path = write(tmp_path, [json.dumps(no_id), upd("state_update", state="running")])
     code, _, err = run(capsys, str(path))
     assert (code, err) == (
-        0,
-        f"acp-codegen: {path}:1: session/update without a string params.sessionId; skipped\n",
+        1,
+        f"acp-codegen: {path}:1: session/update without a string params.sessionId; skipped\n"
+        + mid_turn(path),
     )
 
 
@@ -386,7 +396,7 @@ def test_reads_standard_input(
     data = (upd("state_update", state="running") + "\n").encode()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     code, out, err = run(capsys, "-")
-    assert (code, err) == (0, "")
+    assert (code, err) == (1, mid_turn("<stdin>"))
     assert out.endswith("state: running\n")
 
 
@@ -397,15 +407,17 @@ def test_bindings_are_loaded_from_the_folder_given(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     copy = tmp_path / "vendored" / "acp"
-    shutil.copytree(ROOT / "generated" / "acp_v2", copy)
-    path = write(tmp_path, [upd("state_update", state="running")])
+    shutil.copytree(
+        ROOT / "generated" / "acp_kit", copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    path = write(tmp_path, [upd("state_update", state="idle", stopReason="end_turn")])
     before = set(sys.modules)
     code, out, err = run(capsys, "--bindings", str(copy), str(path))
     assert (code, err) == (0, "")
-    assert out.endswith("state: running\n")
+    assert out.endswith("state: idle (end_turn)\n")
     loaded = {m for m in set(sys.modules) - before if m.endswith("._runtime")}
     [runtime] = loaded  # imported under a private name, from that folder
-    assert sys.modules[runtime].__file__ == str(copy / "_runtime.py")
+    assert sys.modules[runtime].__file__ == str(copy / "runtime" / "_runtime.py")
     assert str(copy.parent) not in sys.path and str(copy) not in sys.path
 
 
@@ -423,12 +435,14 @@ def test_bindings_that_cannot_replay_are_refused(
     models_only.mkdir()
     (models_only / "__init__.py").write_text("decode = encode = None\n", encoding="utf-8")
     assert refused(capsys, "--bindings", str(models_only), str(path)) == (
-        f"{models_only} has no SessionState: replay needs a package generated from a v1 or v2"
-        " schema (with session_state.py)"
+        f"{models_only} has no lanes (no folder with models.py): pass --bindings with the folder"
+        " of a package acp-codegen generated from a v1 or v2 schema"
     )
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "__init__.py").write_text("from .missing import x\n", encoding="utf-8")
+    (broken / "v2").mkdir()
+    (broken / "v2" / "models.py").write_text("", encoding="utf-8")  # a lane, in a broken package
     message = refused(capsys, "--bindings", str(broken), str(path))
     assert message.startswith(f"cannot import {broken.resolve()}: ModuleNotFoundError: ")
 
@@ -451,10 +465,6 @@ def test_the_projects_package_of_the_lane_is_the_default(
     first = [initialize(1)] if lane.v1 else []
     path = write(tmp_path, [*first, upd("usage_update", used=1, size=2)])
     where = tmp_path / "src" / package
-    assert refused(capsys, str(path)) == (
-        f"the project's {lane.name} package {where} is not generated yet: run"
-        " `acp-codegen generate`, or pass --bindings PACKAGE_DIR"
-    )
     made = pinned_lane(NPM_SDK, lane.name, f"acp_{lane.name}_one_lane")  # as `generate` writes it
     shutil.copytree(Path(made.__file__ or "").parent, where)
     before = set(sys.modules)
