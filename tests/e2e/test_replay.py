@@ -421,6 +421,24 @@ def test_bindings_are_loaded_from_the_folder_given(
     assert str(copy.parent) not in sys.path and str(copy) not in sys.path
 
 
+def test_a_package_of_both_lanes_replays_in_the_transcripts_lane(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--bindings` naming a package of several lanes: the transcript's `initialize` picks
+    the lane, as it does without `--bindings`."""
+    package = tmp_path / "both"  # a folder of its own: imported afresh under a private name
+    shutil.copytree(
+        ROOT / "generated" / "acp_kit", package, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    v1 = write(tmp_path, [initialize(1), upd("usage_update", used=1, size=2)])
+    for chosen, lane in (((), "v1"), (("--lane", "v2"), "v2")):
+        before = set(sys.modules)
+        code, out, err = run(capsys, "--bindings", str(package), *chosen, str(v1))
+        assert (code, err) == (0, "") and out.endswith("usage: 1 / 2 tokens\nstate: idle\n")
+        states = [m for m in set(sys.modules) - before if m.endswith(".session_state")]
+        assert [m.split(".")[-2] for m in states] == [lane]
+
+
 def test_bindings_that_cannot_replay_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -466,7 +484,7 @@ def test_the_projects_package_of_the_lane_is_the_default(
     path = write(tmp_path, [*first, upd("usage_update", used=1, size=2)])
     where = tmp_path / "src" / package
     made = pinned_lane(NPM_SDK, lane.name, f"acp_{lane.name}_one_lane")  # as `generate` writes it
-    shutil.copytree(Path(made.__file__ or "").parent, where)
+    shutil.copytree(Path(made.__file__ or "").parent.parent, where)  # the whole package
     before = set(sys.modules)
     code, out, err = run(capsys, str(path))
     assert (code, err) == (0, "") and out.endswith("usage: 1 / 2 tokens\nstate: idle\n")
