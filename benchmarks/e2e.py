@@ -50,19 +50,19 @@ class Pair:
         return statistics.median(self.stream) if self.stream else None
 
     def best(self) -> float | None:
-        """The fastest run: the statistic the ratios use (see benchmarks/README.md)."""
+        """The fastest run, shown beside the median (see benchmarks/README.md)."""
         return min(self.stream) if self.stream else None
 
 
 def ratio_text(pair: Pair, base: Pair | None) -> str:
-    """`pair` against ours on its lane: best over best, then median over median."""
+    """`pair` against ours on its lane: median over median, then best over best."""
     best, median = pair.best(), pair.median()
     if base is None or best is None or median is None:
         return ""
     base_best, base_median = base.best(), base.median()
     if not base_best or not base_median:
         return ""
-    return f"{best / base_best:5.2f}× ours {pair.lane} (median {median / base_median:.2f}×)"
+    return f"{median / base_median:5.2f}× ours {pair.lane} (best {best / base_best:.2f}×)"
 
 
 def pairs(chunks: int) -> list[Pair]:
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = "" if pair.name.startswith("ours") else ratio_text(pair, ours.get(pair.lane))
         rss = max(pair.rss_kib) / 1024
         print(
-            f"{pair.name:20} stream best {best * 1e3:6.1f} ms (median {median * 1e3:6.1f})  "
+            f"{pair.name:20} stream median {median * 1e3:6.1f} ms (best {best * 1e3:6.1f})  "
             f"wall {statistics.median(pair.wall) * 1e3:7.1f} ms  client peak RSS {rss:5.1f} MiB  "
             f"{ratio}"
         )
