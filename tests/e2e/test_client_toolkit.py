@@ -15,7 +15,8 @@ from typing import Any
 
 import acp_kit as kit
 import pytest
-from acp_kit.runtime.jsonrpc import RoleBase, Route
+from acp_kit.runtime.connection import RoleBase
+from acp_kit.runtime.jsonrpc import Route
 
 from tests.support.rpc_wire import pipe, run
 from tests.support.toolkit_wire import V1, V2, ScriptAgent, WireLane, not_found

@@ -17,7 +17,7 @@ from typing import Any
 import acp_kit as kit
 import pytest
 from acp_kit import v2 as acp
-from acp_kit.runtime.jsonrpc import RoleBase
+from acp_kit.runtime.connection import RoleBase
 
 from tests.support import echo_turn
 from tests.support.rpc_wire import MemoryWriter, RawPeer, pipe, request, run

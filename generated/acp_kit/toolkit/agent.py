@@ -46,9 +46,10 @@ from functools import cache
 from typing import Any, ClassVar, Final, Unpack
 
 from ..runtime._runtime import UNSET, encode
-from ..runtime.connection import ConnectionOptions
+from ..runtime.connection import Connection, ConnectionOptions
 from ..runtime.jsonrpc import Route, RpcError
 from ..runtime.stdio import connect_stdio
+from ..runtime.transport import Transport
 from .book import PAGE_SIZE, InvalidCursor, SessionBook, same_directory
 from .dialect import invalid, listed, not_found
 from .lane import Lane, ProtocolFeatures, pick
@@ -386,12 +387,19 @@ def side_class(lane: Lane) -> type[AgentSide]:
     return made
 
 
-async def serve_agent(agent: Agent, **options: Unpack[ConnectionOptions]) -> None:
-    """Serve `agent` on this process's stdin and stdout until the client closes them."""
+async def serve_agent(
+    agent: Agent, transport: Transport | None = None, **options: Unpack[ConnectionOptions]
+) -> None:
+    """Serve `agent` on `transport` (default: this process's stdin and stdout) until the
+    client closes it; both protocol versions, chosen at `initialize`."""
     from .router import AgentRouter
 
     router = AgentRouter(agent)
-    connection = await connect_stdio(router, **options)
+    if transport is None:
+        connection = await connect_stdio(router, **options)
+    else:
+        connection = Connection(router, transport, **options)
+        connection.start()
     try:
         await connection.wait_closed()
     finally:
