@@ -31,7 +31,15 @@ def environment(template_dir: Path) -> jinja2.Environment:
     env.filters["pylit"] = pylit
     env.filters["docstring"] = docstring
     env.filters["json_text"] = json_text
+    env.filters["code"] = code_span
     return env
+
+
+def code_span(value: object) -> str:
+    """`value` as a Markdown code span in a table cell: a pipe or a line break would end the
+    cell, and a backquote the span."""
+    text = str(value).replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    return f"`{text}`"
 
 
 def user_cache() -> Path | None:
