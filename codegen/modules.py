@@ -85,13 +85,13 @@ TOOLKIT_V1 = (
 # The toolkit's dialect of a lane, by the types that select it (checked in this order).
 DIALECTS = (("v2", TOOLKIT_V2), ("v1", TOOLKIT_V1))
 
-CORE_EXPORTS = ("UNSET", "UnsetType", "DecodeError", "JsonValue", "OpenStr", "OpenInt")
-CORE_EXPORTS += ("decode", "encode")
+CORE_EXPORTS: tuple[str, ...] = ("UNSET", "UnsetType", "DecodeError", "JsonValue", "OpenStr")
+CORE_EXPORTS += ("OpenInt", "decode", "encode")
 
 # A lane's own modules, rendered from its schema.
 LANE_MODULES = (
     ModuleSpec("models", template="models.py.j2"),
-    ModuleSpec("methods", ("METHODS", "MethodInfo"), template="methods.py.j2"),
+    ModuleSpec("methods", ("METHODS", "METHODS_BY_KIND", "MethodInfo"), template="methods.py.j2"),
     ModuleSpec("_wire", template="wire.py.j2", context="models"),
     ModuleSpec(
         "rpc",
@@ -197,8 +197,14 @@ TOOLKIT_MODULES = (
     ModuleSpec("toolkit.terminals", source="toolkit/terminals.py"),
     ModuleSpec(
         "toolkit.approvals",
-        ("Approval", "ProposedCommand", "ProposedWrite", "approve_always", "approve_by_asking",
-         "approve_never"),
+        (
+            "Approval",
+            "ProposedCommand",
+            "ProposedWrite",
+            "approve_always",
+            "approve_by_asking",
+            "approve_never",
+        ),
         source="toolkit/approvals.py",
         lazy=True,
     ),  # fmt: skip

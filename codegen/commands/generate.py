@@ -175,11 +175,11 @@ def _targets(args: argparse.Namespace) -> tuple[list[Package], Path, Path, bool]
         if args.unstable:
             paths += [_unstable(p) for p in paths if _unstable(p) not in paths]
         planned.append((pkg.package, False, [(ref, path) for path in paths]))
-    wanted = [(name, ref, path) for name, _, lanes in planned for ref, path in lanes]
+    wanted = [(name, ref, path) for name, _, refs in planned for ref, path in refs]
     packages = []
-    for name, flat, lanes in planned:
+    for name, flat, refs in planned:
         targets = []
-        for ref, path in lanes:
+        for ref, path in refs:
             pin = _find(lock, ref, path, wanted)
             schema = ensure_with_meta(lock, pin)
             targets.append(Target(name, schema, ref, pin.path, pin.sha256, overrides))

@@ -539,9 +539,13 @@ class Lowering:
     # -- shapes -----------------------------------------------------------------------------
     # -- methods.py and rpc.py --------------------------------------------------------------
     def methods(self) -> tuple[MethodContext, ...]:
-        return tuple(self._method(m) for m in self.model.methods)
+        requests = {m.name for m in self.model.methods if m.kind == "request"}
+        return tuple(
+            self._method(m, m.kind == "notification" and m.name in requests)
+            for m in self.model.methods
+        )
 
-    def _method(self, method: Method) -> MethodContext:
+    def _method(self, method: Method, twin: bool) -> MethodContext:
         params = self.names.types.get(method.params or "", "")
         result = self.names.types.get(method.result or "", "")
         request = method.kind == "request"
@@ -554,7 +558,7 @@ class Lowering:
             result_annotation = f"_m.{result}" if result else "Any"
         return MethodContext(
             name=method.name,
-            py=self.names.methods.get(method.name, ""),
+            py=self.names.methods.get((method.name, method.kind), ""),
             side=method.side,
             kind=method.kind,
             unstable=method.unstable,
@@ -565,6 +569,7 @@ class Lowering:
             result_type=f"_m.{result}" if result else "None",
             params_annotation=f"_m.{params}" if params else "Any",
             result_annotation=result_annotation,
+            twin=twin,
         )
 
     # -- session_state.py -------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from .. import __version__
 from ..diagnostics import InputError
 from ..ir import EnumType, Model, TaggedUnion
 from ..modules import (
@@ -27,7 +28,7 @@ from ..modules import (
     ModuleSpec,
 )
 from ..naming import Names
-from .env import BANNER_PREFIX, __version__
+from .env import BANNER_PREFIX
 from .lower import isort_key
 
 

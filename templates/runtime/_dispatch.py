@@ -108,10 +108,8 @@ class ConnectionDispatch(ConnectionOutput):
         # Valid ids are None, str or int (never bool), so 1 and "1" stay apart as keys.
         if rid in self._incoming:
             return self._reject(sink, rid, "a request with this id is still running")
-        route = self.handler.ROUTES.get(method)
-        if (route is None and not method.startswith("_")) or (
-            route is not None and route.kind != "request"
-        ):
+        route = self.handler.ROUTES.get((method, "request"))
+        if route is None and not method.startswith("_"):
             sink(error_reply(rid, RpcError.method_not_found(method)))
             return True
         answer = self._send_reply if batch is None else batch.add
@@ -231,13 +229,11 @@ class ConnectionDispatch(ConnectionOutput):
 
     def _note_server(self, method: str) -> NoteServer | None:
         """The handler's method and the params decoder for a notification (None: ignored)."""
-        route = self.handler.ROUTES.get(method)
+        route = self.handler.ROUTES.get((method, "notification"))
         if route is None:
             if not method.startswith("_"):
                 return None
             return functools.partial(self.handler.ext_notification, method), None
-        if route.kind != "notification":
-            return None
         tp = route.params
         decoder = None if tp is None else DECODERS.get(tp, functools.partial(decode, tp))
         server = (getattr(self.handler, route.attr), decoder)

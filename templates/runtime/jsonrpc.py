@@ -118,13 +118,19 @@ class ConnectionClosed(ConnectionError):
     for their answer when it happened."""
 
 
+Kind = Literal["request", "notification"]
+RouteKey = tuple[str, Kind]
+"""A route table's key: the method name and the kind of message (a request has an `id`). One
+name may be both (the unstable v2 `mcp/message`, `proxy/successor`): two routes."""
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     """How the dispatcher serves one method: the handler's method, whether it is answered, and
     the types its params decode to (None: raw JSON) and its result encodes from."""
 
     attr: str
-    kind: Literal["request", "notification"]
+    kind: Kind
     params: Any
     result: Any
 
@@ -133,7 +139,9 @@ class RoleBase:
     """Base of `AgentBase` and `ClientBase`: the route table, the connection it serves, and the
     hooks for `_`-prefixed extension methods."""
 
-    ROUTES: ClassVar[Mapping[str, Route]] = {}
+    ROUTES: ClassVar[Mapping[RouteKey, Route]] = {}
+    """(method, kind) → how it is served: a message is routed by its method and by whether it
+    has an `id` (a request) or not (a notification)."""
     CANCEL_METHOD: ClassVar[str | None] = None
     """The protocol-level notification that cancels an in-flight request, if the schema has one."""
     BATCHES: ClassVar[bool] = True

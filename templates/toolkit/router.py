@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final, cast
 
 from ..runtime._runtime import DecodeError, decode
-from ..runtime.jsonrpc import RoleBase, Route, RpcError
+from ..runtime.jsonrpc import RoleBase, Route, RouteKey, RpcError
 from .agent import Agent, AgentSide, side_class
 from .lane import Lane, pick
 
@@ -94,8 +94,8 @@ class AgentRouter(RoleBase):
     an `AgentSide` of that lane, and lets it answer. Before that, only `initialize` is served
     (anything else is -32601, and the connection carries on)."""
 
-    ROUTES: ClassVar[Mapping[str, Route]] = {
-        "initialize": Route("initialize", "request", None, None)
+    ROUTES: ClassVar[Mapping[RouteKey, Route]] = {
+        ("initialize", "request"): Route("initialize", "request", None, None)
     }
     CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
     BATCHES: ClassVar[bool] = False

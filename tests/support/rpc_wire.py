@@ -61,10 +61,13 @@ def connect_pair(
 class RawPeer:
     """The far end of a Connection under test: it writes raw lines and reads raw lines."""
 
-    def __init__(self, handler: acp.jsonrpc.RoleBase) -> None:
+    def __init__(self, handler: acp.jsonrpc.RoleBase, connection: type | None = None) -> None:
+        """`connection`: the Connection class of the handler's package, when it is not
+        acp_kit's (a package generated in a test has a runtime of its own)."""
         self.inbox, self._to_conn = pipe()  # what the connection reads
         self._from_conn, writer = pipe()  # what the connection writes
-        self.connection = acp.Connection(handler, self.inbox, writer)
+        made = acp.Connection if connection is None else connection
+        self.connection = made(handler, self.inbox, writer)
         self.connection.start()
 
     def send_bytes(self, data: bytes) -> None:
