@@ -180,6 +180,12 @@ TOOLKIT_MODULES = (
         source="toolkit/agent.py",
         lazy=True,
     ),
+    ModuleSpec(
+        "toolkit.subagents",
+        ("Subagent", "SubagentTurn", "SubagentWork"),
+        source="toolkit/subagents.py",
+        lazy=True,
+    ),
     ModuleSpec("toolkit.router", source="toolkit/router.py"),
     ModuleSpec(
         "toolkit.policies",
@@ -191,6 +197,12 @@ TOOLKIT_MODULES = (
         "toolkit.remote",
         ("RemoteSession", "TurnResult"),
         source="toolkit/remote.py",
+        lazy=True,
+    ),
+    ModuleSpec(
+        "toolkit.children",
+        ("NotPermitted", "RemoteChild"),
+        source="toolkit/children.py",
         lazy=True,
     ),
     ModuleSpec("toolkit.files", source="toolkit/files.py"),

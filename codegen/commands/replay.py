@@ -32,7 +32,7 @@ from ..replay import (
     replay,
 )
 
-LANES = ("v1", "v2")
+LANES = ("v1", "v2", "v2_unstable")
 DEFAULT_LANE = "v2"
 
 
@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lane",
         choices=LANES,
         help="the protocol lane the transcript speaks (default: the protocolVersion of its"
-        " initialize, else the first update kind only one lane has, else v2)",
+        " initialize, else the first update kind only one version has, else v2; the unstable"
+        " lane when an update of its own kinds, such as subagent_update, comes early)",
     )
     parser.add_argument(
         "--bindings",
@@ -174,7 +175,7 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
         out.append("")
         for message in snapshot["messages"]:
             label = "" if message["messageId"] is None else f" ({message['messageId']})"
-            out.append(f"{message['role']}{label}:")
+            out.append(f"{message['role']}{label}{_between(message)}:")
             out.extend(_indent(_blocks(message["content"]), 2) or ["  (no content)"])
     if snapshot["toolCalls"]:
         out += ["", "tool calls:"]
@@ -208,6 +209,10 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
         for compaction in snapshot["compactions"].values():
             out.append(f"  {compaction['compactionId']}: {compaction.get('status')}")
             out.extend(_indent(_blocks(compaction.get("summary") or []), 4))
+    if snapshot.get("children"):
+        out += ["", "child sessions:"]
+        for child in snapshot["children"].values():
+            out.extend(_indent(_child(child), 2))
     if snapshot["unknown"]:
         kinds = ", ".join(str(u.get("sessionUpdate")) for u in snapshot["unknown"])
         out += ["", f"unknown updates: {kinds}"]
@@ -215,6 +220,30 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
     stop = f" ({snapshot['stopReason']})" if snapshot["stopReason"] is not None else ""
     out.append(f"state: {snapshot['state']}{stop}")
     return "\n".join(out) + "\n"
+
+
+def _between(message: dict[str, Any]) -> str:
+    """An inter-session message's sender and recipient (` sess_a → sess_b`)."""
+    sender, recipient = message.get("senderSessionId"), message.get("recipientSessionId")
+    if sender is None and recipient is None:
+        return ""
+    return f" {sender or '?'} → {recipient or '?'}"
+
+
+def _child(child: dict[str, Any]) -> list[str]:
+    """A child session: its title and state, then its own conversation, indented."""
+    title = f" ({child['title']})" if "title" in child else ""
+    session = child["session"]
+    stop = f" ({session['stopReason']})" if session.get("stopReason") is not None else ""
+    lines = [f"{child['sessionId']}{title}: {session['state']}{stop}"]
+    for message in session["messages"]:
+        lines.append(f"  {message['role']} ({message['messageId']}){_between(message)}:")
+        lines.extend(_indent(_blocks(message["content"]), 4) or ["    (no content)"])
+    for call in session["toolCalls"].values():
+        lines.append(f"  tool call {call['toolCallId']}: {call.get('status', 'no status')}")
+    for grandchild in (session.get("children") or {}).values():
+        lines.extend(_indent(_child(grandchild), 2))
+    return lines
 
 
 def _entries(plan: dict[str, Any]) -> list[str]:

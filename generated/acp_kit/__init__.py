@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from .toolkit.approvals import approve_always as approve_always
     from .toolkit.approvals import approve_by_asking as approve_by_asking
     from .toolkit.approvals import approve_never as approve_never
+    from .toolkit.children import NotPermitted as NotPermitted
+    from .toolkit.children import RemoteChild as RemoteChild
     from .toolkit.client import Client as Client
     from .toolkit.client import IncompatibleAgent as IncompatibleAgent
     from .toolkit.client import RemoteAgent as RemoteAgent
@@ -60,6 +62,9 @@ if TYPE_CHECKING:
     from .toolkit.session import AgentSession as AgentSession
     from .toolkit.session import MissingCapability as MissingCapability
     from .toolkit.session import TerminalHandle as TerminalHandle
+    from .toolkit.subagents import Subagent as Subagent
+    from .toolkit.subagents import SubagentTurn as SubagentTurn
+    from .toolkit.subagents import SubagentWork as SubagentWork
     from .toolkit.tool_call import ToolCallCancelled as ToolCallCancelled
     from .toolkit.tool_call import ToolCallHandle as ToolCallHandle
     from .toolkit.turn import CustomStopReason as CustomStopReason
@@ -95,6 +100,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "approve_always": (".toolkit.approvals", "approve_always"),
     "approve_by_asking": (".toolkit.approvals", "approve_by_asking"),
     "approve_never": (".toolkit.approvals", "approve_never"),
+    "NotPermitted": (".toolkit.children", "NotPermitted"),
+    "RemoteChild": (".toolkit.children", "RemoteChild"),
     "Client": (".toolkit.client", "Client"),
     "IncompatibleAgent": (".toolkit.client", "IncompatibleAgent"),
     "RemoteAgent": (".toolkit.client", "RemoteAgent"),
@@ -112,6 +119,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AgentSession": (".toolkit.session", "AgentSession"),
     "MissingCapability": (".toolkit.session", "MissingCapability"),
     "TerminalHandle": (".toolkit.session", "TerminalHandle"),
+    "Subagent": (".toolkit.subagents", "Subagent"),
+    "SubagentTurn": (".toolkit.subagents", "SubagentTurn"),
+    "SubagentWork": (".toolkit.subagents", "SubagentWork"),
     "ToolCallCancelled": (".toolkit.tool_call", "ToolCallCancelled"),
     "ToolCallHandle": (".toolkit.tool_call", "ToolCallHandle"),
     "CustomStopReason": (".toolkit.turn", "CustomStopReason"),
@@ -170,6 +180,8 @@ __all__ = [
     "approve_always",
     "approve_by_asking",
     "approve_never",
+    "NotPermitted",
+    "RemoteChild",
     "Client",
     "IncompatibleAgent",
     "RemoteAgent",
@@ -187,6 +199,9 @@ __all__ = [
     "AgentSession",
     "MissingCapability",
     "TerminalHandle",
+    "Subagent",
+    "SubagentTurn",
+    "SubagentWork",
     "ToolCallCancelled",
     "ToolCallHandle",
     "CustomStopReason",

@@ -269,6 +269,12 @@ class AgentSide:
         session = self.agent.sessions.get(params.session_id)
         if session is not None and session.side is self:
             session.foreground.cancel()
+        elif self.features.subagents:  # a child session's work, when it may be cancelled
+            from .subagents import find_child
+
+            child = find_child(self, params.session_id)
+            if child is not None:
+                child.request_cancel()
 
     async def tool_call_cancel(self, params: Any) -> Any:
         """Cancels a tool call made `cancellable` (see `ToolCallHandle.run`); -32602 for one

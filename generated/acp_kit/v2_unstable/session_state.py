@@ -25,6 +25,19 @@
   and patches `summary` and `error` (omitted keeps, `null` clears, a value replaces; `[]`
   clears the summary) and `meta` by top-level key (a key set to `null` is removed; `null`
   clears it all); a summary chunk appends one block, and a first-seen id starts `in_progress`.
+- `children`: `{sessionId: {sessionId, ...fields received..., session}}`, one entry per child
+  session a `subagent_update` announced here (the first update for an unknown `sessionId`
+  registers it), in that order. The association is patched field by field (omitted keeps,
+  `null` clears, a value replaces; a concrete `state` replaces the whole mirrored snapshot,
+  `null` removes it: activity unconfirmed, not idle) and its `_meta` by top-level key into
+  `meta`. Completing or cancelling a child's work does not end the association. `session` is
+  the child's own snapshot: its updates (`session/update` with the child's `sessionId`) are
+  applied to it, see `apply`.
+- inter-session messages (`session_message`) are in `messages` with the role `session` and
+  their `senderSessionId`, `recipientSessionId`, `senderMessageId`, `recipientMessageId`, each
+  patched (omitted keeps, `null` clears); content as other messages; `_meta` patched by
+  top-level key. A `session_message_chunk` appends a block (participants may come later).
+- `plan_removed` removes the plan of its `planId`.
 - `unknown`: every update of a kind without a rule here, raw, in arrival order.
 """
 
@@ -40,6 +53,8 @@ from . import models as _m
 
 _Json = dict[str, _Any]
 _TAG = "sessionUpdate"
+_MAX_DEPTH = 32  # child sessions of child sessions: an announcement deeper than this is refused
+_MESSAGE_LINKS = ("senderSessionId", "recipientSessionId", "senderMessageId", "recipientMessageId")
 
 # Every kind of update the schema knows, and its class (for a kind whose payload is itself a
 # tagged union, as `state_update`'s is, the union of its classes: `isinstance` takes both).
@@ -77,6 +92,8 @@ _ROLES: dict[str, str] = {
     "agent_message": "agent",
     "agent_thought_chunk": "thought",
     "agent_thought": "thought",
+    "session_message": "session",
+    "session_message_chunk": "session",
 }
 
 # Tool call fields that hold collections: `null` and `[]` both clear them.
@@ -129,6 +146,10 @@ class SessionState:
     """A client's view of one session; `apply` each update, read it with `snapshot()`."""
 
     __slots__ = (
+        "session_id",
+        "_depth",
+        "_children",
+        "_child_states",
         "_messages",
         "_tool_calls",
         "_plans",
@@ -145,7 +166,13 @@ class SessionState:
         "_unknown",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id
+        """The session this is the state of (None: not said; every update given is then taken
+        as its own, unless it names a child)."""
+        self._depth = 0
+        self._children: dict[str, _Json] = {}
+        self._child_states: dict[str, SessionState] = {}
         self._messages: dict[str, _Json] = {}
         self._tool_calls: dict[str, _Json] = {}
         self._plans: dict[str, _Json] = {}
@@ -162,14 +189,28 @@ class SessionState:
         self._unknown: list[_Json] = []
 
     # -- applying updates --------------------------------------------------------------------
-    def apply(self, update: _m.SessionUpdate) -> None:
+    def apply(self, update: _m.SessionUpdate, session_id: str | None = None) -> None:
         """Apply one decoded update (the `params.update` of a `session/update`) in place.
+        `session_id` (the notification's) says whose it is: None, or this state's own id,
+        applies it here; the id of a child session announced here (or in a child's state)
+        applies it to that child's state.
 
         Raises TypeError for a value that is not a `SessionUpdate`, and ValueError (leaving the
-        state unchanged) for terminal output that is not base64.
+        state unchanged) for an update of another session, and for terminal output that is not
+        base64.
         """
         if not isinstance(update, _m.SessionUpdate):
             raise TypeError(f"expected a SessionUpdate, got {type(update).__name__}")
+        if session_id is not None and session_id != self.session_id:
+            target = self._descendant(session_id)
+            if target is not None:
+                target.apply(update)
+                return
+            if self.session_id is not None:
+                raise ValueError(
+                    f"an update of session {session_id!r}, which is not {self.session_id!r}"
+                    " nor a child of it"
+                )
         data: _Json = _clone(update.to_json())
         rule = _RULES.get(type(update))
         if rule is None:
@@ -177,9 +218,9 @@ class SessionState:
         else:
             rule(self, data)
 
-    def apply_json(self, data: _Any) -> None:
+    def apply_json(self, data: _Any, session_id: str | None = None) -> None:
         """Decode parsed JSON as a `SessionUpdate` (DecodeError if it is not one), then apply it."""
-        self.apply(_rt.decode(_m.SessionUpdate, data))
+        self.apply(_rt.decode(_m.SessionUpdate, data), session_id)
 
     def _message(self, data: _Json) -> _Json:
         message_id = data["messageId"]
@@ -302,6 +343,61 @@ class SessionState:
     def _compaction_chunk(self, data: _Json) -> None:
         self._compaction(data["compactionId"])["summary"].append(data["content"])
 
+    def _subagent_update(self, data: _Json) -> None:
+        child_id = data["sessionId"]
+        child = self._children.get(child_id)
+        if child is None:
+            if self._depth >= _MAX_DEPTH:
+                raise ValueError(f"child session {child_id!r} is nested over {_MAX_DEPTH} deep")
+            child = self._children[child_id] = {"sessionId": child_id}
+            state = self._child_states[child_id] = SessionState(child_id)
+            state._depth = self._depth + 1
+        for key, value in data.items():
+            if key in (_TAG, "sessionId"):
+                continue
+            if key == "_meta":
+                if value is None:
+                    child.pop("meta", None)
+                else:
+                    _patch(child.setdefault("meta", {}), value, ())
+            elif value is None:
+                child.pop(key, None)
+            else:
+                child[key] = value
+
+    def _descendant(self, session_id: str) -> SessionState | None:
+        """The state of the child (or a child's child ...) with this id, if one was announced."""
+        pending = [self]
+        while pending:
+            state = pending.pop()
+            found = state._child_states.get(session_id)
+            if found is not None:
+                return found
+            pending.extend(state._child_states.values())
+        return None
+
+    def _session_message(self, data: _Json) -> None:
+        message = self._message(data)
+        for key in _MESSAGE_LINKS:
+            if key in data:
+                _patch(message, {key: data[key]}, ())
+        if "content" in data:
+            message["content"] = data["content"] or []
+        if "_meta" in data:
+            meta = data["_meta"]
+            if meta is None:
+                message["meta"] = None
+            else:
+                stored = message["meta"] if isinstance(message["meta"], dict) else {}
+                _patch(stored, meta, ())
+                message["meta"] = stored
+
+    def _session_message_chunk(self, data: _Json) -> None:
+        self._message(data)["content"].append(data["content"])
+
+    def _plan_removed(self, data: _Json) -> None:
+        self._plans.pop(data["planId"], None)
+
     # -- reading -----------------------------------------------------------------------------
     def snapshot(self) -> _Json:
         """The whole state as plain JSON values (a deep copy: mutating it changes nothing)."""
@@ -325,6 +421,10 @@ class SessionState:
             "stopReason": self._stop_reason,
             "notices": _clone(self._notices),
             "compactions": _clone(self._compactions),
+            "children": {
+                child_id: dict(_clone(child), session=self._child_states[child_id].snapshot())
+                for child_id, child in self._children.items()
+            },
             "unknown": _clone(self._unknown),
         }
 
@@ -367,6 +467,22 @@ class SessionState:
         retained = self._terminal_output.get(terminal_id)
         return None if retained is None else bytes(retained)
 
+    @property
+    def children(self) -> dict[str, SessionState]:
+        """The child sessions announced here (`subagent_update`), in that order: each one's own
+        state."""
+        return dict(self._child_states)
+
+    def child(self, session_id: str) -> SessionState | None:
+        """The state of the child (or a child's child ...) with this id; None when unknown."""
+        return self._descendant(session_id)
+
+    def child_info(self, session_id: str) -> _Json | None:
+        """What the parent reported of a child announced here (title, description,
+        capabilities, mirrored `state`, cwd, ...), as plain JSON; None when unknown."""
+        child = self._children.get(session_id)
+        return None if child is None else _clone(child)
+
 
 # The rule each known kind follows; a kind without one goes to `unknown`, raw.
 _RULES: dict[type[_m.SessionUpdate], _Callable[[SessionState, _Json], None]] = {
@@ -393,6 +509,7 @@ _RULES: dict[type[_m.SessionUpdate], _Callable[[SessionState, _Json], None]] = {
     _m.SessionUpdateTerminalUpdate: SessionState._terminal_update,
     _m.SessionUpdateTerminalOutputChunk: SessionState._terminal_output_chunk,
     _m.SessionUpdatePlanUpdate: SessionState._plan_update,
+    _m.SessionUpdatePlanRemoved: SessionState._plan_removed,
     _m.SessionUpdateAvailableCommandsUpdate: SessionState._available_commands_update,
     _m.SessionUpdateConfigOptionUpdate: SessionState._config_option_update,
     _m.SessionUpdateSessionInfoUpdate: SessionState._session_info_update,
@@ -400,4 +517,7 @@ _RULES: dict[type[_m.SessionUpdate], _Callable[[SessionState, _Json], None]] = {
     _m.SessionUpdateNotice: SessionState._notice,
     _m.SessionUpdateCompactionUpdate: SessionState._compaction_update,
     _m.SessionUpdateCompactionSummaryChunk: SessionState._compaction_chunk,
+    _m.SessionUpdateSubagentUpdate: SessionState._subagent_update,
+    _m.SessionUpdateSessionMessage: SessionState._session_message,
+    _m.SessionUpdateSessionMessageChunk: SessionState._session_message_chunk,
 }
