@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, ClassVar, Final, Unpack
 
-from ..runtime._runtime import UNSET, encode
+from ..runtime._runtime import UNSET, JsonValue, encode
 from ..runtime.jsonrpc import RpcError
 from ..runtime.stdio import ConnectionOptions, connect_stdio
 from .book import PAGE_SIZE, InvalidCursor, SessionBook, same_directory
@@ -99,12 +99,12 @@ class Agent:
         the class attributes): a subclass may change it or return another."""
         return capabilities
 
-    async def on_ext_request(self, side: AgentSide, method: str, params: Any) -> Any:
-        """A `_`-prefixed request (an extension): its params as raw JSON; return the result as
-        JSON. By default -32601."""
+    async def on_ext_request(self, side: AgentSide, method: str, params: JsonValue) -> JsonValue:
+        """A `_`-prefixed request (an extension): its params as raw JSON (None when it has
+        none); return the result as JSON. By default -32601."""
         raise RpcError.method_not_found(method)
 
-    async def on_ext_notification(self, side: AgentSide, method: str, params: Any) -> None:
+    async def on_ext_notification(self, side: AgentSide, method: str, params: JsonValue) -> None:
         """A `_`-prefixed notification (an extension): ignored unless overridden."""
 
     # -- what the toolkit does ---------------------------------------------------------------
@@ -175,6 +175,7 @@ class AgentSide:
         agent = self.agent
         agent.evict()
         session = AgentSession(agent, self, f"sess_{uuid.uuid4().hex}", cwd, roots, servers)
+        session.request = params
         await agent.on_new_session(session)
         agent.sessions.add(session)
         return self.lane.models.NewSessionResponse(session_id=session.id)
@@ -182,6 +183,7 @@ class AgentSide:
     async def session_load(self, params: Any) -> Any:
         session = self._reopen(params.session_id, params.cwd)
         _, session.additional_directories, session.mcp_servers = self._setup(params)
+        session.request = params
         session.active = True
         await session.replay()  # the whole conversation precedes the answer
         return self.lane.models.LoadSessionResponse()
@@ -196,6 +198,7 @@ class AgentSide:
             cursor = encode(replay).get("type")
             raise invalid("$.replayFrom", f"unsupported replay cursor {cursor!r}")
         _, session.additional_directories, session.mcp_servers = self._setup(params)
+        session.request = params
         session.active = True
         if from_start:
             await session.replay()
@@ -294,10 +297,10 @@ class AgentSide:
         raise invalid("$.terminalId", f"terminal {params.terminal_id!r} is unknown")
 
     # -- extensions --------------------------------------------------------------------------
-    async def ext_method(self, method: str, params: Any) -> Any:
+    async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
         return await self.agent.on_ext_request(self, method, params)
 
-    async def ext_notification(self, method: str, params: Any) -> None:
+    async def ext_notification(self, method: str, params: JsonValue) -> None:
         await self.agent.on_ext_notification(self, method, params)
 
     # -- helpers -----------------------------------------------------------------------------

@@ -67,6 +67,10 @@ class AgentSession:
         self.additional_directories = additional_directories
         self.mcp_servers = mcp_servers
         self.title: str | None = None
+        self.request: Any = None
+        """The `session/new` (or the last `session/load` / `session/resume`) params, in the
+        lane's class: vendor `_meta` keys (`request.meta`) and unknown keys (`request.extra`)
+        included."""
         self.created_at = self.updated_at = now_rfc3339()
         self.active = True
         """Whether prompts are accepted (v1: false after `session/close`, until a load or a
