@@ -62,8 +62,9 @@ class Agent:
     Class attributes: `name`, `version`, `title` (its `Implementation`); `image_prompts`,
     `audio_prompts`, `embedded_context` (the prompt content it accepts beyond text and resource
     links: other blocks are refused with -32602); `mcp_transports` (the MCP servers it accepts
-    in session setup beyond what every agent of a version must: `"http"`, `"sse"`, and v2's
-    `"stdio"`); `sessions_per_page`; `lanes` (the lanes it serves, by name; None: the stable
+    in session setup beyond what every agent of a version must: `"http"`, `"sse"`, v2's
+    `"stdio"`, and the unstable v2 lane's `"acp"`, whose server the agent reaches with
+    `side.client.mcp_message(...)`); `sessions_per_page`; `lanes` (the lanes it serves, by name; None: the stable
     lane of every version the package holds); the bounds `history_turns`, `history_bytes`,
     `max_sessions`, `idle_timeout` (seconds).
     """
@@ -344,8 +345,12 @@ class AgentSide:
             self._check_path(root, f"$.additionalDirectories[{index}]")
         servers = listed(getattr(params, "mcp_servers", None))
         baseline = {"stdio"} if self.lane.dialect == "v1" else set()
+        unknown = getattr(self.lane.models, "McpServerOther", ())  # a transport of no schema
         for index, server in enumerate(servers):
             transport = encode(server).get("type", "stdio")
+            if isinstance(server, unknown) and not str(transport).startswith("_"):
+                reason = f"protocol version {self.lane.version} has no {transport!r} MCP servers"
+                raise invalid(f"$.mcpServers[{index}]", reason)
             if transport not in baseline and transport not in self.agent.mcp_transports:
                 reason = f"this agent does not accept {transport!r} MCP servers"
                 raise invalid(f"$.mcpServers[{index}]", reason)
