@@ -64,8 +64,8 @@ class Agent:
     links: other blocks are refused with -32602); `mcp_transports` (the MCP servers it accepts
     in session setup beyond what every agent of a version must: `"http"`, `"sse"`, v2's
     `"stdio"`, and the unstable v2 lane's `"acp"`, whose server the agent reaches with
-    `side.client.mcp_message(...)`); `sessions_per_page`; `lanes` (the lanes it serves, by name; None: the stable
-    lane of every version the package holds); the bounds `history_turns`, `history_bytes`,
+    `side.client.mcp_message(...)`); `sessions_per_page`; `lanes` (the lanes it serves, by
+    name; None: the stable lane of every version the package holds); the bounds `history_turns`, `history_bytes`,
     `max_sessions`, `idle_timeout` (seconds).
     """
 
