@@ -70,8 +70,8 @@ class Agent:
     in session setup beyond what every agent of a version must: `"http"`, `"sse"`, v2's
     `"stdio"`, and the unstable v2 lane's `"acp"`, whose server the agent reaches with
     `side.client.mcp_message(...)`); `sessions_per_page`; `lanes` (the lanes it serves, by
-    name; None: the stable lane of every version the package holds); the bounds `history_turns`, `history_bytes`,
-    `max_sessions`, `idle_timeout` (seconds).
+    name; None: the stable lane of every version the package holds); the bounds
+    `history_turns`, `history_bytes`, `max_sessions`, `idle_timeout` (seconds).
     """
 
     name: ClassVar[str] = "acp-agent"
