@@ -1,7 +1,7 @@
 # acp-codegen: `make setup` once, then `make test`. `make help` lists every target.
 PY ?= .venv/bin/python
 
-.PHONY: help setup venv sync generate check test lint typecheck bench interop adversarial clean
+.PHONY: help setup venv sync generate check test lint typecheck bench interop heavy adversarial clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -23,7 +23,7 @@ generate: ## regenerate generated/ from the pinned default schemas
 check: ## fail if generated/ is not what the generator makes today
 	$(PY) -m codegen generate --check
 
-test: lint typecheck ## lint, type-check, then the whole test suite
+test: lint typecheck ## lint, type-check, then the test suite (the heavy tests: make heavy)
 	$(PY) -m pytest
 
 lint: ## ruff over the generator, tests and generated code
@@ -37,6 +37,9 @@ typecheck: ## mypy --strict over the generator and the generated packages
 
 bench: ## speed ratios, measured side by side (see benchmarks/README.md)
 	$(PY) benchmarks/run.py
+
+heavy: ## only the heavy tests: mypy --strict over every mirror ref, the biggest hostile peers
+	$(PY) -m pytest -m heavy
 
 adversarial: ## the heavy hostile-peer cases too (64 MiB lines, 100,000 requests, 200,000 updates)
 	$(PY) -m pytest tests/e2e/test_hostile_peers.py -m ''

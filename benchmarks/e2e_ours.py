@@ -1,7 +1,7 @@
 """The end-to-end pair on our bindings: an agent that streams N `agent_message_chunk`s in one
 turn, and a client that spawns it, runs the turn and reports how long the stream took.
 
-    python benchmarks/e2e_ours.py agent --lane v2
+    python benchmarks/e2e_ours.py agent --lane v2        # or v1, or both (the version router)
     python benchmarks/e2e_ours.py client --lane v2 --chunks 20000 -- AGENT_CMD [ARGS...]
 
 The client prints one JSON line: `{"chunks", "seconds", "peak_rss_kib"}`, where `seconds` runs
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib
 import json
 import os
@@ -47,7 +48,7 @@ def peak_rss_kib() -> int:
 
 
 def bindings(lane: str) -> ModuleType:
-    return importlib.import_module(f"acp_{lane}")
+    return importlib.import_module(f"acp_kit.{lane}")
 
 
 def notification_type(acp: ModuleType) -> Any:
@@ -106,8 +107,17 @@ def make_agent(acp: ModuleType, lane: str) -> Any:
 
 
 async def run_agent(lane: str) -> None:
-    acp = bindings(lane)
-    connection = await acp.connect_stdio(make_agent(acp, lane))
+    """Serve one lane, or (`both`) each through the version router, as an agent written for
+    both versions is: the router costs the connection nothing once `initialize` is answered."""
+    if lane == "both":
+        kit = importlib.import_module("acp_kit")
+        factories = {
+            name: functools.partial(make_agent, bindings(name), name) for name in ("v1", "v2")
+        }
+        connection = await kit.connect_stdio(kit.AgentRouter(factories))
+    else:
+        acp = bindings(lane)
+        connection = await acp.connect_stdio(make_agent(acp, lane))
     await connection.wait_closed()
 
 
@@ -167,7 +177,7 @@ async def run_client(lane: str, chunks: int, command: list[str]) -> dict[str, An
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("role", choices=["agent", "client"])
-    parser.add_argument("--lane", choices=["v1", "v2"], default="v2")
+    parser.add_argument("--lane", choices=["v1", "v2", "both"], default="v2")
     parser.add_argument("--chunks", type=int, default=20_000)
     argv = sys.argv[1:] if argv is None else argv
     command = argv[argv.index("--") + 1 :] if "--" in argv else []

@@ -11,12 +11,14 @@ import argparse
 import importlib
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from . import __version__
 from .diagnostics import InputError, print_diagnostics
 
+DESCRIPTION = "Generate ACP bindings, manage schema pins, diff spec versions, replay sessions."
 BUG = "3 a bug of acp-codegen's (please report it)"
 # The commands, each in its own module under `codegen.commands`: (name, help, exit status).
 COMMANDS = (
@@ -41,44 +43,64 @@ COMMANDS = (
 
 
 class _Parser(argparse.ArgumentParser):
+    """One parser class for the tool and every command: errors are one line naming the help
+    to read; arguments it does not know are refused by the parser they were given to;
+    descriptions and epilogs are printed as written (`parser` wraps the descriptions)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(2, f"acp-codegen: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, unknown = super().parse_known_args(args, namespace)
+        if unknown:  # named here, so the error points at this command's --help
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
+        return parsed, unknown
 
 
 def exit_status_epilog(text: str, before: str | None = None) -> str:
     """An epilog ending with the exit status line (`before` first, when there is one)."""
-    import textwrap
-
     status = textwrap.fill(f"exit status: {text}", width=80, subsequent_indent="  ")
     return (before.rstrip("\n") + "\n\n" if before else "") + status
 
 
 def parser(wanted: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The argument parser; only the commands named in `wanted` load their modules."""
+    """The argument parser; only the commands named in `wanted` load their modules.
+
+    Every command is built the same way: `add_arguments(parser)` of its module, on a parser
+    whose epilog is already its exit status (a module adds its own text before it, and
+    gives the same epilog and parser class to any sub-commands it has)."""
     p = _Parser(
         prog="acp-codegen",
-        description=__doc__.splitlines()[0] if __doc__ else None,
-        epilog="exit status: 0 ok, 1 --check differs or diff found breaking changes,"
-        f" 2 bad input, {BUG}; each command's --help says which it uses",
+        description=DESCRIPTION,
+        epilog=exit_status_epilog(
+            "0 ok, 1 --check differs or diff found breaking changes,"
+            f" 2 bad input, {BUG}; each command's --help says which it uses"
+        ),
     )
     p.add_argument("--version", action="version", version=f"acp-codegen {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, help_text, status in COMMANDS:
-        command = sub.add_parser(name, help=help_text)
+        command = sub.add_parser(name, help=help_text, epilog=exit_status_epilog(status))
         if name not in wanted:
             continue
-        module = importlib.import_module(f"codegen.commands.{name}")
-        if name == "schema":
-            module.add_arguments(command, _Parser, exit_status_epilog(status))
-        else:
-            module.add_arguments(command)
-        command.epilog = exit_status_epilog(status, command.epilog)
+        importlib.import_module(f"codegen.commands.{name}").add_arguments(command)
+        if command.description:
+            command.description = textwrap.fill(command.description, width=80)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser(wanted=argv[:1]).parse_args(argv)
+    p = parser(wanted=argv[:1])
+    args = p.parse_args(argv)
+    if args.command is None:
+        p.error(f"a command is required: {', '.join(name for name, _, _ in COMMANDS)}")
     try:
         code: int = importlib.import_module(f"codegen.commands.{args.command}").run(args)
         return code

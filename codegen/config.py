@@ -52,14 +52,16 @@ class Config:
     packages: tuple[PackageConfig, ...] = field(default_factory=tuple)
 
     @property
-    def own_templates(self) -> bool:
+    def user_templates(self) -> bool:
+        """The project's own templates folder (not the one shipped with the tool)."""
         return self.templates != default_templates()
 
     def check_templates(self) -> None:
         """The section's own templates folder must hold every template a package needs."""
-        from .modules import LANE_MODULES
+        from .modules import LANE_MODULES, PACKAGE_TEMPLATES, RUNTIME_MODULES, TOOLKIT_MODULES
 
-        needed = [str(m.template) for m in LANE_MODULES if not m.needs_types]
+        needed = list(PACKAGE_TEMPLATES) + [str(m.template) for m in LANE_MODULES]
+        needed += [str(m.source) for m in RUNTIME_MODULES + TOOLKIT_MODULES]
         missing = [name for name in needed if not (self.templates / name).is_file()]
         if missing:
             raise InputError(

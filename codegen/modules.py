@@ -117,25 +117,41 @@ LANE_MODULES = (
 # A lane the toolkit serves also has `lane.py` (its classes for the toolkit).
 LANE_BINDING = ModuleSpec("lane", template="lane.py.j2")
 
-# The JSON-RPC runtime: hand-written, one copy per package.
+# The JSON-RPC runtime: hand-written, one copy per package. `Connection` and the objects it
+# wires (see the module docstring of runtime/connection.py).
 RUNTIME_MODULES = (
+    ModuleSpec("runtime._decoders", source="runtime/_decoders.py"),
     ModuleSpec("runtime._runtime", CORE_EXPORTS, source="runtime/_runtime.py"),
     ModuleSpec(
         "runtime.jsonrpc",
-        ("ConnectionClosed", "RpcError", "TranscriptRecorder", "UnencodableMessage"),
+        ("ConnectionClosed", "RpcError", "UnencodableMessage"),
         source="runtime/jsonrpc.py",
         lazy=True,
     ),
+    ModuleSpec(
+        "runtime.transcript", ("TranscriptRecorder",), source="runtime/transcript.py", lazy=True
+    ),
+    ModuleSpec(
+        "runtime.transport",
+        ("MemoryTransport", "StreamTransport", "Transport", "memory_pair"),
+        source="runtime/transport.py",
+        lazy=True,
+    ),
+    ModuleSpec("runtime._salvage", source="runtime/_salvage.py"),
     ModuleSpec("runtime._output", source="runtime/_output.py"),
+    ModuleSpec("runtime._outgoing", source="runtime/_outgoing.py"),
+    ModuleSpec("runtime._notifications", source="runtime/_notifications.py"),
+    ModuleSpec("runtime._requests", source="runtime/_requests.py"),
     ModuleSpec("runtime._dispatch", source="runtime/_dispatch.py"),
     ModuleSpec("runtime._reading", source="runtime/_reading.py"),
     ModuleSpec("runtime.connection", ("Connection",), source="runtime/connection.py", lazy=True),
     ModuleSpec(
-        "runtime.stdio",
-        ("ProcessConnection", "connect_process", "connect_stdio"),
-        source="runtime/stdio.py",
+        "runtime.process",
+        ("ProcessConnection", "connect_process"),
+        source="runtime/process.py",
         lazy=True,
     ),
+    ModuleSpec("runtime.stdio", ("connect_stdio",), source="runtime/stdio.py", lazy=True),
 )
 
 # The toolkit: hand-written and lane-neutral, one copy per package that has a lane it serves.
@@ -186,7 +202,7 @@ TOOLKIT_MODULES = (
         source="toolkit/subagents.py",
         lazy=True,
     ),
-    ModuleSpec("toolkit.router", source="toolkit/router.py"),
+    ModuleSpec("toolkit.router", ("AgentRouter",), source="toolkit/router.py", lazy=True),
     ModuleSpec(
         "toolkit.policies",
         ("PermissionPolicy", "allow", "ask_user", "deny"),
@@ -228,6 +244,10 @@ TOOLKIT_MODULES = (
         lazy=True,
     ),
 )
+
+# The templates of the package-level files (render/package.py renders them).
+PACKAGE_TEMPLATES: tuple[str, ...] = ("__init__.py.j2", "subpackage.py.j2", "lanes.py.j2")
+PACKAGE_TEMPLATES += ("vocab.py.j2", "lane.py.j2", "API.md.j2")
 
 META_NAMES = ("SCHEMA_REF", "SCHEMA_SHA256", "PROTOCOL_VERSION")
 

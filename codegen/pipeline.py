@@ -73,7 +73,7 @@ def lane_name(target: Target, model: Model) -> str:
     """The folder a lane gets in a package of several: its major version (`v2`), and
     `_unstable` for an unstable schema (`v2/schema.unstable.json` → `v2_unstable`)."""
     label = target.label or target.schema_path.name
-    head = label.split("/")[0]
+    head = label.split("/")[0] if "/" in label else target.schema_path.parent.name
     if head.startswith("v") and head[1:].isdigit():
         name = head
     elif model.version is not None:

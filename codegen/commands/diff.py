@@ -17,22 +17,21 @@ from ..specdiff.report import render
 from ..specdiff.rules import RANK, SEVERITIES, table_markdown
 
 EPILOG = """inputs:
-  path/to/schema.json   a schema file (meta.json beside it is read when present)
-  path/to/folder        the schema.json in it (schema.unstable.json with --unstable)
-  REF:LANE              a pinned ref and protocol lane, e.g. schema-v2.0.0-alpha.3:v2
-                        (flat releases before v2 may leave out the lane: v0.12.2)
+  path/to/schema.json  a schema file (with the meta.json beside it, if any)
+  path/to/folder       its schema.json (schema.unstable.json with --unstable)
+  REF:LANE             a pinned ref and lane, e.g. schema-v2.0.0-alpha.3:v2
+                       (a flat release before v2 may leave it out: v0.12.2)
 
 examples:
   acp-codegen diff schema-v2.0.0-alpha.1:v2 schema-v2.0.0-alpha.3:v2
   acp-codegen diff v0.12.2 schema-v2.0.0-alpha.3:v1 --format markdown
-  acp-codegen diff old/schema.json new/schema.json --format json --fail-on warning
+  acp-codegen diff old/schema.json new/schema.json --json --fail-on warning
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = __doc__.splitlines()[0] if __doc__ else None
-    parser.epilog = EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = "What changed between two ACP schema versions, and whom it breaks."
+    parser.epilog = EPILOG + "\n" + (parser.epilog or "")
     parser.add_argument("old", nargs="?", help="the schema before (path or REF:LANE)")
     parser.add_argument("new", nargs="?", help="the schema after (path or REF:LANE)")
     parser.add_argument(
@@ -40,8 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compare the unstable lanes (schema.unstable.json) of refs and folders",
     )
-    parser.add_argument(
-        "--format", choices=("text", "markdown", "json"), default="text", help="output format"
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "--format", choices=("text", "markdown", "json"), help="output format (default: text)"
+    )
+    output.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="short for --format json"
     )
     parser.add_argument(
         "--fail-on",
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     old = load_input(args.old, args.unstable)
     new = load_input(args.new, args.unstable)
     findings = diff(old, new)
-    sys.stdout.write(render(args.format, findings, old.label, new.label, args.verbose))
+    sys.stdout.write(render(args.format or "text", findings, old.label, new.label, args.verbose))
     threshold = RANK[args.fail_on]
     return 1 if any(RANK[f.severity] >= threshold for f in findings) else 0
 

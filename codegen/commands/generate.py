@@ -18,7 +18,6 @@ from ..config import Config, default_templates, load_config
 from ..diagnostics import Diagnostics, InputError, print_diagnostics
 from ..emit import diff as diff_files
 from ..emit import refusals, write
-from ..paths import input_path
 from ..pins import (
     Lock,
     NotPinned,
@@ -61,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    targets, out, templates, own_templates = _targets(args)
+    targets, out, templates, user_templates = _targets(args)
     diags = Diagnostics()
     files: dict[str, str] = {}
     notes: list[str] = []  # said once the packages are written (or found current)
@@ -75,13 +74,13 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:  # main() prints the errors; the rest is printed just below
         raise InputError(exc.diagnostics.errors_only()) from None
     except RuffFailed as exc:  # our templates: a bug of ours (exit 3); the project's: its own
-        if own_templates:
+        if user_templates:
             raise InputError(
                 f"the templates in {templates} make code ruff rejects: {exc}"
             ) from None
         raise
     except jinja2.TemplateError as exc:  # the same split for a template that does not render
-        if own_templates:
+        if user_templates:
             where = f"{exc.filename}:{exc.lineno}: " if isinstance(exc, TemplateSyntaxError) else ""
             raise InputError(
                 f"the templates in {templates} do not render: {where}{type(exc).__name__}: {exc}"
@@ -132,7 +131,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Package], Path, Path, bool]
             raise InputError("--schema needs --out and --package")
         if args.ref is not None:
             raise InputError("--ref picks a pinned schema: it does not go with --schema")
-        schemas: list[Path] = [input_path(s) for s in args.schema]
+        schemas: list[Path] = list(args.schema)
         name = str(args.package)
         if len(schemas) == 1:  # one lane at the root (and its unstable lane as PKG_unstable)
             packages = [Package(name, [_file_target(name, schemas[0], overrides)], True)]
@@ -154,7 +153,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Package], Path, Path, bool]
             f"no packages configured in {config.root / 'pyproject.toml'}: add"
             " [[tool.acp-codegen.packages]] tables (package, schema or lanes)"
         )
-    if config.own_templates:
+    if config.user_templates:
         config.check_templates()
     lock = read_lock(config.lock)
     if args.ref is not None:
@@ -178,13 +177,13 @@ def _targets(args: argparse.Namespace) -> tuple[list[Package], Path, Path, bool]
     wanted = [(name, ref, path) for name, _, refs in planned for ref, path in refs]
     packages = []
     for name, flat, refs in planned:
-        targets = []
+        targets: list[Target] = []
         for ref, path in refs:
             pin = _find(lock, ref, path, wanted)
             schema = ensure_with_meta(lock, pin)
             targets.append(Target(name, schema, ref, pin.path, pin.sha256, overrides))
         packages.append(Package(name, targets, flat))
-    return packages, config.out, config.templates, config.own_templates
+    return packages, config.out, config.templates, config.user_templates
 
 
 def _unstable(path: str) -> str:

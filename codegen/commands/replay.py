@@ -3,9 +3,9 @@
 Every `session/update` notification of one session is decoded with a generated package of the
 transcript's lane (v1 or v2: `--lane`, else what its first lines say, else v2) and applied to
 its `SessionState` (see `codegen/replay.py`); the result is printed for a person, or with
-`--json` as the snapshot. Other messages are ignored (a v1 model follows the session's
-prompts); a line that is not JSON, not an object or not a decodable update is reported with
-its line number and skipped.
+`--format json` (`--json`) as the snapshot. Other messages are ignored (a v1 model follows the
+session's prompts); a line that is not JSON, not an object or not a decodable update is
+reported with its line number and skipped.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import base64
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
@@ -29,6 +30,7 @@ from ..replay import (
     Replay,
     detect_lane,
     load_bindings,
+    package_lanes,
     replay,
 )
 
@@ -42,7 +44,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " (one JSON-RPC message a line; `-` reads standard input)."
     )
     parser.add_argument("transcript", help="JSON-lines file of JSON-RPC messages, or -")
-    parser.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "--format",
+        choices=("text", "json"),
+        help="text for a person (the default), or json: the snapshot",
+    )
+    output.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="short for --format json"
+    )
     parser.add_argument(
         "--session", help="replay this session id (default: the first one in the transcript)"
     )
@@ -86,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if refusal:
         raise InputError(refusal)
     snapshot: dict[str, Any] = result.state.snapshot()
-    if args.json:
+    if args.format == "json":
         text = json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n"
     else:
         text = render_text(snapshot, result.session_id, result.applied)
@@ -108,24 +118,32 @@ def run(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace, stream: BinaryIO, name: str) -> Replay:
     """Replay with `--bindings`, else with the package of the transcript's lane."""
-    if args.bindings is not None:
-        bindings = load_bindings(args.bindings, args.lane)
-        return replay(bindings, stream, name, args.session, args.max_line)
     source: BinaryIO | Peeked = stream
     lane = args.lane
+    if args.bindings is not None:
+        among = package_lanes(args.bindings)
+        if lane is None and len(among) > 1:  # a package of several lanes: the transcript's
+            kinds = partial(_lane_kinds, lambda lane: load_bindings(args.bindings, lane), among)
+            detected, source = detect_lane(stream, kinds, args.max_line)
+            lane = detected if detected in among else max(among)
+        bindings = load_bindings(args.bindings, lane)
+        return replay(bindings, source, name, args.session, args.max_line)
     if lane is None:
-        detected, source = detect_lane(stream, _lane_kinds, args.max_line)
+        kinds = partial(_lane_kinds, lambda lane: load_bindings(_default_bindings(lane)), LANES)
+        detected, source = detect_lane(stream, kinds, args.max_line)
         lane = detected if detected in LANES else DEFAULT_LANE
     acp = load_bindings(_default_bindings(lane))
     return replay(acp, source, name, args.session, args.max_line)
 
 
-def _lane_kinds() -> Mapping[str, frozenset[str]]:
-    """The update kinds of each lane's default package (the lanes that have one)."""
+def _lane_kinds(
+    load: Callable[[str], ModuleType], lanes: Sequence[str]
+) -> Mapping[str, frozenset[str]]:
+    """The update kinds of each of `lanes` that `load` finds a package of."""
     kinds: dict[str, frozenset[str]] = {}
-    for lane in LANES:
+    for lane in lanes:
         try:
-            acp: ModuleType = load_bindings(_default_bindings(lane))
+            acp = load(lane)
         except InputError:
             continue
         kinds[lane] = frozenset(acp.session_state.KNOWN_KINDS)

@@ -21,30 +21,31 @@ OUTDATED_STATUS = (
     " reachable, 3 a bug of acp-codegen's (please report it)"
 )
 OUTDATED_HELP = """\
-Lists, for each release line the lock pins (the SDK on the npm registry; each protocol
-version of upstream's tags), its newest pin and the newer releases its source lists.
-Pre-releases count only on a line whose newest pin is one. Where a source cannot be reached,
-one line says so and the rest is still checked.
+Lists, for each release line the lock pins (the SDK on the npm registry; each
+protocol version of upstream's tags), its newest pin and the newer releases its
+source lists. Pre-releases count only on a line whose newest pin is one. Where
+a source cannot be reached, one line says so and the rest is still checked.
 
 sources (each can be pointed elsewhere, e.g. to a stand-in):
-  $ACP_CODEGEN_NPM_REGISTRY   npm registry base URL (default https://registry.npmjs.org)
-  $ACP_CODEGEN_UPSTREAM_GIT   upstream git repository (default upstream's GitHub repository)
+  $ACP_CODEGEN_NPM_REGISTRY  the registry (default https://registry.npmjs.org)
+  $ACP_CODEGEN_UPSTREAM_GIT  upstream's git repository (default: its GitHub one)
 """
 PIN_HELP = """\
-REF is an upstream tag (schema-v2.0.0-beta.1, schema-v1.25.0, v0.12.2: every schema and
-meta file of the release) or npm-sdk-X.Y.Z (the schema files shipped in that version of
-@agentclientprotocol/sdk: its tarball is downloaded from the npm registry, checked against the
-registry's integrity digest, and each file is recorded as TARBALL#MEMBER so any clone fetches
-it again with no mirror). With $ACP_SCHEMA_MIRROR set, files come from DIR/REF/ (an npm-sdk
-release the mirror lacks comes from the registry).
+REF is an upstream tag (schema-v2.0.0-beta.1, schema-v1.25.0, v0.12.2: every
+schema and meta file of the release) or npm-sdk-X.Y.Z (the schema files shipped
+in that version of @agentclientprotocol/sdk: its tarball is downloaded from the
+npm registry, checked against the registry's integrity digest, and each file is
+recorded as TARBALL#MEMBER so any clone fetches it again with no mirror). With
+$ACP_SCHEMA_MIRROR set, files come from DIR/REF/ (an npm-sdk release the mirror
+lacks comes from the registry).
 """
 
 
-def add_arguments(
-    p: argparse.ArgumentParser, parser_class: type[argparse.ArgumentParser], epilog: str
-) -> None:
-    """The sub-commands; `epilog` (the exit status) goes on each one's help."""
-    sub = p.add_subparsers(dest="schema_command", required=True, parser_class=parser_class)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The sub-commands; the command's epilog (the exit status) goes on each one's help."""
+    p.description = "Manage the pinned upstream schemas: fill the cache, pin a release, list."
+    epilog = p.epilog
+    sub = p.add_subparsers(dest="schema_command", metavar="COMMAND", parser_class=type(p))
     sync_p = sub.add_parser(
         "sync",
         help="fill the cache from $ACP_SCHEMA_MIRROR or the pinned URLs, checking sha256",
@@ -81,6 +82,10 @@ def add_arguments(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.schema_command is None:
+        raise InputError(
+            "schema needs a command: sync, pin or list (see acp-codegen schema --help)"
+        )
     config = load_config()
     if args.schema_command == "pin":
         check_ref(args.ref)  # before the lock is even read: nothing is written for a bad ref

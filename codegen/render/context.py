@@ -3,43 +3,27 @@
 All of it is plain data, made once by `lower` and only read by the templates (so no equality,
 hashing or repr: each would cost the CLI's start-up a compiled function a class). Schema text
 (wire names, tags, descriptions, enum values) is kept as data and reaches the output only
-through the `pylit` and `docstring` filters. A few fields hold Python source that `lower`
-builds from decided names, builtins, runtime helpers and `pylit` numbers, never from raw text:
-`annotation`s (type expressions), `Check.call` and `Check.table` (a decoder function or an
-expression that makes one, a lookup table), `Group.condition` (a JSON type test of `v`),
-`FieldContext.empty` (`[]` or `{}`), and `MethodContext`'s `*_type` and `*_annotation`.
+through the `pylit` and `docstring` filters. A few fields hold Python source that the lowering
+builds from decided names, builtins, runtime helpers and `pylit` literals, never from raw text:
+`annotation`s (type expressions), the `decode` bodies (statements, made by `checks.py` and
+`unions.py`), `FieldContext.to_json` (an expression), and `MethodContext`'s `*_type` and
+`*_annotation`.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .reference import ObjectRow
 
 import json
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-CheckKind = Literal["any", "type", "int", "float", "bounds", "null", "call", "enum", "list", "map"]
+from .checks import Check
+
 Encode = Literal["plain", "model", "list_model", "map_model", "enum", "generic"]
-
-
-@dataclass(slots=True, eq=False, repr=False)
-class Check:
-    """How a decoder validates (and converts) the value held in its local `v`.
-
-    `bounds` is an `int` or `float` check whose JSON type was tested already; `type_known`
-    says the same of an `enum`, `list` or `map` check (an untagged union tests the JSON type
-    once, before its alternatives)."""
-
-    kind: CheckKind
-    expected: str = ""  # how the DecodeError describes what was expected
-    pytype: str = ""  # type: the exact Python type; enum: `str` or `int`
-    lo: int | float | None = None
-    hi: int | float | None = None
-    call: str = ""  # call: the decoder function; list, map: the item decoder (an expression)
-    table: str = ""  # enum: the lookup table, value → member
-    open: bool = False  # enum: unknown values are kept as they are
-    min_items: int | None = None
-    min_length: int | None = None  # type `str`: the fewest characters
-    skip_invalid: bool = False  # list: items that fail to decode are dropped
-    type_known: bool = False
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -52,13 +36,10 @@ class FieldContext:
     required: bool
     nullable: bool
     doc: str
-    check: Check
-    # What a null does: `check` (it is checked like any value, and fails unless the check
-    # takes null), `keep` (kept as None, not checked), `empty` (becomes `empty`: a lenient rule)
-    on_null: Literal["check", "keep", "empty"]
-    lenient: bool  # a value that fails its check becomes `empty` (required) or stays omitted
-    empty: str  # the empty collection the lenient rules use ("[]", "{}"), or ""
-    encode: Encode
+    check: Check  # how its (non-null) value is checked
+    decode: str  # the statements that decode it from `data` into `self` (`checks.field_decode`)
+    to_json: str  # its value in `self`, encoded: an expression
+    encode: Encode  # how `to_json` encodes it (`_wire.py` writes it the same way)
     enum_type: str  # encode `enum`: the plain type its members encode as (`str`, `int`)
 
 
@@ -91,7 +72,6 @@ class ClassContext:
     # fallback class of a nested union has those of the levels above only.
     tags: tuple[tuple[str, str], ...] = ()
     reserved: tuple[str, ...] = ()  # open variant: the tags it must refuse
-    open_tag_py: str = ""  # open variant: the Python name of its tag field
     known_keys: tuple[str, ...] = ()  # every wire key the class declares, the tags included
     min_keys: int = 0  # keys a decoded object always has: the required fields and the tags
     exclusive: ExclusiveContext | None = None  # exactly one of several classes, flattened
@@ -133,7 +113,6 @@ class UnionContext:
     note: str
     tag_wire: str
     variants: tuple[tuple[str, str], ...]  # (tag, variant class)
-    tags: tuple[str, ...]
     open_class: str
     fallback_class: str
     base: str = ""  # the private base class of the variants ("" for a nested union)
@@ -141,12 +120,11 @@ class UnionContext:
     # A nested union (the payload of a variant of `outer_tags`' unions): the tags its decoder
     # checks first, and which its classes carry.
     outer_tags: tuple[tuple[str, str], ...] = ()
-    fallback_tagless: bool = False  # the fallback branch does not declare the tag at all
     fallback_when: str = ""  # the tags the fallback class takes, in words (for REFERENCE.md)
-    lenient_tag: bool = False  # a tag that is neither a string nor null is dropped
     # The tags whose class is a nested union, each with that union's tag (`state_update`,
     # `state`): the name in `variants` is then that union's.
     nested: tuple[tuple[str, str], ...] = ()
+    decode: str = ""  # the body of its decoder, after the object (and outer tags) are checked
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -158,7 +136,7 @@ class MemberContext:
 
 @dataclass(slots=True, eq=False, repr=False)
 class EnumContext:
-    """An enum class; `check` decodes one value of it."""
+    """An enum class; `decode` is the body of the decoder of one value of it."""
 
     py: str
     doc: str
@@ -166,30 +144,7 @@ class EnumContext:
     value_type: str  # `str` or `int`
     members: tuple[MemberContext, ...]
     open: bool
-    check: Check
-
-
-@dataclass(slots=True, eq=False, repr=False)
-class Option:
-    """One alternative of an untagged union, among those of its JSON type."""
-
-    check: Check
-    keys: tuple[str, ...]  # the keys of the object (or of a list's first item) that select it
-    always: bool  # selected whatever the value of its JSON type: the last one tried
-    takes_empty: bool = False  # lists: the alternative an empty list decodes as
-
-
-@dataclass(slots=True, eq=False, repr=False)
-class Group:
-    """The alternatives of an untagged union that share one JSON type, in schema order."""
-
-    json_kind: str
-    condition: str  # the JSON type test, a Python expression over `v`
-    options: tuple[Option, ...]
-    missing: str  # objects: what the DecodeError says when no alternative's keys are there
-    # A catch-all alternative comes last: each alternative here is tried in order and a value
-    # none of them accepts falls through to it (never a DecodeError).
-    falls_through: bool = False
+    decode: str
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -202,10 +157,7 @@ class AliasContext:
     kind: Literal["name", "shape", "untagged"]
     annotation: str
     target: str = ""  # name: the class or enum it names
-    check: Check | None = None  # shape: how a value is checked
-    groups: tuple[Group, ...] = ()  # untagged: by JSON type, in the order they are tested
-    always: bool = False  # untagged: the last group takes any value
-    expected: str = ""  # untagged: the JSON types the error names
+    decode: str = ""  # shape, untagged: the body of the decoder of a value `v`
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -268,6 +220,7 @@ class ReferenceContext(ModuleContext):
     unions: tuple[UnionContext, ...]
     methods: tuple[MethodContext, ...]
     enums: tuple[EnumContext, ...]
+    objects: tuple[ObjectRow, ...]  # every object type with its fields
 
 
 @dataclass(slots=True, eq=False, repr=False)

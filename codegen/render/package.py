@@ -28,6 +28,7 @@ from ..modules import (
     ModuleSpec,
 )
 from ..naming import Names
+from .api import toolkit_api
 from .env import BANNER_PREFIX
 from .lower import isort_key
 
@@ -124,6 +125,13 @@ def package_files(
     for lane in served:
         path = f"{package}/{lane.folder}/{LANE_BINDING.filename}"
         files[path] = env.get_template("lane.py.j2").render(_lane_binding(lane))
+    if served:  # the toolkit's API, for people
+        files[f"{package}/REFERENCE.md"] = env.get_template("API.md.j2").render(
+            banner=header,
+            package=package,
+            lanes=[lane.folder for lane in lanes],
+            entries=toolkit_api(template_dir, TOOLKIT_MODULES),
+        )
     if served:  # what the toolkit reads: a package it does not serve has neither
         files[f"{package}/_lanes.py"] = env.get_template("lanes.py.j2").render(
             banner=header, lanes=[_lane_entry(lane) for lane in served]

@@ -1,14 +1,24 @@
-"""How each shape of the IR is written in `models.py`: its annotation, the `Check` a decoder
-runs on a value of it, the item decoder of lists, maps and inline unions, and how a field of
-it is encoded. Part of the lowering (`lower.py` builds the contexts with it)."""
+"""How each shape of the IR is written in `models.py`: its annotation, the check a decoder
+runs on a value of it (`checks.py`), the item decoder of lists, maps and inline unions, and how
+a field of it is encoded. Part of the lowering (`models.py` and `unions.py` build the contexts
+with it)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..ir import EnumType, Model, ObjectType, Shape, TaggedUnion
 from ..naming import Names
-from .context import Check, Encode
+from .checks import (
+    Anything,
+    CallCheck,
+    Check,
+    EnumCheck,
+    ListCheck,
+    MapCheck,
+    NullCheck,
+    NumberCheck,
+    TypeCheck,
+)
+from .context import Encode
 from .env import pylit
 
 EXPECTED = {
@@ -42,28 +52,7 @@ class Shapes:
         self.names = names
 
     def annotation(self, shape: Shape) -> str:
-        """The Python type of a shape, as written in `models.py` (`list[ContentBlock] | None`)."""
-        if shape.kind == "ref" and shape.ref is not None:
-            target = self.model.get(shape.ref)
-            base = self.names.types[shape.ref]
-            if isinstance(target, EnumType):
-                # Its members, or its values as literals (so a misspelling is a type error);
-                # an open enum's other values are `OpenStr`/`OpenInt` (what decoding gives).
-                values = ", ".join(pylit(m.value) for m in target.members)
-                base += f" | _Literal[{values}]" if values else ""
-                if target.open:
-                    base += " | _rt." + OPEN_VALUE[target.value_kind]
-        elif shape.kind == "list":
-            base = f"list[{self.annotation(shape.item or Shape('any'))}]"
-        elif shape.kind == "map":
-            base = f"dict[str, {self.annotation(shape.item or Shape('any'))}]"
-        elif shape.kind == "union":
-            base = " | ".join(dict.fromkeys(self.annotation(o) for o in shape.options))
-        else:
-            base = _ANNOTATIONS.get(shape.kind, "_Any")
-        if shape.nullable and base not in ("None", "_Any"):
-            base += " | None"
-        return base
+        return annotation(self.model, self.names, shape)
 
     def wire(self, shape: Shape) -> Shape:
         return self.model.look_through(shape)
@@ -76,40 +65,27 @@ class Shapes:
         if kind == "ref" and shape.ref is not None:
             target = self.model.get(shape.ref)
             if isinstance(target, EnumType):
-                check = self.enum_check(target)
-                return replace(check, type_known=True) if type_known else check
-            return Check("call", call="_d_" + self.names.types[shape.ref])
+                return self.enum_check(target, type_known=type_known)
+            return CallCheck("_d_" + self.names.types[shape.ref])
         if kind in _PLAIN_TYPES:
             if type_known and shape.min_length is None:
-                return Check("any")
-            return Check(
-                "type",
-                EXPECTED[kind],
-                pytype=_PLAIN_TYPES[kind],
-                min_length=shape.min_length,
-                type_known=type_known,
-            )
-        if kind in ("int", "float"):
+                return Anything()
+            return TypeCheck(_PLAIN_TYPES[kind], EXPECTED[kind], shape.min_length, type_known)
+        if kind == "int" or kind == "float":
+            if type_known and shape.minimum is None and shape.maximum is None:
+                return Anything()
             expected = number_expected(EXPECTED[kind], shape)
-            if type_known:
-                if shape.minimum is None and shape.maximum is None:
-                    return Check("any")
-                return Check("bounds", expected, lo=shape.minimum, hi=shape.maximum)
-            return Check(kind, expected, lo=shape.minimum, hi=shape.maximum)
+            return NumberCheck(kind, expected, shape.minimum, shape.maximum, type_known)
         if kind == "null":
-            return Check("any") if type_known else Check("null", "null")
+            return Anything() if type_known else NullCheck()
         if kind == "union":
-            return Check("call", call=self._item_decoder(shape))
-        if kind in ("list", "map"):
-            return Check(
-                kind,
-                EXPECTED[kind],
-                call=self.item_decoder(shape.item or Shape("any")),
-                min_items=shape.min_items,
-                skip_invalid=skip_invalid,
-                type_known=type_known,
-            )
-        return Check("any")
+            return CallCheck(self._item_decoder(shape))
+        if kind == "list":
+            item = self.item_decoder(shape.item or Shape("any"))
+            return ListCheck(item, shape.min_items, skip_invalid, type_known)
+        if kind == "map":
+            return MapCheck(self.item_decoder(shape.item or Shape("any")), type_known)
+        return Anything()
 
     def item_decoder(self, shape: Shape) -> str:
         """A Python expression for a function `(value) -> decoded` (items of lists and maps)."""
@@ -173,22 +149,57 @@ class Shapes:
             return self._is_plain(shape.item or Shape("any"))
         return True
 
-    def enum_check(self, t: EnumType) -> Check:
+    def enum_check(self, t: EnumType, type_known: bool = False) -> EnumCheck:
         py = self.names.types[t.name]
         expected = EXPECTED[t.value_kind]
         if not t.open:
             expected = "one of " + ", ".join(repr(m.value) for m in t.members)
         else:
             expected = number_expected(expected, Shape("int", minimum=t.minimum, maximum=t.maximum))
-        return Check(
-            "enum",
-            expected,
-            pytype=t.value_kind,
-            table="_E_" + py,
-            open=t.open,
-            lo=t.minimum,
-            hi=t.maximum,
+        return EnumCheck(
+            t.value_kind, expected, "_E_" + py, t.open, t.minimum, t.maximum, type_known
         )
+
+
+def annotation(model: Model, names: Names, shape: Shape) -> str:
+    """The Python type of a shape, as written in `models.py` (`list[ContentBlock] | None`)."""
+    if shape.kind == "ref" and shape.ref is not None:
+        target = model.get(shape.ref)
+        base = names.types[shape.ref]
+        if isinstance(target, EnumType):
+            # Its members, or its values as literals (so a misspelling is a type error);
+            # an open enum's other values are `OpenStr`/`OpenInt` (what decoding gives).
+            values = ", ".join(pylit(m.value) for m in target.members)
+            base += f" | _Literal[{values}]" if values else ""
+            if target.open:
+                base += " | _rt." + OPEN_VALUE[target.value_kind]
+    elif shape.kind == "list":
+        base = f"list[{annotation(model, names, shape.item or Shape('any'))}]"
+    elif shape.kind == "map":
+        base = f"dict[str, {annotation(model, names, shape.item or Shape('any'))}]"
+    elif shape.kind == "union":
+        base = " | ".join(dict.fromkeys(annotation(model, names, o) for o in shape.options))
+    else:
+        base = _ANNOTATIONS.get(shape.kind, "_Any")
+    if shape.nullable and base not in ("None", "_Any"):
+        base += " | None"
+    return base
+
+
+def to_json(encode: Encode, enum_type: str, target: str, *, nullable: bool) -> str:
+    """The JSON value of the field value `target` (an expression), encoded as `encode` says."""
+    unless_none = f" if {target} is not None else None" if nullable else ""
+    if encode == "model":
+        return f"{target}.to_json(){unless_none}"
+    if encode == "list_model":
+        return f"[i.to_json() for i in {target}]{unless_none}"
+    if encode == "map_model":
+        return f"{{k: i.to_json() for k, i in {target}.items()}}{unless_none}"
+    if encode == "enum":
+        return f"{enum_type}({target}){unless_none}"
+    if encode == "generic":
+        return f"_rt.enc({target})"
+    return target
 
 
 def number_expected(what: str, shape: Shape) -> str:

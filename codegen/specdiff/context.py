@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir import Field, Shape
-from ..render.lower import Lowering
+from ..ir import Shape
+from ..render.shapes import annotation
 from .finding import Change
 from .load import Input
 from .rules import Direction
@@ -21,8 +21,6 @@ class Context:
         self.renames: dict[str, str] = {}
         self.changes: list[Change] = []
         self.relater = Relater(old.model, new.model, self.rename)
-        self._old_lowering = Lowering(old.model, old.names)
-        self._new_lowering = Lowering(new.model, new.names)
 
     def rename(self, old_name: str) -> str:
         return self.renames.get(old_name, old_name)
@@ -55,36 +53,10 @@ class Context:
 
     def annotation(self, shape: Shape, *, new: bool) -> str:
         """The annotation the generator writes for a shape (`list[ContentBlock] | None`)."""
-        lowering = self._new_lowering if new else self._old_lowering
-        return lowering.annotation(shape).replace("_Any", "Any")
+        side = self.new if new else self.old
+        return annotation(side.model, side.names, shape).replace("_Any", "Any")
 
     def py_class(self, key: str, *, new: bool) -> str:
         """The Python class of a `Names.fields` key (a `$defs` name or a variant class)."""
         side = self.new if new else self.old
         return side.names.types.get(key, key)
-
-    # Implemented by `compare.Comparer`; declared here for the union comparisons.
-    def shape(
-        self,
-        o: Shape,
-        n: Shape,
-        path: str,
-        owners: Owners,
-        what: str,
-        lenient: bool = False,
-        skip_invalid: bool = False,
-        attr: str = "",
-        lenient_new: bool = False,
-    ) -> None:
-        raise NotImplementedError
-
-    def fields(
-        self,
-        old: tuple[Field, ...],
-        new: tuple[Field, ...],
-        path: str,
-        owners: Owners,
-        classes: tuple[str, str],
-        skip: frozenset[str] = frozenset(),
-    ) -> None:
-        raise NotImplementedError

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,6 @@ from ..diagnostics import Diagnostics, InputError
 from ..ir import Model
 from ..naming import Names
 from ..parse.walk import ref_graph
-from ..paths import input_path
 from ..pins import check_ref, ensure_with_meta, pin_ref, read_lock
 from ..pipeline import analyse
 from .reach import directions
@@ -50,8 +48,7 @@ def load_input(spec: str, unstable: bool = False) -> Input:
 def resolve(spec: str, unstable: bool) -> tuple[Path, str]:
     """The schema file an input names, and its label."""
     schema_name = "schema.unstable.json" if unstable else "schema.json"
-    looks_like_a_path = spec.endswith(".json") or "/" in spec or os.sep in spec
-    candidate = input_path(Path(spec)) if looks_like_a_path else Path(spec)
+    candidate = Path(spec)  # a relative path is read from the working folder, like any file
     if candidate.is_dir():
         return candidate / schema_name, str(candidate / schema_name)
     if candidate.exists() or spec.endswith(".json") or not spec:

@@ -29,11 +29,15 @@ if TYPE_CHECKING:
     from .runtime.connection import Connection as Connection
     from .runtime.jsonrpc import ConnectionClosed as ConnectionClosed
     from .runtime.jsonrpc import RpcError as RpcError
-    from .runtime.jsonrpc import TranscriptRecorder as TranscriptRecorder
     from .runtime.jsonrpc import UnencodableMessage as UnencodableMessage
-    from .runtime.stdio import ProcessConnection as ProcessConnection
-    from .runtime.stdio import connect_process as connect_process
+    from .runtime.process import ProcessConnection as ProcessConnection
+    from .runtime.process import connect_process as connect_process
     from .runtime.stdio import connect_stdio as connect_stdio
+    from .runtime.transcript import TranscriptRecorder as TranscriptRecorder
+    from .runtime.transport import MemoryTransport as MemoryTransport
+    from .runtime.transport import StreamTransport as StreamTransport
+    from .runtime.transport import Transport as Transport
+    from .runtime.transport import memory_pair as memory_pair
     from .toolkit.agent import Agent as Agent
     from .toolkit.agent import run_agent as run_agent
     from .toolkit.agent import serve_agent as serve_agent
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
     from .toolkit.policies import deny as deny
     from .toolkit.remote import RemoteSession as RemoteSession
     from .toolkit.remote import TurnResult as TurnResult
+    from .toolkit.router import AgentRouter as AgentRouter
     from .toolkit.session import AgentSession as AgentSession
     from .toolkit.session import MissingCapability as MissingCapability
     from .toolkit.session import TerminalHandle as TerminalHandle
@@ -86,11 +91,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Connection": (".runtime.connection", "Connection"),
     "ConnectionClosed": (".runtime.jsonrpc", "ConnectionClosed"),
     "RpcError": (".runtime.jsonrpc", "RpcError"),
-    "TranscriptRecorder": (".runtime.jsonrpc", "TranscriptRecorder"),
     "UnencodableMessage": (".runtime.jsonrpc", "UnencodableMessage"),
-    "ProcessConnection": (".runtime.stdio", "ProcessConnection"),
-    "connect_process": (".runtime.stdio", "connect_process"),
+    "ProcessConnection": (".runtime.process", "ProcessConnection"),
+    "connect_process": (".runtime.process", "connect_process"),
     "connect_stdio": (".runtime.stdio", "connect_stdio"),
+    "TranscriptRecorder": (".runtime.transcript", "TranscriptRecorder"),
+    "MemoryTransport": (".runtime.transport", "MemoryTransport"),
+    "StreamTransport": (".runtime.transport", "StreamTransport"),
+    "Transport": (".runtime.transport", "Transport"),
+    "memory_pair": (".runtime.transport", "memory_pair"),
     "Agent": (".toolkit.agent", "Agent"),
     "run_agent": (".toolkit.agent", "run_agent"),
     "serve_agent": (".toolkit.agent", "serve_agent"),
@@ -116,6 +125,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "deny": (".toolkit.policies", "deny"),
     "RemoteSession": (".toolkit.remote", "RemoteSession"),
     "TurnResult": (".toolkit.remote", "TurnResult"),
+    "AgentRouter": (".toolkit.router", "AgentRouter"),
     "AgentSession": (".toolkit.session", "AgentSession"),
     "MissingCapability": (".toolkit.session", "MissingCapability"),
     "TerminalHandle": (".toolkit.session", "TerminalHandle"),
@@ -166,11 +176,15 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "RpcError",
-    "TranscriptRecorder",
     "UnencodableMessage",
     "ProcessConnection",
     "connect_process",
     "connect_stdio",
+    "TranscriptRecorder",
+    "MemoryTransport",
+    "StreamTransport",
+    "Transport",
+    "memory_pair",
     "Agent",
     "run_agent",
     "serve_agent",
@@ -196,6 +210,7 @@ __all__ = [
     "deny",
     "RemoteSession",
     "TurnResult",
+    "AgentRouter",
     "AgentSession",
     "MissingCapability",
     "TerminalHandle",

@@ -1,10 +1,16 @@
-"""The reading side of a `Connection`: lines framed on `\\n` (a line over the limit is
-skipped and answered), parsed and handed on (a notification in the compact form of the method
-seen last from its params on: `_took_compact`); the transport is not read while too many calls
-wait or the answers it produced overfill the output (backpressure); at EOF, what was read is
-finished and the output closed.
+"""The reading side of a `Connection`: `LineReader` takes bytes from the transport, frames them
+into lines on `\\n`, and gives each line its one reading step (`take`): the taps see it, it is
+parsed, and the dispatcher gets the message (or the reason it could not be read).
 
-Part of `Connection` (connection.py), which sets the state declared here.
+Bounds: a line over `max_message_bytes` is skipped up to its newline without being kept, and
+answered; an unfinished line at EOF is read as if it had ended. The transport is not read
+while more than `max_held_messages` calls wait for room, or while the answers the reader's own
+lines produced (errors) keep the output over its limit: a peer that floods or does not read
+gets no more read from it.
+
+The one fast path is the reading step's first branch: a notification that starts with the
+compact envelope of the notification method read last is handed on after parsing only its
+params (see `compact_start`).
 """
 
 from __future__ import annotations
@@ -12,86 +18,73 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Final
+from typing import Any, Final
 
-from ._dispatch import ABSENT, ConnectionDispatch, NoteServer
-from .jsonrpc import (
-    ByteReader,
-    RpcError,
-    UnreadableMessage,
-    _scan,
-    dump_text,
-    error_reply,
-    load_line,
-)
+from ._dispatch import Dispatcher
+from ._output import Output, Taps, Wakeup
+from ._salvage import salvage
+from .jsonrpc import RpcError, UnreadableMessage, _scan, dump_text, error_reply, load_line
+from .transport import Transport
 
-READ_CHUNK: Final = 64 * 1024
 COMPACT_MAX_BYTES: Final = 1024 * 1024  # longer lines are parsed the general way only
+_NOT_COMPACT: Final = object()
 _log = logging.getLogger(f"{__package__}.connection")  # the connection's logger
 
 
-class ConnectionReading(ConnectionDispatch):
-    """The read loop and what it does with each line."""
+class LineReader:
+    """Reads the transport until EOF, one line at a time into the dispatcher."""
 
-    _reader: ByteReader
-    _max_message_bytes: int
-    _max_held: int
-    _bad_lines: RateLimitedLog
-    _input_done: bool  # EOF, read error or close(): no answer can come any more
-    _closed: asyncio.Event
-    # The compact envelope of the notification method seen last, with its method and server.
-    _compact_note: tuple[bytes, str, NoteServer] | None
+    def __init__(
+        self,
+        transport: Transport,
+        dispatcher: Dispatcher,
+        output: Output,
+        taps: Taps,
+        room: Wakeup,
+        *,
+        max_message_bytes: int,
+        max_held: int,
+        fast: bool,
+    ) -> None:
+        self._transport = transport
+        self._dispatcher = dispatcher
+        self._dispatch = dispatcher.dispatch
+        self._notification = dispatcher.notification
+        self._output = output
+        self._taps = taps.active
+        self._see = taps.see
+        self._room = room
+        self._limit = max_message_bytes
+        self._max_held = max_held
+        self._fast = fast
+        self._compact: bytes | None = None  # the envelope of the notification method read last
+        self._compact_method = ""
+        self._bad_lines = RateLimitedLog("ignored an unreadable message from the peer")
 
-    async def _run_reader(self) -> None:
-        try:
-            await self._read_until_eof()
-        except asyncio.CancelledError:
-            if not self._closing:  # the event loop is shutting down: let nothing dangle
-                self._abort_transports()
-            raise
-
-    async def _read_until_eof(self) -> None:
+    async def run(self) -> None:
+        """Read until EOF (or a read error, logged); returns once every line was taken."""
         try:
             await self._read_lines()
         except (ConnectionError, OSError) as exc:
             _log.debug("read failed: %s", exc)
         except Exception:
             _log.exception("reading from the peer failed")
-        finally:
-            self._input_done = True
-            self._fail_pending("the peer closed the connection")
-        # The peer is gone or done: let held calls start, queued notifications and running
-        # handlers finish (their answers may still be read), then close our side.
-        while self._held:
-            self._room = asyncio.get_running_loop().create_future()
-            await self._room
-        self._reading_done = True
-        self._wake_worker()
-        await asyncio.gather(
-            *[t for t in (self._worker_task, *(f.task for f in self._incoming.values())) if t],
-            return_exceptions=True,
-        )
-        if not self._closing:
-            self._closing = True
-            try:
-                await self._close_output()
-            finally:
-                self._after_close()
-                self._closed.set()
 
     async def _read_lines(self) -> None:
-        limit = self._max_message_bytes
+        limit = self._limit
         partial = b""  # the start of a line whose end has not come yet
         skipped = 0  # > 0 while skipping the rest of a line over the limit
-        read = self._reader.read
-        while chunk := await read(READ_CHUNK):
-            queued = self._out_bytes
+        receive = self._transport.receive
+        take = self.take
+        output, dispatcher = self._output, self._dispatcher
+        while chunk := await receive():
+            queued = output.pending
             if skipped:
                 end = chunk.find(b"\n")
                 if end < 0:
                     skipped += len(chunk)
                     continue
-                self._on_too_long(skipped + end)
+                self._too_long(skipped + end)
                 skipped = 0
                 chunk = chunk[end + 1 :]
             lines = chunk.split(b"\n")
@@ -100,99 +93,60 @@ class ConnectionReading(ConnectionDispatch):
             partial = lines.pop()
             for line in lines:
                 if len(line) > limit:
-                    self._on_too_long(len(line))
+                    self._too_long(len(line))
                 else:
-                    self._on_line(line)
+                    take(line)
             if len(partial) > limit:
                 skipped, partial = len(partial), b""
             # Stop reading while too many calls wait, or while answers this chunk produced
             # itself (errors) overfill the output: a peer that does not read gets no more.
-            if self._deferred:
+            if dispatcher.answers_waiting:
                 await asyncio.sleep(0)  # let them be queued
-            produced = self._out_bytes > queued
-            if len(self._held) > self._max_held or (produced and self._out_over_limit()):
-                await self._wait_for_room()
+            produced = output.pending > queued
+            if len(dispatcher.held) > self._max_held or (produced and output.over_limit):
+                while len(dispatcher.held) > self._max_held or output.over_limit:
+                    await self._room.wait()
         if skipped:
-            self._on_too_long(skipped)
+            self._too_long(skipped)
         elif partial.strip():
             # EOF in the middle of a message: handle it as if it had been ended (an
             # unfinished one is a parse error), like the TypeScript SDK does.
             _log.warning("the peer closed the connection in the middle of a message")
-            self._on_line(partial)
+            take(partial)
 
-    async def _wait_for_room(self) -> None:
-        """Wait until held calls fit and the output has room again (backpressure)."""
-        while len(self._held) > self._max_held or self._out_over_limit():
-            self._room = asyncio.get_running_loop().create_future()
-            await self._room
-
-    def _on_too_long(self, size: int) -> None:
-        self._bad_lines.log(f"{size} bytes, over the limit of {self._max_message_bytes}")
-        self._reply_soon(error_reply(None, RpcError.too_long(size, self._max_message_bytes)))
-
-    def _on_line(self, line: bytes) -> None:
+    def take(self, line: bytes) -> None:
+        """The reading step of one line. Its first branch, a notification in the compact
+        envelope of the method read last, reaches the dispatcher's notification step with what
+        the general branch would give it: such a line is exactly the message
+        `{"jsonrpc": "2.0", "method": M, "params": P}` (no room for an id or another key), which
+        the general branch parses and dispatches to that same step."""
         if self._taps:
-            self._tap("in", line)
-        note = self._compact_note
-        if note is not None and line.startswith(note[0]) and self._took_compact(line, note):
-            return
+            self._see("in", line)
+        compact = self._compact
+        if compact is not None and line.startswith(compact):
+            params = _compact_params(line, len(compact))
+            if params is not _NOT_COMPACT:
+                self._notification(self._compact_method, params)
+                return
         try:
-            message = load_line(line)
+            message = load_line(line, self._fast)
         except UnreadableMessage as exc:
-            if not line.strip():
-                return  # blank lines between messages are allowed
-            self._bad_lines.log(f"{len(line)} bytes: {exc.reason}")
-            self._reply_soon(error_reply(None, RpcError.parse_error(exc.reason)))
+            if line.strip():  # blank lines between messages are allowed
+                self._unreadable(line, exc.reason)
             return
-        if type(message) is dict:
-            # The common case first: a well-formed notification.
+        self._dispatch(message)
+        if self._fast and type(message) is dict and "id" not in message:
             method = message.get("method")
-            if (
-                type(method) is str
-                and "id" not in message
-                and message.get("jsonrpc") == "2.0"
-                and method != self._cancel_method
-            ):
-                server = self._note_servers.get(method)
-                if server is None or self._held or len(self._notes) >= self._max_notes:
-                    self._on_notification(method, message.get("params", ABSENT))
-                elif not self._closing:  # _on_notification and _admit_note, for the usual case
-                    params = message.get("params", ABSENT)
-                    if params is ABSENT:
-                        params = None if server[1] is None else {}
-                    self._notes.append((server[0], server[1], method, params))
-                    compact = self._compact_note
-                    if (compact is None or compact[1] != method) and method.isascii():
-                        self._compact_note = (compact_start(method), method, server)
-                    ready = self._note_ready
-                    if ready is not None and not ready.done():
-                        ready.set_result(None)
-            else:
-                self._dispatch(message, None)
-        elif type(message) is list:
-            self._on_batch(message)
-        else:
-            self._reject(self._reply_soon, None, "a message must be a JSON object")
+            if type(method) is str and method != self._compact_method and method.isascii():
+                self._compact, self._compact_method = compact_start(method), method
 
-    def _took_compact(self, line: bytes, compact: tuple[bytes, str, NoteServer]) -> bool:
-        """Queue a notification that starts with the compact envelope of the method seen last
-        (`_compact_note`, see compact_start), parsing only its params: the outcome of the
-        general way, which gets the line when this returns False (no room, a line over
-        COMPACT_MAX_BYTES, the params not one JSON value followed by the closing brace)."""
-        start, method, server = compact
-        if self._held or len(self._notes) >= self._max_notes or self._closing:
-            return False
-        if len(line) > COMPACT_MAX_BYTES:  # a broken one would be parsed twice
-            return False
-        try:
-            text = line.decode()
-            params, end = _scan(text, len(start))
-        except Exception:  # noqa: BLE001 - the general way parses it again and says why
-            return False
-        if end != len(text) - 1 or text[end] != "}":
-            return False
-        self._admit_note((server[0], server[1], method, params))  # room was checked above
-        return True
+    def _unreadable(self, line: bytes, reason: str) -> None:
+        self._bad_lines.log(f"{len(line)} bytes: {reason}")
+        self._dispatcher.unreadable(reason, salvage(line, reason))
+
+    def _too_long(self, size: int) -> None:
+        self._bad_lines.log(f"{size} bytes, over the limit of {self._limit}")
+        self._dispatcher.answer_soon(error_reply(None, RpcError.too_long(size, self._limit)))
 
 
 def compact_start(method: str) -> bytes:
@@ -201,6 +155,21 @@ def compact_start(method: str) -> bytes:
     `{"jsonrpc":"2.0","method":"session/update","params":`. A line that starts with it and
     whose params value ends one character before the end, on `}`, is exactly that message."""
     return b'{"jsonrpc":"2.0","method":' + dump_text(method).encode() + b',"params":'
+
+
+def _compact_params(line: bytes, start: int) -> Any:
+    """The params of a compact notification line, or _NOT_COMPACT when the line is not exactly
+    one (a broken one, or one over COMPACT_MAX_BYTES, which would be parsed twice)."""
+    if len(line) > COMPACT_MAX_BYTES:
+        return _NOT_COMPACT
+    try:
+        text = line.decode()
+        params, end = _scan(text, start)
+    except Exception:  # noqa: BLE001 - the general branch parses it again and says why
+        return _NOT_COMPACT
+    if end != len(text) - 1 or text[end] != "}":
+        return _NOT_COMPACT
+    return params
 
 
 class RateLimitedLog:

@@ -1,23 +1,21 @@
-"""JSON-RPC 2.0 as ACP uses it: error codes and `RpcError`, the route entries the dispatcher
-reads, the base of both roles' handlers, the framing of one message as one line, and a
-recorder of raw messages.
+"""JSON-RPC 2.0 as ACP uses it: error codes and `RpcError`, the route entries a dispatcher
+reads, and one message as one line (`dump_line`, `load_line`; `to_text` for a params value,
+through the per-class writers the generated `_wire` modules register).
 
-`Connection` (in `connection.py`) runs all of it over a byte stream.
+It imports only `_runtime` and knows no connection: `connection.py` runs all of it over a
+`Transport`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Callable, Collection, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol
+from typing import Any, Final, Literal
 
-from ._runtime import UNSET, DecodeError, JsonValue, UnsetType
-
-if TYPE_CHECKING:
-    from .connection import Connection
+from ._runtime import UNSET, WRITERS, DecodeError, JsonValue, UnsetType, encode
 
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 """Longest line accepted by default; a longer one is skipped and answered with an error."""
@@ -34,22 +32,6 @@ INTERNAL_ERROR: Final = -32603
 REQUEST_CANCELLED: Final = -32800
 
 Message = dict[str, Any]
-
-
-class ByteReader(Protocol):
-    """What a Connection reads from, e.g. `asyncio.StreamReader`."""
-
-    async def read(self, n: int = -1) -> bytes: ...
-
-
-class ByteWriter(Protocol):
-    """What a Connection writes to, e.g. `asyncio.StreamWriter`."""
-
-    def write(self, data: bytes) -> object: ...
-
-    async def drain(self) -> None: ...
-
-    def close(self) -> object: ...
 
 
 class RpcError(Exception):
@@ -135,35 +117,6 @@ class Route:
     result: Any
 
 
-class RoleBase:
-    """Base of `AgentBase` and `ClientBase`: the route table, the connection it serves, and the
-    hooks for `_`-prefixed extension methods."""
-
-    ROUTES: ClassVar[Mapping[RouteKey, Route]] = {}
-    """(method, kind) → how it is served: a message is routed by its method and by whether it
-    has an `id` (a request) or not (a notification)."""
-    CANCEL_METHOD: ClassVar[str | None] = None
-    """The protocol-level notification that cancels an in-flight request, if the schema has one."""
-    BATCHES: ClassVar[bool] = True
-    """Whether the schema defines JSON-RPC batches: when not, an incoming array is answered
-    with one -32600 error."""
-    _connection: Connection | None = None
-
-    @property
-    def connection(self) -> Connection:
-        """The connection this handler serves (set when the Connection is created)."""
-        if self._connection is None:
-            raise RuntimeError(f"{type(self).__name__} is not attached to a Connection")
-        return self._connection
-
-    async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
-        """An extension request (`_vendor/...`): override to serve it; by default -32601."""
-        raise RpcError.method_not_found(method)
-
-    async def ext_notification(self, method: str, params: JsonValue) -> None:
-        """An extension notification: ignored unless overridden."""
-
-
 class UnreadableMessage(ValueError):
     """A line that is not one JSON value: invalid UTF-8, bad syntax, a number out of range,
     nesting too deep. `reason` says which, for the error answer's `data`."""
@@ -213,15 +166,26 @@ def _make_encoder() -> Callable[[Any, int], Iterable[str]]:
 _encode_chunks: Final = _make_encoder()
 
 
-TEXT_WRITERS: Final[dict[type, Callable[[Any], str]]] = {}
-"""Model class → the function that writes its JSON text directly (each lane's `_wire.py`
-fills it when imported); `text_of` falls back to `dump_text(encode(value))`."""
-
-
 def dump_line(message: Message) -> bytes:
     """One message as a line: compact UTF-8 JSON, with the line separators some readers split
     on escaped, and a final `\\n`. Raises UnencodableMessage for values JSON cannot carry."""
     return (dump_text(message) + "\n").encode()
+
+
+def to_text(value: Any) -> str:
+    """`dump_text(encode(value))` for a params value: written directly by its class's writer
+    (registered by the generated `_wire` module of its lane) when it has one, else, and for
+    anything that writer does not cover (extra keys, a field holding another type), the
+    general way, which raises what it raises."""
+    direct = WRITERS.get(type(value))
+    if direct is not None:
+        try:
+            text = direct(value)
+        except Exception:  # noqa: BLE001 - the general way redoes it, and raises what it raises
+            pass
+        else:
+            return text if text.isascii() else escape_separators(text)
+    return dump_text(encode(value))
 
 
 def dump_text(value: Any) -> str:
@@ -240,10 +204,13 @@ def dump_text(value: Any) -> str:
 
 def escape_separators(text: str) -> str:
     """JSON text with the line separators some readers split on (U+2028, U+2029, U+0085)
-    escaped: `dump_text` does it to every line it writes."""
+    escaped, and lone surrogates (which UTF-8 cannot carry; a peer's `"\\ud800"` decodes to
+    one) written as JSON escapes: `dump_text` does it to every line it writes."""
     for char, escaped in _ESCAPES:
         if char in text:
             text = text.replace(char, escaped)
+    if _SURROGATE.search(text) is not None:
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
 
 
@@ -257,6 +224,7 @@ def reply_line(reply: Message) -> bytes:
 
 
 _ESCAPES: Final = (("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\u0085", "\\u0085"))
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def error_reply(rid: Any, error: RpcError) -> Message:
@@ -267,19 +235,21 @@ def valid_id(rid: Any) -> bool:
     return rid is None or type(rid) is str or type(rid) is int
 
 
-def load_line(line: bytes) -> Any:
+def load_line(line: bytes, scan: bool = True) -> Any:
     """Parse one line; raises UnreadableMessage (a ValueError) for anything that is not one
-    JSON value in UTF-8 (NaN, Infinity and numbers that overflow to them included)."""
+    JSON value in UTF-8 (NaN, Infinity and numbers that overflow to them included). `scan`
+    False skips the scanner-only attempt (the outcome is the same, see below)."""
     try:
         text = line.decode()
-        # The scanner alone for the usual line (one value, nothing around it); decode() for
-        # anything else, and for its error messages.
-        try:
-            value, end = _scan(text, 0)
-        except (StopIteration, ValueError):
-            end = -1
-        if end == len(text):
-            return value
+        # The scanner alone for the usual line (one value, nothing around it): what decode()
+        # returns for it; decode() for anything else, and for its error messages.
+        if scan:
+            try:
+                value, end = _scan(text, 0)
+            except (StopIteration, ValueError):
+                end = -1
+            if end == len(text):
+                return value
         return _DECODER.decode(text)
     except UnicodeDecodeError as exc:
         raise UnreadableMessage(f"invalid UTF-8 at byte {exc.start}") from None
@@ -292,60 +262,3 @@ def load_line(line: bytes) -> Any:
         raise
     except ValueError as exc:  # e.g. an integer with more digits than int() accepts
         raise UnreadableMessage(str(exc).split(";")[0]) from None
-
-
-class TranscriptRecorder:
-    """A tap that writes every message it sees as one JSON line, exactly as it was on the wire:
-    a transcript `acp-codegen replay` reads.
-
-        recorder = TranscriptRecorder("session.jsonl")
-        connection.add_tap(recorder)   # or Connection(..., tap=recorder)
-        ...
-        recorder.close()
-
-    `directions` limits it to `"in"` or `"out"`; `file` may be an open binary file instead of
-    a path (it is then not closed). Lines are flushed when the recorder is closed or after
-    `flush_every` of them.
-    """
-
-    def __init__(
-        self,
-        target: str | os.PathLike[str] | IO[bytes],
-        *,
-        directions: Collection[Direction] = ("in", "out"),
-        flush_every: int = 100,
-    ) -> None:
-        if isinstance(target, str | os.PathLike):
-            self._file: IO[bytes] = open(target, "ab")  # noqa: SIM115 - closed by close()
-            self._owned = True
-        else:
-            self._file = target
-            self._owned = False
-        self._directions = frozenset(directions)
-        self._flush_every = max(1, flush_every)
-        self._unflushed = 0
-        self.count = 0
-        """Lines written so far."""
-
-    def __call__(self, direction: Direction, line: bytes) -> None:
-        if direction not in self._directions or self._file.closed:
-            return
-        self._file.write(line if line.endswith(b"\n") else line + b"\n")
-        self.count += 1
-        self._unflushed += 1
-        if self._unflushed >= self._flush_every:
-            self._file.flush()
-            self._unflushed = 0
-
-    def close(self) -> None:
-        if self._file.closed:
-            return
-        self._file.flush()
-        if self._owned:
-            self._file.close()
-
-    def __enter__(self) -> TranscriptRecorder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

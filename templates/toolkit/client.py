@@ -28,16 +28,21 @@ from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequenc
 from typing import IO, Any, Final, Unpack
 
 from ..runtime._runtime import UNSET, DecodeError, JsonValue, decode, encode
-from ..runtime.connection import Connection
-from ..runtime.jsonrpc import RoleBase, RpcError
-from ..runtime.stdio import EXIT_TIMEOUT, ConnectionOptions, ProcessConnection, connect_process
+from ..runtime.connection import Connection, ConnectionOptions, RoleBase
+from ..runtime.jsonrpc import RpcError
+from ..runtime.process import EXIT_TIMEOUT, ProcessConnection, connect_process
 from ..vocab import InitializeResponse, McpServer, SessionInfo
 from .broadcast import STALL_TIMEOUT
 from .dialect import Dialect, dialect_for, not_found
 from .lane import Lane, ProtocolFeatures, pick
 from .policies import PermissionPolicy, ask_user
 from .remote import IncompatibleAgent, RemoteSession, TurnResult
-from .router import UnsupportedVersion, client_lane
+from .router import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    UnsupportedVersion,
+    client_lane,
+    refused_version,
+)
 from .workspace import Workspace
 
 __all__ = [
@@ -252,6 +257,21 @@ class Client:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def gone(self, when: str) -> str:
+        """Why the connection ended, for an error: the agent's exit status when it was a child
+        process that exited (waited for a moment), else that it closed the connection."""
+        connection = self._side.connection if self._side is not None else None
+        wait = getattr(connection, "wait", None)
+        status = getattr(connection, "returncode", None)
+        if status is None and wait is not None:
+            with contextlib.suppress(TimeoutError, OSError):
+                status = await asyncio.wait_for(wait(), 1.0)
+        if status is None:
+            return f"the agent closed the connection {when}"
+        if status < 0:
+            return f"the agent was killed by signal {-status} {when}"
+        return f"the agent exited with status {status} {when}"
+
     def disconnected(self) -> None:
         for session in list(self.sessions.values()):
             session.closed()
@@ -457,7 +477,12 @@ async def connect_agent(
         raise ValueError(f"protocol version {protocol} is not one this client has ({have})")
     asked = max(offered) if protocol is None else protocol
     connection.start()
-    raw = await connection.request("initialize", _initialize_params(client, offered, asked))
+    try:
+        raw = await connection.request("initialize", _initialize_params(client, offered, asked))
+    except RpcError as exc:
+        if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        raise IncompatibleAgent(refused_version(exc, offered, asked)) from None
     try:
         lane = client_lane(raw, offered, asked)
     except UnsupportedVersion as exc:
@@ -510,6 +535,7 @@ async def spawn_agent(
     protocol: int | None = None,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
     stderr: int | IO[Any] | None = None,
     exit_timeout: float = EXIT_TIMEOUT,
     **options: Unpack[ConnectionOptions],
@@ -519,7 +545,8 @@ async def spawn_agent(
 
     `client` serves the agent's requests (default: a new `Client`); `permissions` sets its
     policy, `workspace` its files and terminals (v1 agents use them); `protocol` forces a
-    protocol version (default: the newest, falling back to what the agent answers). Raises
+    protocol version (default: the newest, falling back to what the agent answers). The
+    child's environment is trimmed unless `inherit_env` (see `connect_process`). Raises
     OSError when the program cannot be started, IncompatibleAgent, RpcError or
     ConnectionClosed when initialization fails.
     """
@@ -530,8 +557,8 @@ async def spawn_agent(
         handler.workspace = workspace
     process: ProcessConnection
     async with connect_process(
-        _Unrouted(), program, *args, cwd=cwd, env=env, stderr=stderr,
-        exit_timeout=exit_timeout, **options,
+        _Unrouted(), program, *args, cwd=cwd, env=env, inherit_env=inherit_env,
+        stderr=stderr, exit_timeout=exit_timeout, **options,
     ) as process:  # fmt: skip
         agent = await connect_agent(handler, process, protocol=protocol)
         try:

@@ -77,6 +77,7 @@ class RemoteSession:
         self._hub: Broadcast[Any] = Broadcast(name=f"session {session_id}")
         self._log: list[tuple[Any, State | None]] = []  # since the oldest running prompt() began
         self._logging = 0
+        self._answered = 0  # (v1) where in the log the latest answered turn ended
         self._changed = asyncio.Event()
         self._permissions: set[asyncio.Task[Any]] = set()
 
@@ -118,27 +119,44 @@ class RemoteSession:
         start = len(self._log) if self._logging else 0
         if not self._logging:
             self._log.clear()
+            self._answered = 0
         self._logging += 1
         v1 = not lane.features.state_updates
         if v1:
             self.state.prompt_started()
-        stop_reason: str | None = None
+        result: TurnResult | None = None
         try:
-            request = lane.models.PromptRequest(session_id=self.id, prompt=blocks)
-            answer = await self.client.stub.session_prompt(request)
-            if v1:
-                await self.client.connection.notifications_handled()
-                stop_reason = str(answer.stop_reason)
-                updates = [update for update, _ in self._log[start:]]
-                return TurnResult(None, stop_reason, None, updates, self._text_of(updates))
-            first, last, state = await self._turn_end(start, len(self._log), answer.message_id)
-            updates = [update for update, _ in self._log[first : last + 1]]
-            _, reason, error = state
-            return TurnResult(answer.message_id, reason, error, updates, self._text_of(updates))
+            result = await self._turn(blocks, start, v1)
+            return result
+        except ConnectionClosed:  # the same words on every version, with the exit status
+            raise ConnectionClosed(await self.client.gone("before the turn ended")) from None
         finally:
             self._logging -= 1
             if v1:
-                self.state.prompt_finished(stop_reason)
+                self.state.prompt_finished(None if result is None else result.stop_reason)
+
+    async def _turn(self, blocks: list[Any], start: int, v1: bool) -> TurnResult:
+        request = self.lane.models.PromptRequest(session_id=self.id, prompt=blocks)
+        try:
+            answer = await self.client.stub.session_prompt(request)
+        except RpcError:
+            if v1:  # what came before the error answer was that turn's
+                await self.client.connection.notifications_handled()
+                self._answered = len(self._log)
+            raise
+        if v1:
+            # The turn's updates came after the previous prompt's answer (a held prompt's turn
+            # begins once the turn ahead of it was answered) and before this one.
+            await self.client.connection.notifications_handled()
+            end = len(self._log)
+            updates = [update for update, _ in self._log[max(start, self._answered) : end]]
+            self._answered = end
+            text = self._text_of(updates)
+            return TurnResult(None, str(answer.stop_reason), None, updates, text)
+        first, last, state = await self._turn_end(start, len(self._log), answer.message_id)
+        updates = [update for update, _ in self._log[first : last + 1]]
+        _, reason, error = state
+        return TurnResult(answer.message_id, reason, error, updates, self._text_of(updates))
 
     async def cancel(self) -> None:
         """Cancel the running turn (`session/cancel`); permission requests still pending, and
@@ -234,7 +252,7 @@ class RemoteSession:
                     )
             checked = len(self._log)
             if self.client.connection.closed:
-                raise ConnectionClosed("the agent went away before the turn ended")
+                raise ConnectionClosed("the connection closed")
             self._changed.clear()
             await self._changed.wait()
 

@@ -75,8 +75,9 @@ def test_generate_exits_0_and_check_exits_1_on_a_difference(cli: Cli, tmp_path: 
     schema = write_schema(tmp_path / "src", SMALL)
     run = cli("generate", "--schema", schema, "--out", tmp_path / "out", "--package", "small")
     assert (run.code, run.out, run.err) == (0, "", "")
-    written = {p.name for p in (tmp_path / "out" / "small").iterdir()}
-    assert {"__init__.py", "_runtime.py", "methods.py", "models.py", "py.typed"} <= written
+    written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")}
+    lane = {"small/v1/__init__.py", "small/v1/methods.py", "small/v1/models.py", "small/py.typed"}
+    assert lane | {"small/__init__.py", "small/runtime/_runtime.py"} <= written
     check = (
         "generate",
         "--check",
@@ -89,11 +90,11 @@ def test_generate_exits_0_and_check_exits_1_on_a_difference(cli: Cli, tmp_path: 
     )
     clean = cli(*check)
     assert (clean.code, clean.out) == (0, "")
-    models = tmp_path / "out" / "small" / "models.py"
+    models = tmp_path / "out" / "small" / "v1" / "models.py"
     models.write_text(models.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     changed = cli(*check)
     assert changed.code == 1
-    assert changed.out.startswith("--- a/small/models.py\n+++ b/small/models.py\n")
+    assert changed.out.startswith("--- a/small/v1/models.py\n+++ b/small/v1/models.py\n")
     assert changed.out.endswith("\n-# edited\n")
 
 
@@ -111,8 +112,8 @@ def test_unstable_lane_beside_the_schema(cli: Cli, tmp_path: Path) -> None:
         "--unstable",
     )
     assert run.code == 0, run.err
-    assert (tmp_path / "out" / "small" / "models.py").is_file()
-    assert (tmp_path / "out" / "small_unstable" / "models.py").is_file()
+    assert (tmp_path / "out" / "small" / "v1" / "models.py").is_file()
+    assert (tmp_path / "out" / "small_unstable" / "v1_unstable" / "models.py").is_file()
 
 
 def test_missing_schema_file(cli: Cli, tmp_path: Path) -> None:
@@ -175,12 +176,64 @@ def test_package_name_must_be_an_identifier(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_unknown_subcommand_and_flag(cli: Cli) -> None:
-    assert one_error(cli("frobnicate")).startswith("argument command: invalid choice: 'frobnicate'")
-    assert one_error(cli("generate", "--frob")) == "unrecognized arguments: --frob (see --help)"
-    missing = cli("schema", "pin")
-    assert (missing.code, missing.err) == (
-        2,
-        "acp-codegen schema pin: error: the following arguments are required: ref (see --help)\n",
+    assert one_error(cli("frobnicate")) == (
+        "argument COMMAND: invalid choice: 'frobnicate' (choose from 'generate', 'schema',"
+        " 'diff', 'replay') (see acp-codegen --help)"
+    )
+    assert one_error(cli("generate", "--frob")) == (
+        "unrecognized arguments: --frob (see acp-codegen generate --help)"
+    )
+    assert one_error(cli("schema", "pin")) == (
+        "the following arguments are required: ref (see acp-codegen schema pin --help)"
+    )
+
+
+def test_an_unknown_flag_is_named_wherever_it_stands(cli: Cli) -> None:
+    """Before the command, after it, or with none: the flag itself, and the help to read."""
+    for args, where in [
+        (("--bogus",), "acp-codegen"),
+        (("--bogus", "generate"), "acp-codegen"),
+        (("schema", "--bogus"), "acp-codegen schema"),
+        (("schema", "list", "--bogus"), "acp-codegen schema list"),
+        (("diff", "a", "b", "--bogus"), "acp-codegen diff"),
+        (("replay", "t.jsonl", "--bogus"), "acp-codegen replay"),
+    ]:
+        assert one_error(cli(*args)) == f"unrecognized arguments: --bogus (see {where} --help)"
+    assert one_error(cli()) == (
+        "a command is required: generate, schema, diff, replay (see acp-codegen --help)"
+    )
+    assert one_error(cli("schema")) == (
+        "schema needs a command: sync, pin or list (see acp-codegen schema --help)"
+    )
+
+
+def test_every_help_ends_with_its_exit_status(cli: Cli) -> None:
+    helps = [(), ("generate",), ("schema",), ("schema", "sync"), ("schema", "pin")]
+    helps += [("schema", "list"), ("schema", "outdated"), ("diff",), ("replay",)]
+    for args in helps:
+        run = cli(*args, "--help")
+        assert (run.code, run.err) == (0, ""), args
+        last = run.out.rstrip("\n").split("\n\n")[-1]
+        assert last.startswith("exit status: 0 "), (args, last)
+        assert "3 a bug of acp-codegen's (please report it)" in " ".join(last.split()), args
+        assert all(len(line) <= 80 for line in run.out.splitlines()), args
+
+
+def test_json_output_is_spelled_the_same_by_every_command(cli: Cli, tmp_path: Path) -> None:
+    """`--format json` and its short `--json`, which `diff` and `replay` both take; the two
+    together are refused."""
+    schema = write_schema(tmp_path, SMALL)
+    long, short = (
+        cli("diff", schema, schema, "--format", "json"),
+        cli("diff", schema, schema, "--json"),
+    )
+    assert (long.code, short.code) == (0, 0)
+    assert json.loads(long.out) == json.loads(short.out)
+    assert one_error(cli("diff", schema, schema, "--json", "--format", "text")) == (
+        "argument --format: not allowed with argument --json (see acp-codegen diff --help)"
+    )
+    assert one_error(cli("replay", "t.jsonl", "--json", "--format", "text")) == (
+        "argument --format: not allowed with argument --json (see acp-codegen replay --help)"
     )
 
 
@@ -210,93 +263,42 @@ def test_unknown_ref(cli: Cli, tmp_path: Path, mirror: Path) -> None:
 
 
 def test_a_relative_schema_path_is_read_from_where_the_command_runs(
-    cli: Cli, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, tmp_path: Path, mirror: Path
 ) -> None:
     """Outside any checkout: a relative `--schema` resolves against the working folder, and
     one that is not there says which folder it was looked for in."""
-    monkeypatch.setenv("PWD", str(tmp_path))  # the shell is where the command runs
-    monkeypatch.delenv("OLDPWD", raising=False)
     (tmp_path / "specs").mkdir()
     shutil.copy(mirror / "npm-sdk-2.4.0" / "v2" / "schema.json", tmp_path / "specs" / "schema.json")
     run = cli(
         "generate", "--schema", "specs/schema.json", "--out", "out", "--package", "p", cwd=tmp_path
     )
     assert (run.code, run.err) == (0, "")
-    assert (tmp_path / "out" / "p" / "models.py").is_file()
-    missing = "../shared/acp-schema/schema-v2.0.0-alpha.3/v2/schema.json"
-    empty = tmp_path / "empty-mirror"  # a mirror without that release
-    empty.mkdir()
-    run = cli(
-        "generate", "--schema", missing, "--out", "o2", "--package", "p", cwd=tmp_path, mirror=empty
-    )
-    assert one_error(run) == f"schema not found: {missing} (relative to {tmp_path})"
-    assert not (tmp_path / "o2").exists()
-
-
-def test_a_relative_path_not_in_the_working_folder_is_read_from_the_shells(
-    cli: Cli, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A launcher that runs the command in another folder without updating `$PWD` (a
-    subprocess with `cwd=`) and passes a path relative to its own folder: the file is read
-    from `$PWD`, with a note; `generate --schema` and `diff` alike. Nothing else changes."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    (home / "specs").mkdir(parents=True)
-    work.mkdir()
-    release = mirror / "npm-sdk-2.4.0" / "v2"
-    shutil.copy(release / "schema.json", home / "specs" / "schema.json")
-    monkeypatch.setenv("PWD", str(home))
-    run = cli(
-        "generate", "--schema", "specs/schema.json", "--out", "out", "--package", "p", cwd=work
-    )
-    assert run.code == 0
-    assert run.err == (
-        f"acp-codegen: note: specs/schema.json is not in {work}; reading"
-        f" {home / 'specs' / 'schema.json'} ($PWD names that folder)\n"
-    )
-    assert (work / "out" / "p" / "models.py").is_file()  # the output goes where it was told
-    assert not (home / "out").exists()
-    run = cli("diff", "specs/schema.json", "specs/schema.json", cwd=work)
-    assert run.code == 0 and run.err.count("acp-codegen: note: specs/schema.json") == 2
-    # Found in the working folder: read from there, no note.
-    shutil.copytree(home / "specs", work / "specs")
-    run = cli(
-        "generate", "--schema", "specs/schema.json", "--out", "o2", "--package", "p", cwd=work
-    )
+    assert (tmp_path / "out" / "p" / "v1" / "models.py").is_file()
+    run = cli("diff", "specs/schema.json", "specs", cwd=tmp_path)
     assert (run.code, run.err) == (0, "")
 
 
-def test_a_relative_path_a_script_cd_left_behind_is_read_from_oldpwd_or_the_mirror(
+def test_a_relative_path_not_in_the_working_folder_is_not_looked_for_elsewhere(
     cli: Cli, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`cd "$(mktemp -d)" && acp-codegen generate --schema ../shared/acp-schema/REF/v2/schema.json`
-    from the folder the path is relative to: `$PWD` is the new folder, `$OLDPWD` the old one;
-    without `$OLDPWD`, a path naming a release of `$ACP_SCHEMA_MIRROR` is read from there."""
+    """The file exists relative to `$PWD`, to `$OLDPWD` and in `$ACP_SCHEMA_MIRROR`, but not
+    relative to the working folder: `generate --schema` and `diff` refuse it with the folder
+    they looked in, and write nothing (a typo never reads another schema)."""
     home, work = tmp_path / "a" / "home", tmp_path / "b" / "work"
-    home.mkdir(parents=True)
+    (home / "specs").mkdir(parents=True)
     work.mkdir(parents=True)
+    shutil.copy(mirror / "npm-sdk-2.4.0" / "v2" / "schema.json", home / "specs" / "schema.json")
     (tmp_path / "a" / "shared").symlink_to(mirror)  # beside home, not beside work
-    given = "../shared/schema-v2.0.0-alpha.3/v2/schema.json"
-    monkeypatch.setenv("PWD", str(work))
+    monkeypatch.setenv("PWD", str(home))
     monkeypatch.setenv("OLDPWD", str(home))
-    run = cli("generate", "--schema", given, "--out", "out", "--package", "p", cwd=work)
-    assert run.code == 0
-    assert run.err == (
-        f"acp-codegen: note: {given} is not in {work}; reading {home / given}"
-        " ($OLDPWD names that folder)\n"
-    )
-    assert (work / "out" / "p" / "models.py").is_file()
-    monkeypatch.delenv("OLDPWD")
-    nowhere = "../elsewhere/acp-schema/schema-v2.0.0-alpha.3/v2/schema.json"
-    run = cli("generate", "--schema", nowhere, "--out", "o2", "--package", "p", cwd=work)
-    assert run.code == 0
-    read = mirror / "schema-v2.0.0-alpha.3" / "v2" / "schema.json"
-    assert run.err == (
-        f"acp-codegen: note: {nowhere} is not in {work}; reading {read}"
-        " (release schema-v2.0.0-alpha.3 of $ACP_SCHEMA_MIRROR)\n"
-    )
-    assert (work / "o2" / "p" / "models.py").read_text(encoding="utf-8") == (
-        work / "out" / "p" / "models.py"
-    ).read_text(encoding="utf-8")
+    for given in ("specs/schema.json", "../shared/schema-v2.0.0-alpha.3/v2/schema.json"):
+        assert (home / given).is_file()
+        run = cli("generate", "--schema", given, "--out", "out", "--package", "p", cwd=work)
+        assert one_error(run) == f"schema not found: {given} (relative to {work})"
+        assert one_error(cli("diff", given, given, cwd=work)) == (
+            f"schema not found: {given} (relative to {work})"
+        )
+    assert list(work.iterdir()) == []
 
 
 def test_no_project_here_or_above(cli: Cli, tmp_path: Path) -> None:
@@ -373,7 +375,7 @@ def test_names_overrides_pin_variant_names(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "out"
     run = cli("generate", "--schema", schema, "--out", out, "--package", "p", "--names", names)
     assert run.code == 0, run.err
-    models = (out / "p" / "models.py").read_text(encoding="utf-8")
+    models = (out / "p" / "v1" / "models.py").read_text(encoding="utf-8")
     assert "class PartX(_PartBase):" in models and "class Why(_PartBase):" in models
 
 
@@ -520,10 +522,10 @@ def test_pin_adds_a_release_and_makes_it_the_default_then_generate_bumps(
 
     # A spec bump is pin + generate: the packages now come from the new default.
     assert cli("generate", "--unstable", cwd=root, mirror=local).code == 0
-    for package in ("acp_v1", "acp_v2", "acp_v1_unstable", "acp_v2_unstable"):
-        init = (root / "generated" / package / "__init__.py").read_text(encoding="utf-8")
-        assert 'SCHEMA_REF = "schema-v2.0.0-alpha.1"' in init, package
-    methods = (root / "generated" / "acp_v2_unstable" / "methods.py").read_text(encoding="utf-8")
+    for lane in ("v1", "v2", "v1_unstable", "v2_unstable"):
+        init = (root / "generated" / "acp_kit" / lane / "__init__.py").read_text(encoding="utf-8")
+        assert 'SCHEMA_REF = "schema-v2.0.0-alpha.1"' in init, lane
+    methods = (root / "generated" / "acp_kit" / "v2_unstable" / "methods.py").read_text("utf-8")
     assert "unstable=True" in methods and "unstable=False" in methods
     assert cli("generate", "--check", "--unstable", cwd=root, mirror=local).code == 0
 
@@ -613,7 +615,7 @@ def test_generate_in_a_project_without_a_lock_says_how_to_make_one(
     (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen]\n", encoding="utf-8")
     assert one_error(cli("generate", cwd=tmp_path)) == (
         f"no packages configured in {tmp_path / 'pyproject.toml'}: add"
-        " [[tool.acp-codegen.packages]] tables (package, schema)"
+        " [[tool.acp-codegen.packages]] tables (package, schema or lanes)"
     )
 
 
@@ -622,8 +624,8 @@ def test_a_pinned_cache_entry_given_as_schema_keeps_its_ref(cli: Cli, tmp_path: 
     cached = REPO / "schema" / "cache" / "npm-sdk-2.4.0" / "v2" / "schema.json"
     run = cli("generate", "--schema", cached, "--out", tmp_path, "--package", "acp_v2")
     assert (run.code, run.err) == (0, "")
-    # The same package as the committed one, generated from the lock.
-    assert snapshot(tmp_path / "acp_v2") == snapshot(REPO / "generated" / "acp_v2")
+    # The same lane as the committed one's, generated from the lock.
+    assert snapshot(tmp_path / "acp_v2" / "v2") == snapshot(REPO / "generated" / "acp_kit" / "v2")
 
 
 def test_a_local_schema_records_its_sha256(cli: Cli, tmp_path: Path) -> None:
@@ -667,7 +669,7 @@ def test_a_ruff_failure_on_our_output_is_exit_3(
 
     def broken(files: dict[str, str]) -> Any:
         return real(
-            {**files, "p/methods.py": "def broken(:\n"} if "p/methods.py" in files else files
+            {**files, "p/v1/methods.py": "def broken(:\n"} if "p/v1/methods.py" in files else files
         )
 
     monkeypatch.setattr(codegen.pipeline, "Formatting", broken)
@@ -676,7 +678,7 @@ def test_a_ruff_failure_on_our_output_is_exit_3(
     assert (run.code, run.out) == (3, "")
     assert run.err == (
         "acp-codegen: internal error (please report it): ruff failed on the generated code:"
-        " error: Failed to parse p/methods.py:1:12: Expected a parameter or the end of the"
+        " error: Failed to parse p/v1/methods.py:1:12: Expected a parameter or the end of the"
         " parameter list\n"
     )
     assert not (tmp_path / "out").exists()
@@ -696,7 +698,7 @@ def test_a_ruff_failure_from_the_projects_own_templates_is_bad_input(
     message = one_error(cli("generate", cwd=root, mirror=mirror))
     assert message.startswith(
         f"the templates in {templates} make code ruff rejects: ruff failed on the generated"
-        " code: error: Failed to parse acp_v1/methods.py:"
+        " code: error: Failed to parse acp_kit/v1/methods.py:"
     )
     assert not (root / "generated").exists()
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import acp_kit as kit
 import pytest
-from acp_kit.runtime.jsonrpc import RoleBase
+from acp_kit.runtime.connection import RoleBase
 from acp_kit.toolkit.router import AgentRouter
 
 from tests.support.rpc_wire import RawPeer, notification, pipe, request, run

@@ -19,7 +19,8 @@ import acp_kit as kit
 import pytest
 
 from tests.e2e.test_interop_ts import INTEROP, NODE, REPO, SDK_CLIENT, result_of, sdk_console
-from tests.support.rpc_wire import FULL_TURN, run
+from tests.support.echo_turn import TS_AGENT_TURN
+from tests.support.rpc_wire import run
 
 UNSTABLE_CLIENT = [*SDK_CLIENT, "--unstable"]
 UNSTABLE_AGENT = [str(NODE), str(INTEROP / "ts_agent.mjs"), "--unstable"]
@@ -179,5 +180,5 @@ def test_our_unstable_client_runs_the_sdk_agent_s_plain_turn_and_cancel(tmp_path
     assert sdk_console(log.read_text()) == []
     assert "aborting the running turn" in log.read_text()
     kinds = [kit.v2_unstable.encode(u)["sessionUpdate"] for u in full.updates]
-    assert kinds == FULL_TURN
+    assert kinds == TS_AGENT_TURN
     assert cancelled.stop_reason == "cancelled"

@@ -248,3 +248,93 @@ asyncio.run(main())
         if m["role"] == "agent"
     ]
     assert agent_text == ["You said: hello."]
+
+
+# -- the child's environment -------------------------------------------------------------------
+# The child reports the environment it got as its first message (an extension notification).
+ENV_SCRIPT = """
+CHILD = "import json, os, sys; print(json.dumps({'jsonrpc': '2.0', 'method': '_env', 'params': dict(os.environ)}), flush=True); sys.stdin.read()"
+
+class EnvClient(acp.ClientBase):
+    def __init__(self):
+        self.env = asyncio.get_running_loop().create_future()
+    async def ext_notification(self, method, params):
+        self.env.set_result(params)
+
+async def child_env(**kwargs):
+    client = EnvClient()
+    async with acp.connect_process(client, PY, "-c", CHILD, **kwargs):
+        return await client.env
+
+async def main():
+    os.environ["ACP_TEST_SECRET"] = "s3cret"
+    report(
+        trimmed=await child_env(),
+        added=await child_env(env={"EXTRA": "1", "HOME": "/elsewhere"}),
+        inherited=await child_env(inherit_env=True),
+        kept=[k for k in ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "PYTHONHOME",
+                          "PYTHONPATH") if k in os.environ],
+        home=os.environ.get("HOME"),
+    )
+asyncio.run(main())
+"""
+SCENARIOS["environment"] = ENV_SCRIPT
+
+
+def test_a_child_gets_a_trimmed_environment_plus_what_it_is_given() -> None:
+    result = run_scenario("environment")
+    kept = set(result["kept"])  # type: ignore[arg-type]
+    trimmed, added, inherited = (
+        dict(result[k])  # type: ignore[call-overload]
+        for k in ("trimmed", "added", "inherited")
+    )
+    # Python may add LC_CTYPE when it coerces a C locale (PEP 538): nothing else is added.
+    assert set(trimmed) - {"LC_CTYPE"} == kept
+    assert trimmed.get("HOME") == result["home"]
+    assert set(added) - {"LC_CTYPE"} == kept | {"EXTRA", "HOME"}
+    assert (added["EXTRA"], added["HOME"]) == ("1", "/elsewhere")
+    assert "ACP_TEST_SECRET" not in trimmed and "ACP_TEST_SECRET" not in added
+    assert "PYTHONPATH" in trimmed  # the scenario runs with it: its Python children need it
+    assert inherited["ACP_TEST_SECRET"] == "s3cret"
+
+
+# -- a recorder killed mid-stream ----------------------------------------------------------------
+RECORDING_AGENT = """
+import asyncio, sys
+import acp_v2 as acp
+
+class Streamer(acp.AgentBase):
+    async def ext_method(self, method, params):
+        for n in range(1_000_000):
+            await self.connection.notify("_tick", {"n": n})
+        return None
+
+async def main():
+    connection = await acp.connect_stdio(Streamer(), tap=acp.TranscriptRecorder(sys.argv[1]))
+    await connection.wait_closed()
+
+asyncio.run(main())
+"""
+
+
+def test_a_recorder_killed_mid_stream_loses_nothing_that_was_sent(tmp_path: Path) -> None:
+    from tests.support.hostile import Peer, line, request
+
+    transcript = tmp_path / "stream.jsonl"
+    peer = Peer([sys.executable, "-c", RECORDING_AGENT, str(transcript)])
+    try:
+        asked = line(request(1, "_stream"))
+        peer.send_bytes(asked)
+        received = []
+        for _ in range(2000):
+            got = peer.recv_line()
+            assert got is not None
+            received.append(got.rstrip(b"\n"))
+        peer.process.kill()  # SIGKILL: no flush, no exit handler
+        assert peer.process.wait(timeout=30) == -9
+    finally:
+        peer.kill()
+    recorded = transcript.read_bytes().splitlines()
+    assert recorded[0] == asked.rstrip(b"\n")
+    assert recorded[1 : 1 + len(received)] == received  # every line the peer got, in order
+    assert json.loads(received[-1]) == {"jsonrpc": "2.0", "method": "_tick", "params": {"n": 1999}}

@@ -16,7 +16,7 @@ from typing import Any
 
 import acp_kit as kit
 import pytest
-from acp_kit.runtime.jsonrpc import RoleBase
+from acp_kit.runtime.connection import RoleBase
 from acp_kit.toolkit.router import AgentRouter
 
 from codegen.cli import main

@@ -1,7 +1,9 @@
-"""A notification that starts with the compact envelope of the method seen last is queued
-after parsing only its params (`_reading._took_compact`). Every line that starts that way but
-is not exactly such a notification must get what the general way gives it: a request, a
-parse error with its reason, the last of two `params`, whitespace allowed around the value."""
+"""A notification that starts with the compact envelope of the notification method read last
+is handed on after parsing only its params (the first branch of the reading step,
+`LineReader.take`). Every line that starts that way but is not exactly such a notification
+must get what the general way gives it: a request, a parse error with its reason, the last of
+two `params`, whitespace allowed around the value. These tests run with the fast paths off
+too (test_fast_paths_off.py), with the same results."""
 
 from __future__ import annotations
 
@@ -49,8 +51,6 @@ async def outcome(lines: list[bytes]) -> tuple[list[str], list[Any]]:
         peer.send_bytes(START + chunk_params(text) + b"}\n")
     while len(client.texts) < 2:
         await asyncio.sleep(0.001)
-    assert peer.connection._compact_note is not None
-    assert peer.connection._compact_note[0] == START
     for line in lines:
         peer.send_bytes(line + b"\n")
     peer.eof()
@@ -89,7 +89,7 @@ def test_lines_that_start_compact_but_are_not_are_read_the_general_way(
 
 
 def test_a_long_compact_line_goes_the_general_way_to_the_same_end() -> None:
-    from acp_kit.v2._reading import COMPACT_MAX_BYTES
+    from acp_kit.runtime._reading import COMPACT_MAX_BYTES
 
     text = "x" * COMPACT_MAX_BYTES
     line = START + chunk_params(text) + b"}"

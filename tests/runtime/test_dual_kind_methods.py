@@ -117,7 +117,7 @@ def test_each_kind_reaches_its_own_handler_by_the_id(
             seen.append(("notification", params))
 
     async def scenario() -> None:
-        peer = RawPeer(Proxy(), pkg.Connection)
+        peer = RawPeer(Proxy(), pkg)
         peer.send(notification("hop", {"to": "a"}))
         assert await peer.call(request(7, "hop", {"to": "next"})) == {
             "jsonrpc": "2.0",
@@ -148,7 +148,7 @@ def test_a_kind_the_role_does_not_handle_is_a_method_not_found_or_ignored(
             noted.append(params)
 
     async def scenario() -> None:
-        peer = RawPeer(Agent(), pkg.Connection)
+        peer = RawPeer(Agent(), pkg)
         # The agent handles relay/message's notification only: its request is -32601 ...
         assert await peer.call(request(1, "relay/message", {"n": 1})) == {
             "jsonrpc": "2.0",
@@ -166,7 +166,7 @@ def test_a_kind_the_role_does_not_handle_is_a_method_not_found_or_ignored(
             return pkg.MessageRelayResponse(n=params.n * 2)
 
     async def client_side() -> None:
-        peer = RawPeer(Client(), pkg.Connection)
+        peer = RawPeer(Client(), pkg)
         # ... and the client serves the request; its notification is ignored quietly.
         peer.send(notification("relay/message", {"n": 5}))
         got = await peer.call(request(2, "relay/message", {"n": 21}))
@@ -179,7 +179,7 @@ def test_stubs_send_each_kind(make_package: Callable[..., ModuleType]) -> None:
     pkg = make_package(SCHEMA)
 
     async def scenario() -> None:
-        peer = RawPeer(pkg.ClientBase(), pkg.Connection)
+        peer = RawPeer(pkg.ClientBase(), pkg)
         stub = pkg.AgentStub(peer.connection)
         await stub.hop_notification(pkg.HopNotification(to="x"))
         assert await peer.recv() == notification("hop", {"to": "x"})

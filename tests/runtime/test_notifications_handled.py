@@ -9,8 +9,9 @@ import asyncio
 from typing import Any
 
 from acp_kit import v1 as acp
+from acp_kit.runtime import jsonrpc
 
-from tests.support.rpc_wire import pipe, run
+from tests.support.rpc_wire import run
 
 
 def update(n: int) -> dict[str, Any]:
@@ -35,17 +36,16 @@ class SlowClient(acp.ClientBase):
 
 def feed(updates: int, **options: Any) -> tuple[SlowClient, acp.Connection, Any]:
     client = SlowClient()
-    reader, writer = pipe()
-    _, out = pipe()
-    connection = acp.Connection(client, reader, out, **options)
+    peer, end = acp.memory_pair()
+    connection = acp.Connection(client, end, **options)
     connection.start()
     for n in range(updates):
         note = acp.SessionNotification(
             session_id="s", update=acp.decode(acp.SessionUpdate, update(n))
         )
         message = {"jsonrpc": "2.0", "method": "session/update", "params": acp.encode(note)}
-        writer.write(acp.jsonrpc.dump_line(message))
-    return client, connection, writer
+        peer.feed(jsonrpc.dump_line(message))
+    return client, connection, peer
 
 
 def test_it_returns_once_every_notification_read_before_was_handled() -> None:
@@ -76,11 +76,11 @@ def test_held_notifications_count_too() -> None:
 
 def test_it_returns_at_once_when_nothing_more_can_be_handled() -> None:
     async def scenario() -> list[str]:
-        client, connection, writer = feed(0)
-        writer.close()  # EOF: the reader and the worker finish
+        client, connection, peer = feed(0)
+        peer.feed_eof()  # EOF: the reader and the worker finish
         await connection.wait_closed()
         await asyncio.wait_for(connection.notifications_handled(), 1)
-        unstarted = acp.Connection(SlowClient(), pipe()[0], pipe()[1])
+        unstarted = acp.Connection(SlowClient(), acp.memory_pair()[0])
         await asyncio.wait_for(unstarted.notifications_handled(), 1)
         return client.handled
 

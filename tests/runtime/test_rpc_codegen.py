@@ -26,9 +26,13 @@ from tests.support.rpc_wire import RawPeer, request, run
 
 
 def rpc_of(pkg: ModuleType) -> ModuleType:
-    """The package's rpc module (the package imports it lazily, on first use; a one-lane
-    package has it in its lane's folder)."""
-    return importlib.import_module(pkg.AgentBase.__module__)
+    """The rpc module of a lane, or of the one lane of a one-lane package (imported lazily,
+    on first use)."""
+    root = Path(pkg.__file__ or "").parent
+    if (root / "rpc.py").exists():
+        return importlib.import_module(pkg.__name__ + ".rpc")
+    (lane,) = [path.parent.name for path in root.glob("*/rpc.py")]
+    return importlib.import_module(f"{pkg.__name__}.{lane}.rpc")
 
 
 @pytest.mark.parametrize(

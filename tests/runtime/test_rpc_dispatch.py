@@ -68,71 +68,81 @@ async def answer_to(raw: bytes | dict[str, Any]) -> Any:
     return await peer.recv()
 
 
+def invalid_params(rid: Any, path: str, reason: str) -> dict[str, Any]:
+    return error(rid, -32602, "Invalid params", {"path": path, "reason": reason})
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
 @pytest.mark.parametrize(
     ("raw", "answer"),
     [
-        (
-            b"{not json\n",
-            error(
-                None,
-                -32700,
-                "Parse error",
-                "Expecting property name enclosed in double quotes at character 1",
-            ),
-        ),
-        (
-            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":NaN}\n',
-            error(None, -32700, "Parse error", "NaN is not JSON"),
-        ),
-        (
-            b'{"jsonrpc":"2.0","id":1,"method":"x","params":1e400}\n',
-            error(None, -32700, "Parse error", "the number 1e400 is out of range"),
-        ),
-        (
-            b'{"jsonrpc":"2.0","id":1,"method":"x","params":[-1E+400]}\n',
-            error(None, -32700, "Parse error", "the number -1E+400 is out of range"),
-        ),
-        (
-            b'{"jsonrpc":"2.0","id":1,"method":"x","params":-Infinity}\n',
-            error(None, -32700, "Parse error", "-Infinity is not JSON"),
-        ),
-        (
-            b'{"jsonrpc":"2.0","id":1,"method":"x","params":"\xff"}\n',
-            error(None, -32700, "Parse error", "invalid UTF-8 at byte 47"),
-        ),
-        (
-            b"[" * 100_000 + b"]" * 100_000 + b"\n",
-            error(None, -32700, "Parse error", "nested too deeply"),
-        ),
+        (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":NaN}\n',
+         invalid_params(1, "$", "NaN is not JSON")),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":1e400}\n',
+         invalid_params(1, "$", "the number 1e400 is out of range")),
+        (b'{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"s",'
+         b'"prompt":[{"type":"text","text":"hi","_meta":{"n":[1,-1E+400]}}]}}\n',
+         invalid_params("p", "$.prompt[0]._meta.n[1]", "the number -1E+400 is out of range")),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":-Infinity}\n',
+         invalid_params(1, "$", "-Infinity is not JSON")),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"cwd":"\xff"}}\n',
+         invalid_params(1, "$.cwd", "invalid UTF-8 at byte 54")),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":1' + b"0" * 5000 + b"}}\n",
+         invalid_params(1, "$.n", "Exceeds the limit (4300 digits) for integer string "
+                                  "conversion: value has 5001 digits")),
+        (b'{"params":' + DEEP + b',"jsonrpc":"2.0","method":"x","id":null}\n',
+         invalid_params(None, "$", "nested too deeply")),
+        (b'{"jsonrpc":"2.0","id":1,"method":"\xff"}\n',
+         error(1, -32602, "Invalid params",
+               {"member": "method", "path": "$", "reason": "invalid UTF-8 at byte 34"})),
+    ],
+    ids=[
+        "nan", "overflow", "deep-in-a-prompt", "infinity", "bad-utf8", "long-int", "deep",
+        "unreadable-method",
+    ],
+)  # fmt: skip
+def test_an_unreadable_request_whose_id_reads_is_answered_under_it(raw: bytes, answer: Any) -> None:
+    assert run(answer_to(raw)) == answer
+
+
+def parse_error(reason: str) -> dict[str, Any]:
+    return error(None, -32700, "Parse error", reason)
+
+
+@pytest.mark.parametrize(
+    ("raw", "answer"),
+    [
+        (b"{not json\n",
+         parse_error("Expecting property name enclosed in double quotes at character 1")),
+        (DEEP + b"\n", parse_error("nested too deeply")),
+        # JSON grammar, but no id to answer under: a notification, an id that is itself
+        # refused, a syntax error after the id, an answer (to a call of ours we never made).
+        (b'{"jsonrpc":"2.0","method":"x","params":1e400}\n',
+         parse_error("the number 1e400 is out of range")),
+        (b'{"jsonrpc":"2.0","id":1e400,"method":"x"}\n',
+         parse_error("the number 1e400 is out of range")),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":1e400,}\n',
+         parse_error("the number 1e400 is out of range")),
+        (b'{"jsonrpc":"2.0","id":1,"result":NaN}\n', parse_error("NaN is not JSON")),
         (b"42\n", error(None, -32600, "Invalid request", "a message must be a JSON object")),
         (  # the default lane has no batches (alpha.3's answer: test_runtime_limits.py)
             b"[]\n",
-            error(
-                None,
-                -32600,
-                "Invalid request",
-                "this protocol version has no batches: send one message per line",
-            ),
+            error(None, -32600, "Invalid request",
+                  "this protocol version has no batches: send one message per line"),
         ),
-        (
-            b'{"jsonrpc":"2.0"}\n',
-            error(None, -32600, "Invalid request", "a message needs a method or an id"),
-        ),
+        (b'{"jsonrpc":"2.0"}\n',
+         error(None, -32600, "Invalid request", "a message needs a method or an id")),
     ],
     ids=[
-        "garbage",
-        "nan",
-        "overflow",
-        "negative-overflow",
-        "infinity",
-        "bad-utf8",
-        "deep",
-        "scalar",
-        "empty-batch",
-        "no-method-no-id",
-    ],  # fmt: skip
-)
-def test_unreadable_messages_are_answered_with_a_null_id(raw: bytes, answer: Any) -> None:
+        "garbage", "deep", "notification", "refused-id", "syntax-after-id", "answer", "scalar",
+        "empty-batch", "no-method-no-id",
+    ],
+)  # fmt: skip
+def test_unreadable_messages_without_an_id_are_answered_with_a_null_id(
+    raw: bytes, answer: Any
+) -> None:
     assert run(answer_to(raw)) == answer
 
 
@@ -373,3 +383,25 @@ def test_a_request_cancelled_before_its_handler_started_is_still_answered() -> N
         assert again["result"] == {"messageId": "msg_s"}
 
     run(scenario())
+
+
+def test_an_unreadable_answer_to_our_call_fails_that_call_saying_where() -> None:
+    async def scenario() -> tuple[Any, Any]:
+        peer = RawPeer(acp.ClientBase())
+        call = asyncio.ensure_future(peer.connection.request("_x/ask", {}))
+        asked = await peer.recv()
+        peer.send_bytes(b'{"jsonrpc":"2.0","id":%d,"result":{"n":[1e400]}}\n' % asked["id"])
+        with pytest.raises(acp.RpcError) as caught:
+            await call
+        answer = await peer.recv()  # the line itself is still a parse error for the peer
+        await peer.connection.close()
+        return caught.value.to_json(), answer
+
+    failed, answer = run(scenario())
+    reason = "the number 1e400 is out of range"
+    assert failed == {
+        "code": -32600,
+        "message": "Invalid response",
+        "data": {"member": "result", "path": "$.n[0]", "reason": reason},
+    }
+    assert answer == error(None, -32700, "Parse error", reason)

@@ -370,7 +370,7 @@ def test_a_handler_serves_one_connection_and_needs_one_to_call_out() -> None:
             _ = agent.client
         peer = RawPeer(agent)
         with pytest.raises(ValueError, match="already serves"):
-            acp.Connection(agent, asyncio.StreamReader(), peer.connection._writer)
+            acp.Connection(agent, acp.memory_pair()[0])
         await peer.connection.close()
 
     run(scenario())

@@ -51,7 +51,7 @@ def test_a_stub_call_times_out_with_a_clear_error_and_cancels_on_the_peer() -> N
 
 
 def test_abandoned_ids_are_capped(caplog: pytest.LogCaptureFixture) -> None:
-    from acp_kit.v2.connection import MAX_ABANDONED_IDS
+    from acp_kit.runtime.connection import MAX_ABANDONED_IDS
 
     async def scenario() -> None:
         peer = RawPeer(acp.ClientBase())

@@ -1,4 +1,5 @@
-"""`_wire.to_text` writes a model's JSON text directly: it must give exactly the bytes of
+"""`jsonrpc.to_text` writes a model's JSON text directly, through the per-class writers each
+lane's `_wire` module registers in the runtime: it must give exactly the bytes of
 `jsonrpc.dump_text(encode(value))`, for every type of both committed lanes (valid and mutated
 values drawn from the IR's strategies), and raise what that raises where it cannot."""
 
@@ -31,8 +32,19 @@ def wire(pkg: ModuleType) -> ModuleType:
     return importlib.import_module(f"{pkg.__name__}._wire")
 
 
+def jsonrpc(pkg: ModuleType) -> ModuleType:
+    """The runtime's jsonrpc module of a lane's package."""
+    return importlib.import_module(f"{pkg.__name__.rpartition('.')[0]}.runtime.jsonrpc")
+
+
+def text_of(pkg: ModuleType) -> Any:
+    """The runtime's `to_text`, with the lane's writers registered."""
+    wire(pkg)
+    return jsonrpc(pkg).to_text
+
+
 def general(pkg: ModuleType, value: Any) -> str:
-    return str(pkg.jsonrpc.dump_text(pkg.encode(value)))
+    return str(jsonrpc(pkg).dump_text(pkg.encode(value)))
 
 
 def types_of(pkg: ModuleType) -> list[Any]:
@@ -72,12 +84,12 @@ def test_the_direct_text_is_the_general_text(lane: str, tp: Any, data: st.DataOb
         return
     if not isinstance(decoded, pkg.models._rt.Model):
         return
-    assert wire(pkg).to_text(decoded) == general(pkg, decoded)
+    assert text_of(pkg)(decoded) == general(pkg, decoded)
 
 
 @pytest.mark.parametrize("pkg", PACKAGES.values(), ids=PACKAGES.keys())
 def test_text_the_direct_way_does_not_cover_goes_the_general_way(pkg: ModuleType) -> None:
-    to_text = wire(pkg).to_text
+    to_text = text_of(pkg)
     chunk = pkg.decode(
         pkg.SessionUpdate,
         {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": TEXT},
@@ -99,7 +111,7 @@ def test_text_the_direct_way_does_not_cover_goes_the_general_way(pkg: ModuleType
 
 @pytest.mark.parametrize("pkg", PACKAGES.values(), ids=PACKAGES.keys())
 def test_values_json_cannot_carry_raise_the_general_way_s_errors(pkg: ModuleType) -> None:
-    to_text = wire(pkg).to_text
+    to_text = text_of(pkg)
     chunk = pkg.decode(
         pkg.SessionUpdate,
         {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": TEXT},
@@ -119,7 +131,7 @@ def test_values_json_cannot_carry_raise_the_general_way_s_errors(pkg: ModuleType
 
 @pytest.mark.parametrize("pkg", PACKAGES.values(), ids=PACKAGES.keys())
 def test_values_that_are_not_models_go_the_general_way(pkg: ModuleType) -> None:
-    to_text = wire(pkg).to_text
+    to_text = text_of(pkg)
     for value in ({"a": [1, "b", None]}, [1, 2], "text", 3, None, pkg.ToolKind.EDIT):
         assert to_text(value) == general(pkg, value)
 
@@ -192,4 +204,28 @@ def test_calls_are_written_as_dump_line_writes_their_messages(pkg: ModuleType) -
         if cancel is not None:
             expected.append({"jsonrpc": "2.0", "method": cancel, "params": {"requestId": rid}})
         rid += 1
-    assert written == b"".join(pkg.jsonrpc.dump_line(m) for m in expected)
+    assert written == b"".join(jsonrpc(pkg).dump_line(m) for m in expected)
+
+
+def test_a_lane_registers_its_writers_when_its_rpc_module_is_loaded() -> None:
+    import subprocess
+    import sys
+
+    from tests.support.hostile import python_env
+
+    script = (
+        "import sys\n"
+        "from acp_kit import v2\n"
+        "from acp_kit.runtime import _runtime\n"
+        "assert 'acp_kit.v2._wire' not in sys.modules and not _runtime.WRITERS\n"
+        "v2.AgentStub\n"  # the rpc module: a lane's stubs are what sends its models
+        "assert _runtime.WRITERS[v2.PromptRequest] is sys.modules['acp_kit.v2._wire']"
+        "._WRITERS[v2.PromptRequest]\n"
+        "print(len(_runtime.WRITERS))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=python_env(),
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == len(wire(acp_v2)._WRITERS)

@@ -1,5 +1,6 @@
-"""Helpers for the JSON-RPC runtime tests: in-memory pipes, a raw peer that speaks bytes to a
-Connection under test, and a bounded `asyncio.run`."""
+"""Helpers for the JSON-RPC runtime tests: a raw peer that speaks bytes to a Connection under
+test over an in-memory transport pair, in-memory pipes for the reader/writer form of
+`Connection`, and a bounded `asyncio.run`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from acp_kit import v2 as acp
+from acp_kit.runtime import connection
 
 T = TypeVar("T")
 TIMEOUT = 10.0
@@ -48,39 +50,59 @@ def pipe() -> tuple[asyncio.StreamReader, MemoryWriter]:
 def connect_pair(
     agent: acp.AgentBase, client: acp.ClientBase
 ) -> tuple[acp.Connection, acp.Connection]:
-    """Our agent and our client joined by two in-memory pipes, both started."""
-    to_agent, client_out = pipe()
-    to_client, agent_out = pipe()
-    agent_conn = acp.Connection(agent, to_agent, agent_out)
-    client_conn = acp.Connection(client, to_client, client_out)
+    """Our agent and our client joined by an in-memory transport pair, both started."""
+    agent_end, client_end = acp.memory_pair()
+    agent_conn = acp.Connection(agent, agent_end)
+    client_conn = acp.Connection(client, client_end)
     agent_conn.start()
     client_conn.start()
     return agent_conn, client_conn
 
 
 class RawPeer:
-    """The far end of a Connection under test: it writes raw lines and reads raw lines."""
+    """The far end of a Connection under test, over an in-memory transport pair: it writes
+    raw lines and reads raw lines."""
 
-    def __init__(self, handler: acp.jsonrpc.RoleBase, connection: type | None = None) -> None:
-        """`connection`: the Connection class of the handler's package, when it is not
-        acp_kit's (a package generated in a test has a runtime of its own)."""
-        self.inbox, self._to_conn = pipe()  # what the connection reads
-        self._from_conn, writer = pipe()  # what the connection writes
-        made = acp.Connection if connection is None else connection
-        self.connection = made(handler, self.inbox, writer)
+    def __init__(self, handler: connection.RoleBase, runtime: Any = None, **options: Any) -> None:
+        """`runtime`: the package whose `Connection` and `memory_pair` serve the handler, when
+        it is not acp_kit (a package generated in a test has a runtime of its own)."""
+        made = acp if runtime is None else runtime
+        self._end, theirs = made.memory_pair()
+        self.connection = made.Connection(handler, theirs, **options)
         self.connection.start()
+        self._buffer = b""
+        self._eof = False
 
     def send_bytes(self, data: bytes) -> None:
-        self._to_conn.write(data)
+        self._end.feed(data)
 
     def send(self, message: Any) -> None:
         self.send_bytes(json.dumps(message).encode() + b"\n")
 
     def eof(self) -> None:
-        self._to_conn.close()
+        self._end.feed_eof()
+
+    async def _more(self) -> bool:
+        chunk = await self._end.receive()
+        if not chunk:
+            self._eof = True
+            return False
+        self._buffer += chunk
+        return True
+
+    async def readline(self) -> bytes:
+        """The next line the connection writes, b"" once it closed its output (as
+        `asyncio.StreamReader.readline`)."""
+        while b"\n" not in self._buffer:
+            if self._eof or not await self._more():
+                data, self._buffer = self._buffer, b""
+                return data
+        end = self._buffer.index(b"\n") + 1
+        found, self._buffer = self._buffer[:end], self._buffer[end:]
+        return found
 
     async def recv_line(self, timeout: float = 5.0) -> bytes:
-        line = await asyncio.wait_for(self._from_conn.readline(), timeout)
+        line = await asyncio.wait_for(self.readline(), timeout)
         assert line.endswith(b"\n"), f"the connection closed its output: {line!r}"
         return line
 
@@ -94,7 +116,14 @@ class RawPeer:
 
     async def rest(self) -> bytes:
         """Everything the connection writes until it closes its output."""
-        return await asyncio.wait_for(self._from_conn.read(), 5.0)
+
+        async def everything() -> bytes:
+            while not self._eof and await self._more():
+                pass
+            data, self._buffer = self._buffer, b""
+            return data
+
+        return await asyncio.wait_for(everything(), 5.0)
 
 
 def request(rid: Any, method: str, params: Any = None) -> dict[str, Any]:
@@ -119,21 +148,3 @@ def error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]
 
 
 INITIALIZE_PARAMS = {"protocolVersion": 2, "info": {"name": "test-client", "version": "1.0"}}
-
-# The sessionUpdate kinds of one full turn of examples/echo_agent.py, in order.
-FULL_TURN = [
-    "user_message",
-    "state_update",
-    "plan_update",
-    "agent_message_chunk",
-    "agent_message_chunk",
-    "agent_message_chunk",
-    "tool_call_update",
-    "state_update",
-    "state_update",
-    "tool_call_update",
-    "tool_call_content_chunk",
-    "tool_call_update",
-    "usage_update",
-    "state_update",
-]

@@ -40,6 +40,12 @@ UNKNOWN_KEY = st.sampled_from(["x_unknown", "_vendor", "zz-extra"])
 
 
 class WireStrategies:
+    """Strategies of every `$defs` type of `model`. A subclass picks other values for what the
+    schema leaves free: `any_json` (undeclared keys' values, free-form JSON) and `any_key`."""
+
+    any_json: st.SearchStrategy[Any] = JSON
+    any_key: st.SearchStrategy[str] = st.text(max_size=6)
+
     def __init__(self, model: Model) -> None:
         self.model = model
         self._memo: dict[str, st.SearchStrategy[Any]] = {}
@@ -85,8 +91,8 @@ class WireStrategies:
         if branch.shape.kind != "object":
             return self.shape(branch.shape)
         # An inline object alternative: raw JSON, but with the keys that select it.
-        keys = st.fixed_dictionaries({key: JSON for key in branch.required})
-        rest = st.dictionaries(st.text(max_size=6), JSON, max_size=2)
+        keys = st.fixed_dictionaries({key: self.any_json for key in branch.required})
+        rest = st.dictionaries(self.any_key, self.any_json, max_size=2)
         return st.tuples(rest, keys).map(lambda pair: {**pair[0], **pair[1]})
 
     def _object(
@@ -99,7 +105,8 @@ class WireStrategies:
             optional.pop(wire, None)
         base = st.fixed_dictionaries(required, optional=optional)
         declared = {f.wire for f in fields} | set(fixed or {})
-        extra = st.dictionaries(UNKNOWN_KEY.filter(lambda k: k not in declared), JSON, max_size=1)
+        unknown = UNKNOWN_KEY.filter(lambda k: k not in declared)
+        extra = st.dictionaries(unknown, self.any_json, max_size=1)
         return st.tuples(base, extra).map(lambda pair: {**pair[1], **pair[0]})
 
     def _tagged(self, t: TaggedUnion) -> st.SearchStrategy[Any]:
@@ -166,7 +173,7 @@ class WireStrategies:
             return st.dictionaries(st.text(max_size=6), JSON, max_size=3)
         if kind == "union":
             return st.one_of([self.shape(o) for o in shape.options])
-        return JSON
+        return self.any_json
 
 
 def mutate(value: Any, data: st.DataObject, *, same_type: bool = False) -> Any:

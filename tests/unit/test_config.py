@@ -31,7 +31,7 @@ def test_defaults_of_a_minimal_section(tmp_path: Path) -> None:
     assert config.lock == root / "schema" / "pins.lock.json"
     assert config.out == root / "src" / "mine"
     assert config.templates == default_templates() == REPO / "templates"
-    assert not config.own_templates
+    assert not config.user_templates
     assert config.names is None
     assert config.packages == (PackageConfig("acp", ("v2/schema.json",)),)
     assert config.lane_package("v2") == root / "src" / "mine" / "acp"
@@ -50,9 +50,9 @@ def test_a_package_of_several_lanes(tmp_path: Path) -> None:
     assert config.lane_package("v2") == root / "generated" / "acp" / "v2"
 
 
-def test_a_section_may_name_its_own_templates(tmp_path: Path) -> None:
+def test_a_section_may_name_its_own_templates_folder(tmp_path: Path) -> None:
     config = load_config(project(tmp_path, 'templates = "tpl"\nlock = "pins/lock.json"\n'))
-    assert (config.templates, config.own_templates) == (tmp_path / "tpl", True)
+    assert (config.templates, config.user_templates) == (tmp_path / "tpl", True)
     assert config.lock == tmp_path / "pins" / "lock.json"
     assert config.packages == ()
     assert config.lane_package("v2") is None
@@ -60,7 +60,7 @@ def test_a_section_may_name_its_own_templates(tmp_path: Path) -> None:
 
 def test_the_repo_itself_uses_its_templates() -> None:
     config = load_config(REPO)
-    assert (config.templates, config.own_templates) == (REPO / "templates", False)
+    assert (config.templates, config.user_templates) == (REPO / "templates", False)
     assert default_bindings() == REPO / "generated" / "acp_kit" / "v2"
 
 

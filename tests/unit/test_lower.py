@@ -80,8 +80,13 @@ def untagged(*branches: Any) -> AliasContext:
 
 def test_alternatives_after_one_that_takes_every_value_of_its_type_are_dropped() -> None:
     alias = untagged({"type": "string"}, {"$ref": "#/$defs/Mode"}, {"type": "integer"})
-    assert [(g.json_kind, len(g.options)) for g in alias.groups] == [("int", 1), ("str", 1)]
-    assert [o.check.kind for g in alias.groups for o in g.options] == ["any", "any"]
+    assert alias.decode.splitlines() == [
+        "if type(v) is int:",
+        "    return v",
+        "if type(v) is str:",  # any string: the enum after it is never tried
+        "    return v",
+        "raise _rt.expected('an integer or a string', v)",
+    ]
 
 
 def test_a_known_json_type_is_not_tested_again() -> None:
@@ -92,15 +97,28 @@ def test_a_known_json_type_is_not_tested_again() -> None:
         {"type": "null"},
         {"type": "array", "items": {"$ref": "#/$defs/Thing"}},
     )
-    checks = {
-        g.json_kind: [(o.check.kind, o.check.type_known) for o in g.options] for g in alias.groups
-    }
-    assert checks == {
-        "null": [("any", False)],
-        "int": [("bounds", False)],
-        "str": [("enum", True), ("any", False)],
-        "list": [("list", True)],
-    }
+    assert alias.decode.splitlines() == [
+        "if v is None:",
+        "    return v",
+        "if type(v) is int:",
+        "    if v < 0:",
+        "        raise _rt.expected('an integer >= 0', v)",
+        "    return v",
+        "if type(v) is str:",
+        "    try:",
+        "        if v not in _E_Mode:",
+        "            raise _rt.expected(\"one of 'a', 'b'\", v)",
+        "        return _E_Mode[v]",
+        "    except _DecodeError:",
+        "        pass",
+        "    return v",
+        "if type(v) is list:",
+        "    first = v[0] if v else None",
+        "    if first is None or (type(first) is dict and 'id' in first):",
+        "        return _rt.list_of(v, _d_Thing)",
+        "    raise _rt.DecodeError('list matches no alternative')",
+        "raise _rt.expected('null, an integer, a string or a list', v)",
+    ]
     assert " ".join(alias.note.split()) == (
         "Untagged union, decided by JSON type first, in this order: null, integer, string,"
         " list. Among alternatives of another shared JSON type, the first in schema order"
@@ -110,14 +128,50 @@ def test_a_known_json_type_is_not_tested_again() -> None:
 
 
 def test_objects_are_told_apart_by_their_required_keys() -> None:
-    alias = untagged({"$ref": "#/$defs/Thing"}, obj(("x",)), obj())
-    [group] = alias.groups
-    assert [(o.keys, o.always) for o in group.options] == [
-        (("id",), False),
-        (("x",), False),
-        ((), True),
+    alias = untagged({"$ref": "#/$defs/Thing"}, obj(("x",)), obj(("y",)))
+    assert alias.decode.splitlines() == [
+        "if type(v) is dict:",
+        "    if 'id' in v:",
+        "        return _d_Thing(v)",
+        "    if 'x' in v:",
+        "        return _d_UAlternative2(v)",
+        "    if 'y' in v:",
+        "        return _d_UAlternative3(v)",
+        "    raise _rt.DecodeError('object matches no alternative: needs the keys of one of"
+        " {id} or {x} or {y}')",
+        "raise _rt.expected('an object', v)",
     ]
-    assert group.missing == "needs the keys of one of {id} or {x} or {}"
+
+
+def test_an_object_without_required_keys_takes_what_the_others_leave() -> None:
+    alias = untagged({"$ref": "#/$defs/Thing"}, obj(), obj(("x",)))
+    assert alias.decode.splitlines() == [
+        "if type(v) is dict:",
+        "    if 'id' in v:",
+        "        return _d_Thing(v)",
+        "    return _d_UAlternative2(v)",  # the one after it is never tried
+        "raise _rt.expected('an object', v)",
+    ]
+
+
+def test_a_catch_all_last_takes_what_the_typed_alternatives_reject() -> None:
+    alias = untagged({"type": "integer", "maximum": 9}, {"$ref": "#/$defs/Thing"}, {})
+    assert alias.decode.splitlines() == [
+        "if type(v) is int:",
+        "    try:",
+        "        if v > 9:",
+        "            raise _rt.expected('an integer <= 9', v)",
+        "        return v",
+        "    except _DecodeError:",
+        "        pass",
+        "if type(v) is dict:",
+        "    if 'id' in v:",
+        "        try:",
+        "            return _d_Thing(v)",
+        "        except _DecodeError:",
+        "            pass",
+        "return v",  # any value, kept as it is
+    ]
 
 
 # -- the session model -------------------------------------------------------------------------

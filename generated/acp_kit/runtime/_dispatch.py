@@ -3,12 +3,15 @@
 # v2: npm-sdk-2.4.0 v2/schema.json, sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5.
 # v2_unstable: npm-sdk-2.4.0 v2/schema.unstable.json, sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31.
 # Do not edit: regenerate instead.
-"""Serving what the peer sends a `Connection`: requests run as tasks (at most
-`max_running_requests` at once), notifications handed to the handler one at a time in arrival
-order, answers matched to our pending calls, batches answered as one array; calls wait in
-arrival order while there is no room for them.
+"""The dispatch step of a `Connection`: `Dispatcher` serves what the peer sends. Requests run as
+tasks, notifications reach the handler one at a time in arrival order (one worker task),
+answers go to our pending calls, batches are answered as one array, and a line that could not
+be read is answered (under its request's id when the id could still be read).
 
-Part of `Connection` (connection.py), which sets the state declared here.
+Bounds: at most `max_running_requests` requests run at once (one counts until its answer is in
+the output), at most `max_queued_notifications` notifications wait for the handler, and calls
+beyond those wait in `held`, in arrival order; the line reader stops reading while more than
+`max_held_messages` are held. `rebind()` switches the handler for what is read from then on.
 """
 
 from __future__ import annotations
@@ -17,180 +20,97 @@ import asyncio
 import functools
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from ._output import ConnectionOutput
-from ._runtime import DECODERS, DecodeError, decode, encode
+from ._notifications import Note, NoteServer, NotificationQueue
+from ._outgoing import OutgoingCalls
+from ._output import Output, Wakeup
+from ._requests import ABSENT, Batch, InFlight, InvalidParams, Sink, serve_call
+from ._runtime import DECODERS, JsonValue, decode, encode
+from ._salvage import Salvaged
 from .jsonrpc import (
-    INVALID_REQUEST,
     ConnectionClosed,
     Message,
-    RoleBase,
     Route,
+    RouteKey,
     RpcError,
     error_reply,
     reply_line,
     valid_id,
 )
 
-Sink = Callable[[Message], None]
-# How a notification is served: the handler's method and the params decoder (None: raw JSON).
-NoteServer = tuple[Callable[[Any], Awaitable[None]], Callable[[Any], Any] | None]
-# A notification waiting for the handler: its server's two parts, the method and the params.
-Note = tuple[Callable[[Any], Awaitable[None]], Callable[[Any], Any] | None, str, Any]
-ABSENT: Final = object()  # a message without params
 _log = logging.getLogger(f"{__package__}.connection")  # the connection's logger
 
 
-class ConnectionDispatch(ConnectionOutput):
-    """Incoming calls and notifications, and the answers to our own calls."""
+class Handler(Protocol):
+    """What the dispatcher needs of a handler (`RoleBase` in connection.py is one)."""
 
-    handler: RoleBase
-    _cancel_method: str | None
-    _max_running: int
-    _max_notes: int
-    _pending: dict[int, asyncio.Future[Any]]
-    _abandoned: dict[int, None]  # calls we stopped waiting for, oldest first
-    _incoming: dict[Any, InFlight]  # requests by id from arrival until their answer is written
-    _running: int
-    _notes: deque[Note]
-    _held: deque[InFlight | Note]  # read, waiting for room, in order
-    _note_servers: dict[str, NoteServer]  # per routed method, made on first use
-    _note_ready: asyncio.Future[None] | None
-    _worker_task: asyncio.Task[None] | None
-    _reading_done: bool  # every message read has been admitted
-    _closing: bool
+    @property
+    def ROUTES(self) -> Mapping[RouteKey, Route]: ...  # noqa: N802 - the class attribute's name
 
-    def _on_batch(self, items: list[Any]) -> None:
-        if not self.handler.BATCHES:
-            reason = "this protocol version has no batches: send one message per line"
-            self._reply_soon(error_reply(None, RpcError.invalid_request(reason)))
-            return
-        if not items:
-            self._reply_soon(error_reply(None, RpcError.invalid_request("empty batch")))
-            return
-        batch = Batch(self)
-        for item in items:
-            if self._dispatch(item, batch) is not None:
-                batch.expected += 1
-        batch.sealed = True
-        batch.flush_if_complete()
+    @property
+    def CANCEL_METHOD(self) -> str | None: ...  # noqa: N802
 
-    def _dispatch(self, message: Any, batch: Batch | None) -> bool | None:
-        """Route one message (alone, or an item of `batch`). Returns True when an answer will
-        be sent, else None."""
-        sink = self._reply_soon if batch is None else batch.add
-        if type(message) is not dict:
-            return self._reject(sink, None, "a message must be a JSON object")
-        if "method" in message:
-            return self._on_call(message, sink, batch)
-        if "id" in message:
-            self._on_response(message)
-            return None
-        return self._reject(sink, None, "a message needs a method or an id")
+    @property
+    def BATCHES(self) -> bool: ...  # noqa: N802
 
-    def _reject(self, sink: Sink, rid: Any, reason: str) -> bool:
-        sink(error_reply(rid, RpcError.invalid_request(reason)))
-        return True
+    async def ext_method(self, method: str, params: JsonValue) -> JsonValue: ...
 
-    def _on_call(self, message: Message, sink: Sink, batch: Batch | None) -> bool | None:
-        method = message["method"]
-        is_request = "id" in message
-        rid = message.get("id")
-        if is_request and not valid_id(rid):
-            return self._reject(sink, None, "the id must be a string, an integer or null")
-        if message.get("jsonrpc") != "2.0":
-            return self._reject(sink, rid, 'the message needs "jsonrpc": "2.0"')
-        if type(method) is not str:
-            return self._reject(sink, rid, "the method must be a string")
-        params = message.get("params", ABSENT)
-        if not is_request:
-            self._on_notification(method, params)
-            return None
-        if self._closing:
-            return None
-        # Valid ids are None, str or int (never bool), so 1 and "1" stay apart as keys.
-        if rid in self._incoming:
-            return self._reject(sink, rid, "a request with this id is still running")
-        route = self.handler.ROUTES.get((method, "request"))
-        if route is None and not method.startswith("_"):
-            sink(error_reply(rid, RpcError.method_not_found(method)))
-            return True
-        answer = self._send_reply if batch is None else batch.add
-        flight = InFlight(rid, method, route, params, answer, batch is not None)
-        if batch is not None:
-            batch.flights.append(flight)
-        self._incoming[rid] = flight
-        if not self._held and self._running < self._max_running:
-            self._start_request(flight)
+    async def ext_notification(self, method: str, params: JsonValue) -> None: ...
+
+
+class Dispatcher:
+    """Incoming calls, notifications and answers. `dispatch` takes a parsed line,
+    `notification` a notification's method and params, `unreadable` a line that did not
+    parse; each is the one dispatch step of what it takes."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        output: Output,
+        calls: OutgoingCalls,
+        room: Wakeup,
+        *,
+        max_running: int,
+        max_notes: int,
+    ) -> None:
+        self.handler = handler
+        self._output = output
+        self._calls = calls
+        self._room = room  # the reader's: woken when held calls start
+        self._max_running = max_running
+        self._incoming: dict[Any, InFlight] = {}  # by id, from arrival until answered
+        self._running = 0
+        self.held: deque[InFlight | Note] = deque()  # read, waiting for room, in order
+        self._notes = NotificationQueue(max_notes, self.held, self._make_room)
+        self._offer = self._notes.offer
+        self._note_servers: dict[str, NoteServer] = {}  # per routed method, made on first use
+        self._deferred: list[Message] = []  # answers sent once the reader's turn ends
+        self.closing = False
+
+    def start(self) -> None:
+        self._notes.start()
+
+    def rebind(self, handler: Handler) -> None:
+        """Serve `handler` from now on: what was read before keeps the handler it was routed
+        to; the notification servers made for the old one are dropped."""
+        self.handler = handler
+        self._note_servers.clear()
+        self._calls.cancel_method = handler.CANCEL_METHOD
+
+    # -- the dispatch step ---------------------------------------------------------------------
+    def dispatch(self, message: Any) -> None:
+        """Serve one parsed line: a message, or a batch when the handler's lane has them."""
+        if type(message) is dict:
+            self._one(message, None)
+        elif type(message) is list:
+            self._batch(message)
         else:
-            self._held.append(flight)
-        return True
+            self._reject(self.answer_soon, None, "a message must be a JSON object")
 
-    def _start_request(self, flight: InFlight) -> None:
-        self._running += 1
-        flight.task = asyncio.create_task(self._serve(flight))
-
-    def _make_room(self) -> None:
-        """Start held calls while there is room for them, in order; wake the reader."""
-        held = self._held
-        while held:
-            call = held[0]
-            if type(call) is InFlight:
-                if self._running >= self._max_running:
-                    break
-                held.popleft()
-                self._start_request(call)
-            else:
-                if len(self._notes) >= self._max_notes:
-                    break
-                held.popleft()
-                self._notes.append(call)  # type: ignore[arg-type]
-                self._wake_worker()
-        room = self._room
-        if room is not None and not room.done():
-            room.set_result(None)
-
-    async def _call(self, method: str, route: Route | None, params: Any) -> Any:
-        if route is None:
-            return await self.handler.ext_method(method, None if params is ABSENT else params)
-        try:
-            value = decode_params(route, params)
-        except DecodeError as exc:
-            raise InvalidParams(exc) from None
-        return await getattr(self.handler, route.attr)(value)
-
-    async def _serve(self, flight: InFlight) -> None:
-        rid = flight.rid
-        flight.started = True
-        try:
-            if flight.cancelled:  # cancelled before this task had its first turn
-                raise asyncio.CancelledError
-            result = encode(await self._call(flight.method, flight.route, flight.params))
-            reply: Message = {"jsonrpc": "2.0", "id": rid, "result": result}
-        except asyncio.CancelledError:
-            reply = error_reply(rid, RpcError.request_cancelled())
-        except InvalidParams as exc:
-            reply = error_reply(rid, RpcError.invalid_params(exc.error))
-        except RpcError as exc:
-            reply = error_reply(rid, exc)
-        except Exception as exc:
-            _log.exception("the handler of %s failed", flight.method)
-            reply = error_reply(rid, RpcError.internal_error(f"{type(exc).__name__}: {exc}"))
-        try:
-            flight.sink(reply)  # the id stays taken until this answer is in the output
-            if self._out_bytes > self._write_limit and not self._closing:
-                await self._wait_for_output_room()  # this request counts until then
-        except (ConnectionClosed, asyncio.CancelledError):
-            pass
-        finally:
-            if self._incoming.get(rid) is flight and not flight.batched:
-                del self._incoming[rid]
-            self._running -= 1
-            self._make_room()
-
-    def _on_notification(self, method: str, params: Any) -> None:
+    def notification(self, method: str, params: Any) -> None:
+        """Queue a notification for the handler (or act on a cancellation at once)."""
         server = self._note_servers.get(method)
         if server is None:
             if method == self.handler.CANCEL_METHOD:
@@ -202,48 +122,149 @@ class ConnectionDispatch(ConnectionOutput):
                 return
         if params is ABSENT:
             params = None if server[1] is None else {}
-        if not self._closing:
+        if not self.closing:
             self._admit_note((server[0], server[1], method, params))
 
-    def _admit_note(self, note: Note) -> None:
-        if not self._held and len(self._notes) < self._max_notes:
-            self._notes.append(note)
-            ready = self._note_ready
-            if ready is not None and not ready.done():
-                ready.set_result(None)
-        else:
-            self._held.append(note)
-
-    async def notifications_handled(self) -> None:
-        """Wait until every notification read so far has been handled, in order: what a reply
-        can rely on (a v1 turn's updates all come before its prompt's answer). Returns at once
-        when no more can be handled (the connection is closing, or done reading and
-        handling), and when a notification handler awaits it itself (it would wait for its own
-        turn; a task the handler starts and waits for would too: do not)."""
-        worker = self._worker_task
-        if self._closing or worker is None or worker.done() or asyncio.current_task() is worker:
+    def unreadable(self, reason: str, found: Salvaged | None) -> None:
+        """A line that did not parse: a request whose envelope could be read is answered
+        -32602 under its id, `data` saying where (`path` in its params, or in the `member` of
+        the message named) and why; anything else gets -32700 with id null, and an answer to
+        one of our calls also fails that call."""
+        if found is not None and found.is_request and valid_id(found.rid):
+            if self.closing:
+                return
+            error = RpcError.invalid_params(found.error)
+            if found.member != "params":
+                error.data = {"member": found.member, **error.to_json()["data"]}
+            self.answer_soon(error_reply(found.rid, error))
             return
-        reached: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if found is not None and not found.is_request:
+            self._calls.unreadable_answer(found)
+        self.answer_soon(error_reply(None, RpcError.parse_error(reason)))
 
-        async def mark(_: Any) -> None:
-            if not reached.done():
-                reached.set_result(None)
+    def answer_soon(self, reply: Message) -> None:
+        """Answer once the reader's turn ends, after the requests read before this one had
+        their first step: answers that need no handler do not overtake those that are ready
+        at once."""
+        if not self._deferred:
+            asyncio.get_running_loop().call_soon(self._send_deferred)
+        self._deferred.append(reply)
 
-        self._admit_note((mark, None, "", None))
-        await asyncio.wait({reached, worker}, return_when=asyncio.FIRST_COMPLETED)
+    @property
+    def answers_waiting(self) -> bool:
+        return bool(self._deferred)
 
-    def _note_server(self, method: str) -> NoteServer | None:
-        """The handler's method and the params decoder for a notification (None: ignored)."""
-        route = self.handler.ROUTES.get((method, "notification"))
-        if route is None:
-            if not method.startswith("_"):
-                return None
-            return functools.partial(self.handler.ext_notification, method), None
-        tp = route.params
-        decoder = None if tp is None else DECODERS.get(tp, functools.partial(decode, tp))
-        server = (getattr(self.handler, route.attr), decoder)
-        self._note_servers[method] = server
-        return server
+    def _one(self, message: Any, batch: Batch | None) -> bool:
+        """Route one message (alone, or an item of `batch`). Returns True when an answer will
+        be sent."""
+        sink = self.answer_soon if batch is None else batch.add
+        if type(message) is not dict:
+            return self._reject(sink, None, "a message must be a JSON object")
+        if "method" in message:
+            return self._on_call(message, sink, batch)
+        if "id" in message:
+            self._calls.answer(message)
+            return False
+        return self._reject(sink, None, "a message needs a method or an id")
+
+    def _reject(self, sink: Sink, rid: Any, reason: str) -> bool:
+        sink(error_reply(rid, RpcError.invalid_request(reason)))
+        return True
+
+    def _on_call(self, message: Message, sink: Sink, batch: Batch | None) -> bool:
+        method = message["method"]
+        is_request = "id" in message
+        rid = message.get("id")
+        if is_request and not valid_id(rid):
+            return self._reject(sink, None, "the id must be a string, an integer or null")
+        if message.get("jsonrpc") != "2.0":
+            return self._reject(sink, rid, 'the message needs "jsonrpc": "2.0"')
+        if type(method) is not str:
+            return self._reject(sink, rid, "the method must be a string")
+        params = message.get("params", ABSENT)
+        if not is_request:
+            self.notification(method, params)
+            return False
+        if self.closing:
+            return False
+        # Valid ids are None, str or int (never bool), so 1 and "1" stay apart as keys.
+        if rid in self._incoming:
+            return self._reject(sink, rid, "a request with this id is still running")
+        route = self.handler.ROUTES.get((method, "request"))
+        if route is None and not method.startswith("_"):
+            sink(error_reply(rid, RpcError.method_not_found(method)))
+            return True
+        answer = self._send_reply if batch is None else batch.add
+        flight = InFlight(self.handler, rid, method, route, params, answer, batch is not None)
+        if batch is not None:
+            batch.flights.append(flight)
+        self._incoming[rid] = flight
+        if not self.held and self._running < self._max_running:
+            self._start_request(flight)
+        else:
+            self.held.append(flight)
+        return True
+
+    def _batch(self, items: list[Any]) -> None:
+        if not self.handler.BATCHES:
+            reason = "this protocol version has no batches: send one message per line"
+            self.answer_soon(error_reply(None, RpcError.invalid_request(reason)))
+            return
+        if not items:
+            self.answer_soon(error_reply(None, RpcError.invalid_request("empty batch")))
+            return
+        batch = Batch(self._output, self._incoming)
+        for item in items:
+            if self._one(item, batch):
+                batch.expected += 1
+        batch.sealed = True
+        batch.flush_if_complete()
+
+    # -- requests ------------------------------------------------------------------------------
+    def _start_request(self, flight: InFlight) -> None:
+        self._running += 1
+        flight.task = asyncio.create_task(self._serve(flight))
+
+    async def _serve(self, flight: InFlight) -> None:
+        rid = flight.rid
+        flight.started = True
+        try:
+            if flight.cancelled:  # cancelled before this task had its first turn
+                raise asyncio.CancelledError
+            result = encode(await serve_call(flight))
+            reply: Message = {"jsonrpc": "2.0", "id": rid, "result": result}
+        except asyncio.CancelledError:
+            reply = error_reply(rid, RpcError.request_cancelled())
+        except InvalidParams as exc:
+            reply = error_reply(rid, RpcError.invalid_params(exc.error))
+        except RpcError as exc:
+            reply = error_reply(rid, exc)
+        except Exception as exc:
+            _log.exception("the handler of %s failed", flight.method)
+            reply = error_reply(rid, RpcError.internal_error(f"{type(exc).__name__}: {exc}"))
+        output = self._output
+        try:
+            flight.sink(reply)  # the id stays taken until this answer is in the output
+            if output.pending > output.limit and not self.closing:
+                await output.wait_for_room()  # this request counts until then
+        except (ConnectionClosed, asyncio.CancelledError):
+            pass
+        finally:
+            if self._incoming.get(rid) is flight and not flight.batched:
+                del self._incoming[rid]
+            self._running -= 1
+            self._make_room()
+
+    def _send_deferred(self) -> None:
+        replies, self._deferred = self._deferred, []
+        for reply in replies:
+            self._send_reply(reply)
+
+    def _send_reply(self, reply: Message) -> None:
+        try:
+            self._output.put(reply_line(reply))
+        except ConnectionClosed:
+            _log.debug("could not send the answer to request id %r", reply.get("id"))
 
     def _cancel_incoming(self, params: Any) -> None:
         rid = params.get("requestId", ABSENT) if type(params) is dict else ABSENT
@@ -251,126 +272,75 @@ class ConnectionDispatch(ConnectionOutput):
         if flight is not None:
             flight.cancel()
 
-    def _wake_worker(self) -> None:
-        ready = self._note_ready
-        if ready is not None and not ready.done():
-            ready.set_result(None)
-
-    async def _run_notifications(self) -> None:
-        # One at a time, in arrival order: `session/update`s must be applied in order.
-        notes = self._notes
-        low_water = self._max_notes // 2
-        while True:
-            if not notes:
-                if self._reading_done and not self._held:
-                    return
-                self._note_ready = asyncio.get_running_loop().create_future()
-                await self._note_ready
-                continue
-            serve, decoder, method, params = notes.popleft()
-            if self._held and len(notes) <= low_water:
-                self._make_room()  # in bulk, not one by one
-            try:
-                await serve(params if decoder is None else decoder(params))
-            except DecodeError as exc:
-                _log.warning("ignored the notification %s with invalid params: %s", method, exc)
-            except RecursionError:
-                _log.warning("ignored the notification %s: params nested too deeply", method)
-            except Exception:
-                _log.exception("the handler of the notification %s failed", method)
-
-    def _on_response(self, message: Message) -> None:
-        rid = message["id"]
-        future = self._pending.pop(rid, None) if type(rid) is int else None
-        if future is None:
-            if type(rid) is int and rid in self._abandoned:
-                del self._abandoned[rid]
-            elif "error" in message:
-                _log.warning("the peer reported an error: %s", RpcError.from_json(message["error"]))
+    def _make_room(self) -> None:
+        """Start held calls while there is room for them, in order; wake the reader."""
+        held = self.held
+        while held:
+            call = held[0]
+            if isinstance(call, InFlight):
+                if self._running >= self._max_running:
+                    break
+                held.popleft()
+                self._start_request(call)
+            elif self._notes.offer(call):
+                held.popleft()
             else:
-                _log.warning("dropped a response to the unknown request id %r", rid)
-            return
-        if future.done():
-            return
-        if message.get("jsonrpc") != "2.0" or ("result" in message) == ("error" in message):
-            future.set_exception(
-                RpcError(INVALID_REQUEST, "Invalid response", {"response": message})
-            )
-        elif "error" in message:
-            future.set_exception(RpcError.from_json(message["error"]))
-        else:
-            future.set_result(message["result"])
+                break
+        self._room.set()
 
-    def _fail_pending(self, why: str) -> None:
-        pending, self._pending = self._pending, {}
-        for future in pending.values():
-            if not future.done():
-                future.set_exception(ConnectionClosed(why))
+    # -- notifications -------------------------------------------------------------------------
+    def _admit_note(self, note: Note) -> None:
+        if self.held or not self._offer(note):
+            self.held.append(note)  # behind what waits already, in arrival order
 
+    def _note_server(self, method: str) -> NoteServer | None:
+        """The handler's method and the params decoder for a notification (None: ignored)."""
+        handler = self.handler
+        route = handler.ROUTES.get((method, "notification"))
+        if route is None:
+            if not method.startswith("_"):
+                return None
+            return functools.partial(handler.ext_notification, method), None
+        tp = route.params
+        decoder = None if tp is None else DECODERS.get(tp, functools.partial(decode, tp))
+        server = (getattr(handler, route.attr), decoder)
+        self._note_servers[method] = server
+        return server
 
-class Batch:
-    """Collects the answers to one incoming batch and sends them as one array."""
+    async def notifications_handled(self) -> None:
+        """See `Connection.notifications_handled`."""
+        wait = None if self.closing else self._notes.handled(self._admit_note)
+        if wait is not None:
+            await wait
 
-    def __init__(self, connection: ConnectionDispatch) -> None:
-        self.connection = connection
-        self.expected = 0
-        self.sealed = False  # every item was dispatched
-        self.replies: list[bytes] = []
-        self.flights: list[InFlight] = []
+    # -- the end -------------------------------------------------------------------------------
+    async def finish(self) -> None:
+        """After EOF: let held calls start, queued notifications and running handlers finish
+        (their answers may still go out)."""
+        while self.held:
+            await self._room.wait()
+        self._notes.end()
+        tasks = [t for t in (self._notes.task, *(f.task for f in self._incoming.values())) if t]
+        await asyncio.gather(*tasks, return_exceptions=True)
 
-    def add(self, reply: Message) -> None:
-        self.replies.append(reply_line(reply)[:-1])
-        self.flush_if_complete()
-
-    def flush_if_complete(self) -> None:
-        if not self.sealed or len(self.replies) != self.expected or not self.expected:
-            return
-        connection = self.connection
-        try:
-            connection._enqueue(b"[" + b",".join(self.replies) + b"]\n")
-        except ConnectionClosed:
-            pass
-        self.replies = []
-        self.expected = 0
-        for flight in self.flights:  # their ids are free once the array is in the output
-            if connection._incoming.get(flight.rid) is flight:
-                del connection._incoming[flight.rid]
-
-
-class InFlight:
-    """An incoming request, from arrival until its answer is written. A task cancelled before
-    its first turn never runs its code, so a cancellation that comes that early (or while the
-    request is held) is a flag the task checks when it starts."""
-
-    __slots__ = (
-        "rid", "method", "route", "params", "sink", "batched", "task", "started", "cancelled",
-    )  # fmt: skip
-
-    def __init__(
-        self, rid: Any, method: str, route: Route | None, params: Any, sink: Sink, batched: bool
-    ) -> None:
-        self.rid = rid
-        self.method = method
-        self.route = route
-        self.params = params
-        self.sink = sink
-        self.batched = batched  # its id is freed when the batch's array is sent
-        self.task: asyncio.Task[None] | None = None
-        self.started = False
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        if self.started and self.task is not None:
-            self.task.cancel()
-
-
-class InvalidParams(Exception):
-    def __init__(self, error: DecodeError) -> None:
-        self.error = error
-
-
-def decode_params(route: Route, params: Any) -> Any:
-    if route.params is None:
-        return None if params is ABSENT else params
-    return decode(route.params, {} if params is ABSENT else params)
+    def close(self) -> list[asyncio.Task[Any]]:
+        """Stop now: held calls and running handlers are cancelled (answered -32800 while the
+        output is open), queued notifications dropped. Returns the tasks to wait for (not the
+        caller's own: close() may be called from a handler)."""
+        self.closing = True
+        me = asyncio.current_task()
+        for call in self.held:
+            if type(call) is InFlight:
+                call.cancelled = True
+                self._start_request(call)  # answered -32800 at once
+        self.held.clear()
+        self._notes.clear()
+        self._notes.end()
+        for flight in list(self._incoming.values()):
+            if flight.task is not me:
+                flight.cancel()
+        worker = self._notes.task
+        if worker is not None and worker is not me:
+            worker.cancel()
+        tasks = [worker, *(f.task for f in self._incoming.values())]
+        return [t for t in tasks if t is not None and t is not me]

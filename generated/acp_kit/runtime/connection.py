@@ -5,10 +5,19 @@
 # Do not edit: regenerate instead.
 """The JSON-RPC runtime, on asyncio and the standard library only.
 
-A `Connection` joins a handler (an `AgentBase` or `ClientBase` subclass) to a byte reader and
-writer: it frames messages on `\\n`, runs incoming requests concurrently, feeds notifications
-to the handler one at a time in arrival order, matches responses to pending calls by id, and
-writes every message whole and in order.
+A `Connection` joins a handler (an `AgentBase` or `ClientBase` subclass, on `RoleBase`) to a
+`Transport` (transport.py; stdio.py and process.py add standard streams and child processes).
+It is wired from objects that each own their state:
+
+- `LineReader` (_reading.py) reads the transport and gives every line one reading step (a
+  line the parser refuses is read again for its id by _salvage.py);
+- `Dispatcher` (_dispatch.py) gives every message one dispatch step: requests run as tasks
+  (_requests.py), notifications reach the handler one at a time in arrival order
+  (_notifications.py), answers go to our calls; `rebind()` hands it another handler;
+- `OutgoingCalls` (_outgoing.py) makes our requests' and notifications' lines and waits for
+  the answers;
+- `Output` (_output.py) writes whole lines in order, batched, with the `Taps` that see every
+  raw message.
 
 Everything it holds is bounded. At most `max_running_requests` incoming requests run at once
 (a request counts until its answer is written), at most `max_queued_notifications` wait for
@@ -18,51 +27,85 @@ there is room, so a peer that floods it is slowed down, never dropped or reorder
 lines are batched into one write per turn of the event loop; a sender waits while more than
 `write_buffer_bytes` are not yet taken by the transport.
 
-`Connection` is built in layers, each a module: `_output.py` (the writing side and the taps),
-`_dispatch.py` (serving requests, notifications and answers), `_reading.py` (the read loop),
-and this one (options, lifecycle, calling the peer).
+FAST_PATHS (from the environment: `ACP_RUNTIME_FAST_PATHS=0` turns them off) decides whether
+new connections take their fast paths: the compact notification branch of the reading step,
+the scanner-only parse, the per-class writers and the envelopes made once per method. Each
+gives the general way's outcome; the runtime's tests run once more with them off to show it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections import deque
-from collections.abc import Callable
-from typing import Any, Final, TypeVar, overload
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Final, TypedDict, TypeVar, cast, overload
 
-from ._dispatch import InFlight, Note, NoteServer
+from ._dispatch import Dispatcher
+from ._outgoing import MAX_ABANDONED_IDS as MAX_ABANDONED_IDS
+from ._outgoing import OutgoingCalls
 from ._output import CLOSE_FLUSH_SECONDS as CLOSE_FLUSH_SECONDS
-from ._output import WRITE_BUFFER_BYTES, WRITE_CHUNK
-from ._reading import READ_CHUNK as READ_CHUNK
-from ._reading import ConnectionReading, RateLimitedLog
-from ._runtime import decode, encode
-from .jsonrpc import (
-    MAX_MESSAGE_BYTES,
-    TEXT_WRITERS,
-    ByteReader,
-    ByteWriter,
-    ConnectionClosed,
-    Message,
-    RoleBase,
-    Tap,
-    UnencodableMessage,
-    dump_line,
-    dump_text,
-)
+from ._output import WRITE_BUFFER_BYTES, WRITE_CHUNK, Output, Taps, Wakeup
+from ._reading import LineReader
+from ._runtime import JsonValue, decode
+from .jsonrpc import MAX_MESSAGE_BYTES, Route, RouteKey, RpcError, Tap
+from .transport import READ_CHUNK as READ_CHUNK
+from .transport import ByteReader, ByteWriter, StreamTransport, Transport
 
-# The limits' defaults (those of the reading and writing sides are defined there).
+# The limits' defaults (those of the writing side are defined there).
 MAX_RUNNING_REQUESTS: Final = 64
 MAX_QUEUED_NOTIFICATIONS: Final = 256
 MAX_HELD_MESSAGES: Final = 256
-MAX_ABANDONED_IDS: Final = 4096
-MAX_METHOD_TEXTS: Final = 64
+FAST_PATHS: Final = os.environ.get("ACP_RUNTIME_FAST_PATHS", "1") != "0"
 
 T = TypeVar("T")
 
 
-class Connection(ConnectionReading):
-    """One JSON-RPC peer over a byte stream. `start()` (or `async with`) begins reading;
+class ConnectionOptions(TypedDict, total=False):
+    """The keyword options of `Connection`, accepted by `connect_stdio` and `connect_process`."""
+
+    max_message_bytes: int
+    max_running_requests: int
+    max_queued_notifications: int
+    max_held_messages: int
+    write_buffer_bytes: int
+    request_timeout: float | None
+    tap: Tap | None
+
+
+class RoleBase:
+    """Base of `AgentBase` and `ClientBase`: the route table, the connection it serves, and the
+    hooks for `_`-prefixed extension methods."""
+
+    ROUTES: ClassVar[Mapping[RouteKey, Route]] = {}
+    """(method, kind) → how it is served: a message is routed by its method and by whether it
+    has an `id` (a request) or not (a notification)."""
+    CANCEL_METHOD: ClassVar[str | None] = None
+    """The protocol-level notification that cancels an in-flight request, if the schema has one."""
+    BATCHES: ClassVar[bool] = True
+    """Whether the schema defines JSON-RPC batches: when not, an incoming array is answered
+    with one -32600 error."""
+    _connection: Connection | None = None
+
+    @property
+    def connection(self) -> Connection:
+        """The connection this handler serves (set when the Connection is created, or when the
+        connection is rebound to it)."""
+        if self._connection is None:
+            raise RuntimeError(f"{type(self).__name__} is not attached to a Connection")
+        return self._connection
+
+    async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
+        """An extension request (`_vendor/...`): override to serve it; by default -32601."""
+        raise RpcError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: JsonValue) -> None:
+        """An extension notification: ignored unless overridden."""
+
+
+class Connection:
+    """One JSON-RPC peer over a transport: `Connection(handler, transport, **options)`, or
+    `Connection(handler, reader, writer, **options)` over a byte reader and writer (asyncio
+    streams: a `StreamTransport`). `start()` (or `async with`) begins reading;
     `wait_closed()` returns once the peer closed its side and running handlers finished;
     `close()` stops at once, cancelling running handlers and failing pending calls.
 
@@ -76,8 +119,8 @@ class Connection(ConnectionReading):
     def __init__(
         self,
         handler: RoleBase,
-        reader: ByteReader,
-        writer: ByteWriter,
+        transport: Transport | ByteReader,
+        writer: ByteWriter | None = None,
         *,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         max_running_requests: int = MAX_RUNNING_REQUESTS,
@@ -87,8 +130,6 @@ class Connection(ConnectionReading):
         request_timeout: float | None = None,
         tap: Tap | None = None,
     ) -> None:
-        if handler._connection is not None:
-            raise ValueError("this handler already serves another Connection")
         for name, value in (
             ("max_message_bytes", max_message_bytes),
             ("max_running_requests", max_running_requests),
@@ -97,67 +138,64 @@ class Connection(ConnectionReading):
         ):
             if value < 1:
                 raise ValueError(f"{name} must be at least 1, got {value}")
-        handler._connection = self
-        self.handler = handler
-        self._cancel_method = handler.CANCEL_METHOD
-        self._reader = reader
-        self._writer = writer
-        self._max_message_bytes = max_message_bytes
-        self._max_running = max_running_requests
-        self._max_notes = max_queued_notifications
-        self._max_held = max(0, max_held_messages)
-        self._write_limit = write_buffer_bytes
+        _claim(handler, self)
+        if writer is not None:
+            transport = StreamTransport(cast(ByteReader, transport), writer)
+        self.transport = cast(Transport, transport)
         self.request_timeout = request_timeout
-        self._taps: list[Tap] = [] if tap is None else [tap]
-        self._ids = itertools.count()
-        self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._abandoned: dict[int, None] = {}  # calls we stopped waiting for, oldest first
-        # Incoming calls: requests by id from arrival until their answer is written.
-        self._incoming: dict[Any, InFlight] = {}
-        self._running = 0
-        self._notes: deque[Note] = deque()
-        self._held: deque[InFlight | Note] = deque()  # read, waiting for room, in order
-        self._note_servers: dict[str, NoteServer] = {}  # per routed method, made on first use
-        self._compact_note: tuple[bytes, str, NoteServer] | None = None
-        self._method_texts: dict[str, str] = {}  # a call's JSON text from its method to its params
-        self._room: asyncio.Future[None] | None = None  # the reader waits on it when held is full
-        self._note_ready: asyncio.Future[None] | None = None
-        # Output: lines not yet handed to the transport, and the writer task's state.
-        self._out: list[bytes] = []
-        self._out_bytes = 0  # queued plus handed over but not drained yet
-        self._queued_bytes = 0  # queued, not handed over yet
-        self._out_wake: asyncio.Future[None] | None = None  # the writer task waits for lines
-        self._out_room: asyncio.Future[None] | None = None  # senders wait for the buffer
-        self._output_closed = False
-        self._deferred: list[Message] = []  # the reader's own answers, sent once its turn ends
-        self._bad_lines = RateLimitedLog("ignored an unreadable message from the peer")
-        self._background: set[asyncio.Task[Any]] = set()
-        self._reader_task: asyncio.Task[None] | None = None
-        self._worker_task: asyncio.Task[None] | None = None
-        self._writer_task: asyncio.Task[None] | None = None
-        self._input_done = False  # EOF, read error or close(): no answer can come any more
-        self._reading_done = False  # every message read has been admitted
+        self._taps = Taps()
+        room = Wakeup()  # the reader waits on it for held calls to start and output to drain
+        self._output = Output(self.transport, write_buffer_bytes, self._taps, room)
+        self._calls = OutgoingCalls(self._output, handler.CANCEL_METHOD, FAST_PATHS)
+        self._dispatcher = Dispatcher(
+            handler,
+            self._output,
+            self._calls,
+            room,
+            max_running=max_running_requests,
+            max_notes=max_queued_notifications,
+        )
+        self._reader = LineReader(
+            self.transport,
+            self._dispatcher,
+            self._output,
+            self._taps,
+            room,
+            max_message_bytes=max_message_bytes,
+            max_held=max(0, max_held_messages),
+            fast=FAST_PATHS,
+        )
+        self._put = self._output.put  # what notify() calls for every notification
+        self._notification_line = self._calls.notification_line
+        self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = asyncio.Event()
+        if tap is not None:
+            self.add_tap(tap)
+
+    @property
+    def handler(self) -> RoleBase:
+        """The handler serving this connection's incoming messages."""
+        return cast(RoleBase, self._dispatcher.handler)
 
     def rebind(self, handler: RoleBase) -> None:
-        """Serve `handler` from now on instead of the present one (the version router hands a
-        connection to the lane chosen at `initialize`): its routes, cancel method and batch
-        rule apply to every message read after this call."""
-        if handler._connection is not None and handler._connection is not self:
-            raise ValueError("this handler already serves another Connection")
-        handler._connection = self
-        self.handler = handler
-        self._cancel_method = handler.CANCEL_METHOD
-        self._note_servers.clear()
-        self._compact_note = None
+        """Serve `handler` from now on: meant for a version router, which answers `initialize`
+        and hands the connection the handler of the lane it picked (its own ROUTES,
+        CANCEL_METHOD and BATCHES). Every message read after this call goes to `handler`;
+        those read before (queued or held) stay with the handler they were routed to. The old
+        handler keeps its `connection`. Raises ValueError when `handler` serves another
+        connection."""
+        if handler is self.handler:
+            return
+        _claim(handler, self)
+        self._dispatcher.rebind(handler)
 
     def start(self) -> None:
         """Start reading (idempotent; needs a running event loop)."""
-        if self._reader_task is None:
-            self._writer_task = asyncio.create_task(self._run_writer())
-            self._worker_task = asyncio.create_task(self._run_notifications())
-            self._reader_task = asyncio.create_task(self._run_reader())
+        if self._task is None:
+            self._output.start()
+            self._dispatcher.start()
+            self._task = asyncio.create_task(self._run())
 
     @property
     def closed(self) -> bool:
@@ -173,31 +211,14 @@ class Connection(ConnectionReading):
             await self._closed.wait()
             return
         self._closing = True
-        self._input_done = True
-        self._reading_done = True
-        self._fail_pending("the connection was closed")
-        me = asyncio.current_task()  # close() may be called from a handler: spare it
-        for call in self._held:
-            if isinstance(call, InFlight):
-                call.cancelled = True
-                self._start_request(call)  # answered -32800 at once
-        self._held.clear()
-        self._notes.clear()
-        for flight in list(self._incoming.values()):
-            if flight.task is not me:
-                flight.cancel()
-        for task in (self._reader_task, self._worker_task):
-            if task is not None and task is not me:
-                task.cancel()
-        tasks = [self._reader_task, self._worker_task, *(f.task for f in self._incoming.values())]
-        await asyncio.gather(*[t for t in tasks if t and t is not me], return_exceptions=True)
-        for task in list(self._background):
+        self._calls.finish("the connection was closed")
+        tasks = self._dispatcher.close()
+        task = self._task
+        if task is not None and task is not asyncio.current_task():
             task.cancel()
-        try:
-            await self._close_output()
-        finally:
-            self._after_close()
-            self._closed.set()
+            tasks.append(task)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._shut_down()
 
     async def __aenter__(self) -> Connection:
         self.start()
@@ -208,15 +229,12 @@ class Connection(ConnectionReading):
 
     def add_tap(self, tap: Tap) -> Callable[[], None]:
         """Call `tap(direction, line)` with every raw message read (`"in"`, before it is parsed)
-        and written (`"out"`), in order; returns a function that removes it. A tap runs inside
-        the connection's reading and writing: keep it quick. Its exceptions are logged."""
-        self._taps.append(tap)
-
-        def remove() -> None:
-            if tap in self._taps:
-                self._taps.remove(tap)
-
-        return remove
+        and written (`"out"`, when it is queued), in order; returns a function that removes it.
+        A tap runs inside the connection's reading and writing: keep it quick. One that raises
+        is reported in one line (the tap and the exception) and removed. A tap with
+        `tap_attached()` and `tap_detached()` methods is told when it joins and when it leaves
+        (removed, or the connection closed): a TranscriptRecorder closes then."""
+        return self._taps.add(tap)
 
     @overload
     async def request(
@@ -247,108 +265,54 @@ class Connection(ConnectionReading):
         task, sends the peer `$/cancel_request` and stops waiting.
         """
         self.start()
-        if self._input_done:
-            raise ConnectionClosed("the connection is closed")
-        rid = next(self._ids)
-        line = self._call_line(method, rid, params)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = future
-        try:
-            self._enqueue(line)
-        except ConnectionClosed:
-            del self._pending[rid]
-            raise
         limit = self.request_timeout if timeout is None else timeout
-        try:
-            if self._queued_bytes >= WRITE_CHUNK:
-                await self._let_output_flow()
-            if limit is None:
-                raw = await future
-            else:
-                try:
-                    raw = await asyncio.wait_for(future, limit)
-                except TimeoutError:
-                    if future.done() and not future.cancelled():  # the answer won the race
-                        raw = future.result()
-                    else:
-                        self._abandon(rid)
-                        raise TimeoutError(
-                            f"{method}: no answer within {limit:g} s (request id {rid}); "
-                            "the peer was asked to cancel it"
-                        ) from None
-        except asyncio.CancelledError:
-            self._abandon(rid)
-            raise
-        finally:
-            self._pending.pop(rid, None)
+        raw = await self._calls.call(method, params, limit)
         return raw if result is None else decode(result, raw)
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification (no answer comes). Raises ConnectionClosed once closed, and
         UnencodableMessage when `params` has no JSON form."""
-        if self._reader_task is None:
+        if self._task is None:
             self.start()
-        named = self._method_texts.get(method)
-        if named is None or params is None or self._taps or self._output_closed:
-            self._enqueue(self._call_line(method, None, params))
-        else:  # the usual case of _call_line and _enqueue, inline: a stream of updates
-            try:
-                params_text = _text_of(params)
-            except UnencodableMessage as exc:
-                raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
-            line = f'{{"jsonrpc":"2.0",{named}{params_text}}}\n'.encode()
-            self._out.append(line)
-            self._out_bytes += len(line)
-            self._queued_bytes += len(line)
-            wake = self._out_wake
-            if wake is not None and not wake.done():
-                wake.set_result(None)
-        if self._queued_bytes >= WRITE_CHUNK:
-            await self._let_output_flow()
+        self._put(self._notification_line(method, params))
+        if self._output.queued >= WRITE_CHUNK:
+            await self._output.flow()
 
-    def _call_line(self, method: str, rid: int | None, params: Any) -> bytes:
-        """The line of a request (`rid`) or a notification (None): the bytes dump_line makes
-        of the message, made as text from the params' (`_text_of`) and the envelope's, which is
-        made once per method."""
+    async def notifications_handled(self) -> None:
+        """Wait until every notification read so far has been handled, in order: what a reply
+        can rely on (a v1 turn's updates all come before its prompt's answer). Returns at once
+        when no more can be handled (the connection is closing, or done reading and
+        handling), and when a notification handler awaits it itself (it would wait for its own
+        turn; a task the handler starts and waits for would too: do not)."""
+        await self._dispatcher.notifications_handled()
+
+    async def _run(self) -> None:
         try:
-            if params is None or type(method) is not str:
-                message: Message = {"jsonrpc": "2.0"}
-                if rid is not None:
-                    message["id"] = rid
-                message["method"] = method
-                if params is not None:
-                    message["params"] = encode(params)
-                return dump_line(message)
-            named = self._method_texts.get(method) or self._method_text(method)
-            params_text = _text_of(params)
-        except UnencodableMessage as exc:
-            raise UnencodableMessage(f"cannot send {method}: the params are {exc}") from None
-        if rid is None:
-            return f'{{"jsonrpc":"2.0",{named}{params_text}}}\n'.encode()
-        return f'{{"jsonrpc":"2.0","id":{rid},{named}{params_text}}}\n'.encode()
+            try:
+                await self._reader.run()
+            finally:
+                self._calls.finish("the peer closed the connection")
+            # The peer is gone or done: let held calls start, queued notifications and running
+            # handlers finish (their answers may still be read), then close our side.
+            await self._dispatcher.finish()
+        except asyncio.CancelledError:
+            if not self._closing:  # the event loop is shutting down: let nothing dangle
+                self._output.abort()
+                self._taps.close()
+            raise
+        if not self._closing:
+            self._closing = True
+            await self._shut_down()
 
-    def _method_text(self, method: str) -> str:
-        """`"method":METHOD,"params":`, remembered for a few dozen methods."""
-        text = f'"method":{dump_text(method)},"params":'
-        if len(self._method_texts) < MAX_METHOD_TEXTS:
-            self._method_texts[method] = text
-        return text
-
-    def _abandon(self, rid: int) -> None:
-        """Stop waiting for `rid`: its late answer is dropped quietly, and the peer is asked to
-        cancel it. Only the newest MAX_ABANDONED_IDS are remembered."""
-        if self._pending.pop(rid, None) is None:
-            return
-        self._abandoned[rid] = None
-        if len(self._abandoned) > MAX_ABANDONED_IDS:
-            del self._abandoned[next(iter(self._abandoned))]
-        cancel = self.handler.CANCEL_METHOD
-        if cancel is not None and not self._input_done and not self._output_closed:
-            notice: Message = {"jsonrpc": "2.0", "method": cancel, "params": {"requestId": rid}}
-            self._enqueue(dump_line(notice))
+    async def _shut_down(self) -> None:
+        try:
+            await self._output.close()
+        finally:
+            self._taps.close()
+            self._closed.set()
 
 
-def _text_of(value: Any) -> str:
-    """A model's JSON text, by its lane's writer when it has one."""
-    writer = TEXT_WRITERS.get(type(value))
-    return writer(value) if writer is not None else dump_text(encode(value))
+def _claim(handler: RoleBase, connection: Connection) -> None:
+    if handler._connection is not None and handler._connection is not connection:
+        raise ValueError("this handler already serves another Connection")
+    handler._connection = connection

@@ -3,38 +3,28 @@
 # v2: npm-sdk-2.4.0 v2/schema.json, sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5.
 # v2_unstable: npm-sdk-2.4.0 v2/schema.unstable.json, sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31.
 # Do not edit: regenerate instead.
-"""Connections over standard streams: this process's stdin/stdout (an agent's side), or the
-stdin/stdout of a child process (a client spawning its agent)."""
+"""A connection on this process's standard streams (an agent's side): `connect_stdio`, over a
+`StreamTransport` of its stdin and stdout. Pipes, sockets and terminals are watched by the event
+loop; regular files and devices (a stdin redirected from a file, /dev/null) are read in a
+worker thread and written directly.
+
+A child process's standard streams are process.py's; its names are re-exported here.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 import stat
 import sys
-from collections.abc import Generator, Mapping
-from typing import IO, Any, Final, TypedDict, Unpack
+from typing import IO, Unpack
 
-from .connection import Connection
-from .jsonrpc import ByteReader, ByteWriter, RoleBase, Tap
-
-EXIT_TIMEOUT: Final = 2.0
-"""Seconds a child gets to exit after its stdin closed (then SIGTERM, then as long again and
-SIGKILL)."""
-
-
-class ConnectionOptions(TypedDict, total=False):
-    """The keyword options of `Connection`, accepted by `connect_stdio` and `connect_process`."""
-
-    max_message_bytes: int
-    max_running_requests: int
-    max_queued_notifications: int
-    max_held_messages: int
-    write_buffer_bytes: int
-    request_timeout: float | None
-    tap: Tap | None
+from .connection import Connection, RoleBase
+from .connection import ConnectionOptions as ConnectionOptions
+from .process import EXIT_TIMEOUT as EXIT_TIMEOUT
+from .process import ProcessConnection as ProcessConnection
+from .process import connect_process as connect_process
+from .transport import ByteReader, ByteWriter, StreamTransport
 
 
 async def connect_stdio(
@@ -66,271 +56,14 @@ async def connect_stdio(
             lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), target
         )
         writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-    connection = _StdioConnection(handler, reader, writer, **options)
+    connection = Connection(handler, StreamTransport(reader, writer), **options)
     connection.start()
     return connection
 
 
-def connect_process(
-    handler: RoleBase,
-    program: str,
-    *args: str,
-    cwd: str | os.PathLike[str] | None = None,
-    env: Mapping[str, str] | None = None,
-    stderr: int | IO[Any] | None = None,
-    exit_timeout: float = EXIT_TIMEOUT,
-    **options: Unpack[ConnectionOptions],
-) -> _ProcessStart:
-    """Start `program` and serve `handler` on its stdin/stdout.
-
-        async with connect_process(client, "my-agent", "--flag") as agent:
-            ...                      # agent: a ProcessConnection (a started Connection)
-
-        agent = await connect_process(client, "my-agent")   # the same, closed by hand:
-        await agent.close()
-
-    Leaving the `async with` block (exceptions and cancellation included) or `close()`
-    closes the connection and the child's stdin, gives the child `exit_timeout` seconds to
-    exit, then terminates and at last kills it, and releases its pipes. `stderr` is passed to
-    the child as is (inherited by default); `options` are those of `Connection`. Raises
-    OSError when the program cannot be started.
-    """
-    return _ProcessStart(
-        handler, program, args, cwd, env, stderr, exit_timeout, options
-    )  # fmt: skip
-
-
-class ProcessConnection(Connection):
-    """A Connection to a child process's stdin/stdout, which owns the process: closing it
-    reaps the child (see `connect_process`). `pid` and `returncode` are the child's; `wait()`
-    waits for it to exit; `terminate()`, `kill()` and `send_signal()` signal it."""
-
-    def __init__(
-        self,
-        handler: RoleBase,
-        child: _ChildProtocol,
-        exit_timeout: float,
-        options: ConnectionOptions,
-    ) -> None:
-        super().__init__(handler, child.stdout, child.stdin, **options)
-        self._child = child
-        self._exit_timeout = exit_timeout
-        child.exited.add_done_callback(self._on_exit)
-
-    def _on_exit(self, _: object) -> None:
-        if self.closed:  # nothing more to read: the pipes can go
-            self._child.transport.close()
-
-    @property
-    def pid(self) -> int:
-        return self._child.transport.get_pid()
-
-    @property
-    def returncode(self) -> int | None:
-        """The child's exit status (negative: the signal that ended it), None while it runs."""
-        return self._child.transport.get_returncode()
-
-    async def wait(self) -> int:
-        """Wait for the child to exit; returns its exit status."""
-        await asyncio.shield(self._child.exited)
-        code = self.returncode
-        assert code is not None
-        return code
-
-    def send_signal(self, signum: int) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._child.transport.send_signal(signum)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-    async def close(self) -> None:
-        """Close the connection (the child's stdin with it), then reap the child: it has
-        `exit_timeout` seconds to exit, then it is terminated, then killed."""
-        try:
-            await super().close()
-        finally:
-            await self._reap()
-
-    async def _reap(self) -> None:
-        try:
-            for stop in (None, self.terminate, self.kill):
-                if stop is not None:
-                    stop()
-                try:
-                    await asyncio.wait_for(self.wait(), self._exit_timeout)
-                    break
-                except TimeoutError:
-                    continue
-        finally:
-            self._child.transport.close()  # kills a child still alive, releases the pipes
-
-    def _after_close(self) -> None:
-        if self._child.exited.done():
-            self._child.transport.close()
-
-    def _abort_transports(self) -> None:
-        super()._abort_transports()
-        self._child.transport.close()
-
-
-class _ProcessStart:
-    """What `connect_process` returns: await it for the ProcessConnection, or use it with
-    `async with`, which closes the connection and reaps the child on the way out."""
-
-    def __init__(
-        self,
-        handler: RoleBase,
-        program: str,
-        args: tuple[str, ...],
-        cwd: str | os.PathLike[str] | None,
-        env: Mapping[str, str] | None,
-        stderr: int | IO[Any] | None,
-        exit_timeout: float,
-        options: ConnectionOptions,
-    ) -> None:
-        self._start = (handler, program, args, cwd, env, stderr, exit_timeout, options)
-        self._connection: ProcessConnection | None = None
-
-    async def _open(self) -> ProcessConnection:
-        handler, program, args, cwd, env, stderr, exit_timeout, options = self._start
-        loop = asyncio.get_running_loop()
-        transport, child = await loop.subprocess_exec(
-            lambda: _ChildProtocol(loop),
-            program,
-            *args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
-            cwd=cwd,
-            env=None if env is None else dict(env),
-        )
-        connection = ProcessConnection(handler, child, exit_timeout, options)
-        connection.start()
-        self._connection = connection
-        return connection
-
-    def __await__(self) -> Generator[Any, None, ProcessConnection]:
-        return self._open().__await__()
-
-    async def __aenter__(self) -> ProcessConnection:
-        return await self._open()
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._connection is not None:
-            await self._connection.close()
-
-
-class _ChildProtocol(asyncio.SubprocessProtocol):
-    """The child's pipes: stdout feeds a StreamReader (which pauses the pipe when full), stdin
-    is a writer with flow control, and `exited` completes when the child exits."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.stdout = asyncio.StreamReader(loop=loop)
-        self.stdin = _ChildStdin(loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self._transport: asyncio.SubprocessTransport | None = None
-
-    @property
-    def transport(self) -> asyncio.SubprocessTransport:
-        assert self._transport is not None, "the child process has not started"
-        return self._transport
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self._transport = transport
-        stdout = transport.get_pipe_transport(1)
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport) and stdout is not None  # both PIPEs
-        self.stdout.set_transport(stdout)
-        self.stdin.pipe = stdin
-
-    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
-        if fd == 1:
-            self.stdout.feed_data(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self.stdout.feed_eof()
-        elif fd == 0:
-            self.stdin.lost(exc)
-
-    def pause_writing(self) -> None:
-        self.stdin.pause()
-
-    def resume_writing(self) -> None:
-        self.stdin.resume()
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-
-class _ChildStdin:
-    """The writing end of the child's stdin, with `drain()` waiting while the pipe is full."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self.pipe: asyncio.WriteTransport | None = None
-        self._paused = False
-        self._resumed: asyncio.Future[None] | None = None
-        self._closed: asyncio.Future[None] = loop.create_future()
-        self._error: Exception | None = None
-
-    def write(self, data: bytes) -> None:
-        if self._error is not None or self.pipe is None or self.pipe.is_closing():
-            raise BrokenPipeError("the child's stdin is closed")
-        self.pipe.write(data)
-
-    async def drain(self) -> None:
-        if self._error is not None:
-            raise ConnectionResetError(f"the child's stdin is closed: {self._error}")
-        if self._paused:
-            self._resumed = self._loop.create_future()
-            await self._resumed
-            if self._error is not None:
-                raise ConnectionResetError(f"the child's stdin is closed: {self._error}")
-
-    def close(self) -> None:
-        if self.pipe is not None:
-            self.pipe.close()
-
-    async def wait_closed(self) -> None:
-        await asyncio.shield(self._closed)
-
-    def pause(self) -> None:
-        self._paused = True
-
-    def resume(self) -> None:
-        self._paused = False
-        if self._resumed is not None and not self._resumed.done():
-            self._resumed.set_result(None)
-
-    def lost(self, exc: Exception | None) -> None:
-        if exc is not None:
-            self._error = exc
-        elif self._error is None:
-            self._error = BrokenPipeError("closed")
-        self.resume()
-        if not self._closed.done():
-            self._closed.set_result(None)
-
-
-class _StdioConnection(Connection):
-    """A Connection on this process's stdin/stdout: closing it also releases stdin's pipe."""
-
-    def _after_close(self) -> None:
-        close = getattr(self._reader, "close", None)
-        if close is not None:
-            close()
-
-
 class _PipeReader:
-    """A StreamReader on a pipe, whose transport is closed with the connection."""
+    """A StreamReader on a pipe, whose transport is closed with the connection (a
+    StreamTransport closes a reader that has `close()`)."""
 
     def __init__(self, stream: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
         self.read = stream.read

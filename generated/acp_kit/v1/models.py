@@ -72,8 +72,7 @@ def _d_ToolKind(v: _Any) -> _Any:
             "one of 'read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'",
             v,
         )
-    v = _E_ToolKind[v]
-    return v
+    return _E_ToolKind[v]
 
 
 class ToolCallStatus(_enum.StrEnum):
@@ -112,8 +111,7 @@ _E_ToolCallStatus: dict[_Any, _Any] = {m.value: m for m in ToolCallStatus}
 def _d_ToolCallStatus(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_ToolCallStatus:
         raise _rt.expected("one of 'pending', 'in_progress', 'completed', 'failed'", v)
-    v = _E_ToolCallStatus[v]
-    return v
+    return _E_ToolCallStatus[v]
 
 
 class Role(_enum.StrEnum):
@@ -142,8 +140,7 @@ _E_Role: dict[_Any, _Any] = {m.value: m for m in Role}
 def _d_Role(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_Role:
         raise _rt.expected("one of 'assistant', 'user'", v)
-    v = _E_Role[v]
-    return v
+    return _E_Role[v]
 
 
 class PermissionOptionKind(_enum.StrEnum):
@@ -178,8 +175,7 @@ _E_PermissionOptionKind: dict[_Any, _Any] = {m.value: m for m in PermissionOptio
 def _d_PermissionOptionKind(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_PermissionOptionKind:
         raise _rt.expected("one of 'allow_once', 'allow_always', 'reject_once', 'reject_always'", v)
-    v = _E_PermissionOptionKind[v]
-    return v
+    return _E_PermissionOptionKind[v]
 
 
 class ElicitationSchemaType(_enum.StrEnum):
@@ -206,8 +202,7 @@ _E_ElicitationSchemaType: dict[_Any, _Any] = {m.value: m for m in ElicitationSch
 def _d_ElicitationSchemaType(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_ElicitationSchemaType:
         raise _rt.expected("one of 'object'", v)
-    v = _E_ElicitationSchemaType[v]
-    return v
+    return _E_ElicitationSchemaType[v]
 
 
 class StringFormat(_enum.StrEnum):
@@ -240,8 +235,7 @@ _E_StringFormat: dict[_Any, _Any] = {m.value: m for m in StringFormat}
 def _d_StringFormat(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_StringFormat:
         raise _rt.expected("one of 'email', 'uri', 'date', 'date-time'", v)
-    v = _E_StringFormat[v]
-    return v
+    return _E_StringFormat[v]
 
 
 class SessionConfigOptionCategory(_enum.StrEnum):
@@ -285,8 +279,7 @@ def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_SessionConfigOptionCategory.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class StopReason(_enum.StrEnum):
@@ -336,8 +329,7 @@ def _d_StopReason(v: _Any) -> _Any:
         raise _rt.expected(
             "one of 'end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'", v
         )
-    v = _E_StopReason[v]
-    return v
+    return _E_StopReason[v]
 
 
 class ErrorCode(_enum.IntEnum):
@@ -389,8 +381,7 @@ def _d_ErrorCode(v: _Any) -> _Any:
     if type(v) is not int or v < -2147483648 or v > 2147483647:
         raise _rt.expected("an integer from -2147483648 to 2147483647", v)
     e = _E_ErrorCode.get(v)
-    v = e if e is not None else _rt.OpenInt(v)
-    return v
+    return e if e is not None else _rt.OpenInt(v)
 
 
 class PlanEntryPriority(_enum.StrEnum):
@@ -425,8 +416,7 @@ _E_PlanEntryPriority: dict[_Any, _Any] = {m.value: m for m in PlanEntryPriority}
 def _d_PlanEntryPriority(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_PlanEntryPriority:
         raise _rt.expected("one of 'high', 'medium', 'low'", v)
-    v = _E_PlanEntryPriority[v]
-    return v
+    return _E_PlanEntryPriority[v]
 
 
 class PlanEntryStatus(_enum.StrEnum):
@@ -460,8 +450,7 @@ _E_PlanEntryStatus: dict[_Any, _Any] = {m.value: m for m in PlanEntryStatus}
 def _d_PlanEntryStatus(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_PlanEntryStatus:
         raise _rt.expected("one of 'pending', 'in_progress', 'completed'", v)
-    v = _E_PlanEntryStatus[v]
-    return v
+    return _E_PlanEntryStatus[v]
 
 
 class NoticeSeverity(_enum.StrEnum):
@@ -498,8 +487,7 @@ def _d_NoticeSeverity(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_NoticeSeverity.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class CompactionStatus(_enum.StrEnum):
@@ -538,8 +526,7 @@ def _d_CompactionStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_CompactionStatus.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 # -- tagged unions ------------------------------------------------------------------------------
@@ -22537,7 +22524,6 @@ See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/sess
 
 
 def _d_SessionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22548,7 +22534,6 @@ ToolCallId: _TypeAlias = _Annotated[str, _rt.Alias("ToolCallId")]
 
 
 def _d_ToolCallId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22571,8 +22556,7 @@ def _d_EmbeddedResourceResource(v: _Any) -> _Any:
         if "blob" in v and "uri" in v:
             return _d_BlobResourceContents(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {text, uri} or {blob, uri}"
+            "object matches no alternative: needs the keys of one of {text, uri} or {blob, uri}"
         )
     raise _rt.expected("an object", v)
 
@@ -22582,7 +22566,6 @@ TerminalId: _TypeAlias = _Annotated[str, _rt.Alias("TerminalId")]
 
 
 def _d_TerminalId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22593,7 +22576,6 @@ PermissionOptionId: _TypeAlias = _Annotated[str, _rt.Alias("PermissionOptionId")
 
 
 def _d_PermissionOptionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22604,7 +22586,6 @@ ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
 
 
 def _d_ElicitationId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22620,7 +22601,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 
 
 def _d_ExtRequest(v: _Any) -> _Any:
-
     return v
 
 
@@ -22641,8 +22621,7 @@ def _d_AgentResponse(v: _Any) -> _Any:
         if "id" in v and "error" in v:
             return _d_AgentResponseError(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {id, result} or {id, error}"
+            "object matches no alternative: needs the keys of one of {id, result} or {id, error}"
         )
     raise _rt.expected("an object", v)
 
@@ -22656,7 +22635,6 @@ Non-breaking changes should be introduced via capabilities.
 
 
 def _d_ProtocolVersion(v: _Any) -> _Any:
-
     if type(v) is not int or v < 0 or v > 65535:
         raise _rt.expected("an integer from 0 to 65535", v)
     return v
@@ -22667,7 +22645,6 @@ AuthMethodId: _TypeAlias = _Annotated[str, _rt.Alias("AuthMethodId")]
 
 
 def _d_AuthMethodId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22678,7 +22655,6 @@ SessionModeId: _TypeAlias = _Annotated[str, _rt.Alias("SessionModeId")]
 
 
 def _d_SessionModeId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22689,7 +22665,6 @@ SessionConfigId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigId")]
 
 
 def _d_SessionConfigId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22700,7 +22675,6 @@ SessionConfigValueId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigValue
 
 
 def _d_SessionConfigValueId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22721,11 +22695,9 @@ def _d_SessionConfigSelectOptions(v: _Any) -> _Any:
     if type(v) is list:
         first = v[0] if v else None
         if first is None or (type(first) is dict and "value" in first and "name" in first):
-            v = _rt.list_of(v, _d_SessionConfigSelectOption)
-            return v
+            return _rt.list_of(v, _d_SessionConfigSelectOption)
         if type(first) is dict and "group" in first and "name" in first and "options" in first:
-            v = _rt.list_of(v, _d_SessionConfigSelectGroup)
-            return v
+            return _rt.list_of(v, _d_SessionConfigSelectGroup)
         raise _rt.DecodeError("list matches no alternative")
     raise _rt.expected("a list", v)
 
@@ -22735,7 +22707,6 @@ SessionConfigGroupId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigGroup
 
 
 def _d_SessionConfigGroupId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22751,7 +22722,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 
 
 def _d_ExtResponse(v: _Any) -> _Any:
-
     return v
 
 
@@ -22760,7 +22730,6 @@ MessageId: _TypeAlias = _Annotated[str, _rt.Alias("MessageId")]
 
 
 def _d_MessageId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22779,7 +22748,7 @@ def _d_AvailableCommandInput(v: _Any) -> _Any:
     if type(v) is dict:
         if "hint" in v:
             return _d_UnstructuredCommandInput(v)
-        raise _rt.DecodeError("object matches no alternative: " + "needs the keys of one of {hint}")
+        raise _rt.DecodeError("object matches no alternative: needs the keys of one of {hint}")
     raise _rt.expected("an object", v)
 
 
@@ -22788,7 +22757,6 @@ CompactionId: _TypeAlias = _Annotated[str, _rt.Alias("CompactionId")]
 
 
 def _d_CompactionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -22804,7 +22772,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 
 
 def _d_ExtNotification(v: _Any) -> _Any:
-
     return v
 
 
@@ -22825,8 +22792,7 @@ def _d_ClientResponse(v: _Any) -> _Any:
         if "id" in v and "error" in v:
             return _d_ClientResponseError(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {id, result} or {id, error}"
+            "object matches no alternative: needs the keys of one of {id, result} or {id, error}"
         )
     raise _rt.expected("an object", v)
 
@@ -22853,8 +22819,7 @@ def _d_ElicitationContentValue(v: _Any) -> _Any:
     if type(v) is str:
         return v
     if type(v) is list:
-        v = _rt.list_of(v, _rt.d_str)
-        return v
+        return _rt.list_of(v, _rt.d_str)
     raise _rt.expected("a boolean, an integer, a number, a string or a list", v)
 
 

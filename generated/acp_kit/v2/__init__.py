@@ -349,11 +349,15 @@ if TYPE_CHECKING:
     from ..runtime.connection import Connection as Connection
     from ..runtime.jsonrpc import ConnectionClosed as ConnectionClosed
     from ..runtime.jsonrpc import RpcError as RpcError
-    from ..runtime.jsonrpc import TranscriptRecorder as TranscriptRecorder
     from ..runtime.jsonrpc import UnencodableMessage as UnencodableMessage
-    from ..runtime.stdio import ProcessConnection as ProcessConnection
-    from ..runtime.stdio import connect_process as connect_process
+    from ..runtime.process import ProcessConnection as ProcessConnection
+    from ..runtime.process import connect_process as connect_process
     from ..runtime.stdio import connect_stdio as connect_stdio
+    from ..runtime.transcript import TranscriptRecorder as TranscriptRecorder
+    from ..runtime.transport import MemoryTransport as MemoryTransport
+    from ..runtime.transport import StreamTransport as StreamTransport
+    from ..runtime.transport import Transport as Transport
+    from ..runtime.transport import memory_pair as memory_pair
     from .rpc import AgentBase as AgentBase
     from .rpc import AgentStub as AgentStub
     from .rpc import ClientBase as ClientBase
@@ -368,11 +372,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Connection": ("..runtime.connection", "Connection"),
     "ConnectionClosed": ("..runtime.jsonrpc", "ConnectionClosed"),
     "RpcError": ("..runtime.jsonrpc", "RpcError"),
-    "TranscriptRecorder": ("..runtime.jsonrpc", "TranscriptRecorder"),
     "UnencodableMessage": ("..runtime.jsonrpc", "UnencodableMessage"),
-    "ProcessConnection": ("..runtime.stdio", "ProcessConnection"),
-    "connect_process": ("..runtime.stdio", "connect_process"),
+    "ProcessConnection": ("..runtime.process", "ProcessConnection"),
+    "connect_process": ("..runtime.process", "connect_process"),
     "connect_stdio": ("..runtime.stdio", "connect_stdio"),
+    "TranscriptRecorder": ("..runtime.transcript", "TranscriptRecorder"),
+    "MemoryTransport": ("..runtime.transport", "MemoryTransport"),
+    "StreamTransport": ("..runtime.transport", "StreamTransport"),
+    "Transport": ("..runtime.transport", "Transport"),
+    "memory_pair": ("..runtime.transport", "memory_pair"),
     "AgentBase": (".rpc", "AgentBase"),
     "AgentStub": (".rpc", "AgentStub"),
     "ClientBase": (".rpc", "ClientBase"),
@@ -726,11 +734,15 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "RpcError",
-    "TranscriptRecorder",
     "UnencodableMessage",
     "ProcessConnection",
     "connect_process",
     "connect_stdio",
+    "TranscriptRecorder",
+    "MemoryTransport",
+    "StreamTransport",
+    "Transport",
+    "memory_pair",
     "AgentBase",
     "AgentStub",
     "ClientBase",

@@ -76,8 +76,7 @@ def _d_ToolKind(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_ToolKind.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class ToolCallStatus(_enum.StrEnum):
@@ -131,8 +130,7 @@ def _d_ToolCallStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_ToolCallStatus.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class Role(_enum.StrEnum):
@@ -168,8 +166,7 @@ def _d_Role(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_Role.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class IconTheme(_enum.StrEnum):
@@ -205,8 +202,7 @@ def _d_IconTheme(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_IconTheme.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class DiffFileType(_enum.StrEnum):
@@ -246,8 +242,7 @@ def _d_DiffFileType(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_DiffFileType.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class DiffPatchFormat(_enum.StrEnum):
@@ -292,8 +287,7 @@ def _d_DiffPatchFormat(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_DiffPatchFormat.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class PermissionOptionKind(_enum.StrEnum):
@@ -335,8 +329,7 @@ def _d_PermissionOptionKind(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_PermissionOptionKind.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class ElicitationSchemaType(_enum.StrEnum):
@@ -363,8 +356,7 @@ _E_ElicitationSchemaType: dict[_Any, _Any] = {m.value: m for m in ElicitationSch
 def _d_ElicitationSchemaType(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_ElicitationSchemaType:
         raise _rt.expected("one of 'object'", v)
-    v = _E_ElicitationSchemaType[v]
-    return v
+    return _E_ElicitationSchemaType[v]
 
 
 class StringFormat(_enum.StrEnum):
@@ -403,8 +395,7 @@ def _d_StringFormat(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_StringFormat.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class SessionConfigOptionCategory(_enum.StrEnum):
@@ -452,8 +443,7 @@ def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_SessionConfigOptionCategory.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class ErrorCode(_enum.IntEnum):
@@ -509,8 +499,7 @@ def _d_ErrorCode(v: _Any) -> _Any:
     if type(v) is not int or v < -2147483648 or v > 2147483647:
         raise _rt.expected("an integer from -2147483648 to 2147483647", v)
     e = _E_ErrorCode.get(v)
-    v = e if e is not None else _rt.OpenInt(v)
-    return v
+    return e if e is not None else _rt.OpenInt(v)
 
 
 class PlanEntryPriority(_enum.StrEnum):
@@ -552,8 +541,7 @@ def _d_PlanEntryPriority(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_PlanEntryPriority.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class PlanEntryStatus(_enum.StrEnum):
@@ -596,8 +584,7 @@ def _d_PlanEntryStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_PlanEntryStatus.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class NoticeSeverity(_enum.StrEnum):
@@ -634,8 +621,7 @@ def _d_NoticeSeverity(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_NoticeSeverity.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class CompactionStatus(_enum.StrEnum):
@@ -674,8 +660,7 @@ def _d_CompactionStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_CompactionStatus.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 # -- tagged unions ------------------------------------------------------------------------------
@@ -31224,7 +31209,6 @@ See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/sess
 
 
 def _d_SessionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31235,7 +31219,6 @@ ToolCallId: _TypeAlias = _Annotated[str, _rt.Alias("ToolCallId")]
 
 
 def _d_ToolCallId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31246,7 +31229,6 @@ MediaType: _TypeAlias = _Annotated[str, _rt.Alias("MediaType")]
 
 
 def _d_MediaType(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31269,8 +31251,7 @@ def _d_EmbeddedResourceResource(v: _Any) -> _Any:
         if "blob" in v and "uri" in v:
             return _d_BlobResourceContents(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {text, uri} or {blob, uri}"
+            "object matches no alternative: needs the keys of one of {text, uri} or {blob, uri}"
         )
     raise _rt.expected("an object", v)
 
@@ -31284,7 +31265,6 @@ Uses the native syntax of the machine the Agent runs on, such as `/home/user/pro
 
 
 def _d_AbsolutePath(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31295,7 +31275,6 @@ TerminalId: _TypeAlias = _Annotated[str, _rt.Alias("TerminalId")]
 
 
 def _d_TerminalId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31306,7 +31285,6 @@ PermissionOptionId: _TypeAlias = _Annotated[str, _rt.Alias("PermissionOptionId")
 
 
 def _d_PermissionOptionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31317,7 +31295,6 @@ ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
 
 
 def _d_ElicitationId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31333,7 +31310,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 
 
 def _d_ExtRequest(v: _Any) -> _Any:
-
     return v
 
 
@@ -31354,8 +31330,7 @@ def _d_AgentResponse(v: _Any) -> _Any:
         if "id" in v and "error" in v:
             return _d_AgentResponseError(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {id, result} or {id, error}"
+            "object matches no alternative: needs the keys of one of {id, result} or {id, error}"
         )
     raise _rt.expected("an object", v)
 
@@ -31369,7 +31344,6 @@ Non-breaking changes should be introduced via capabilities.
 
 
 def _d_ProtocolVersion(v: _Any) -> _Any:
-
     if type(v) is not int or v < 0 or v > 65535:
         raise _rt.expected("an integer from 0 to 65535", v)
     return v
@@ -31380,7 +31354,6 @@ AuthMethodId: _TypeAlias = _Annotated[str, _rt.Alias("AuthMethodId")]
 
 
 def _d_AuthMethodId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31391,7 +31364,6 @@ SessionConfigId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigId")]
 
 
 def _d_SessionConfigId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31402,7 +31374,6 @@ SessionConfigValueId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigValue
 
 
 def _d_SessionConfigValueId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31441,7 +31412,6 @@ SessionConfigGroupId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigGroup
 
 
 def _d_SessionConfigGroupId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31452,7 +31422,6 @@ SessionListCursor: _TypeAlias = _Annotated[str, _rt.Alias("SessionListCursor")]
 
 
 def _d_SessionListCursor(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31468,7 +31437,6 @@ distinct messages.
 
 
 def _d_MessageId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31484,7 +31452,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 
 
 def _d_ExtResponse(v: _Any) -> _Any:
-
     return v
 
 
@@ -31512,7 +31479,6 @@ def _d_ErrorData(v: _Any) -> _Any:
                 return _d_SessionNotFoundErrorData(v)
             except _DecodeError:
                 pass
-
     return v
 
 
@@ -31521,7 +31487,6 @@ PlanId: _TypeAlias = _Annotated[str, _rt.Alias("PlanId")]
 
 
 def _d_PlanId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31532,7 +31497,6 @@ CompactionId: _TypeAlias = _Annotated[str, _rt.Alias("CompactionId")]
 
 
 def _d_CompactionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -31548,7 +31512,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 
 
 def _d_ExtNotification(v: _Any) -> _Any:
-
     return v
 
 
@@ -31569,8 +31532,7 @@ def _d_ClientResponse(v: _Any) -> _Any:
         if "id" in v and "error" in v:
             return _d_ClientResponseError(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {id, result} or {id, error}"
+            "object matches no alternative: needs the keys of one of {id, result} or {id, error}"
         )
     raise _rt.expected("an object", v)
 
@@ -31602,11 +31564,9 @@ def _d_ElicitationContentValue(v: _Any) -> _Any:
         return v
     if type(v) is list:
         try:
-            v = _rt.list_of(v, _rt.d_str)
-            return v
+            return _rt.list_of(v, _rt.d_str)
         except _DecodeError:
             pass
-
     return v
 
 

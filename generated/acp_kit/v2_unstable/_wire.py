@@ -2,12 +2,13 @@
 # sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31. Do not edit: regenerate instead.
 """The JSON text of a model, written directly: byte for byte what
 `jsonrpc.dump_text(encode(value))` gives, without the dicts in between. A connection sends
-its messages' params this way.
+its messages' params this way: importing this module registers one writer per class in the
+runtime's `WRITERS`, which `jsonrpc.to_text` looks a value's type up in.
 
-`to_text` takes the direct way for a value of one of this package's classes, and the general
-one for anything it does not cover (extra keys, a field holding a value of another type, a
-float or a nested JSON value is handed to the JSON encoder; a class with exclusive
-alternatives, such as an elicitation's scope, has no writer); any error is the general way's.
+A writer covers its class's usual values and raises for anything else (extra keys, a field
+holding a value of another type; a float or a nested JSON value is handed to the JSON
+encoder; a class with exclusive alternatives, such as an elicitation's scope, has no writer):
+`to_text` then takes the general way, whose outcome (and error) is the answer.
 """
 
 from __future__ import annotations
@@ -19,28 +20,13 @@ from typing import Final
 
 from ..runtime._runtime import UNSET as _UNSET
 from ..runtime._runtime import enc as _enc
-from ..runtime._runtime import encode as _encode
-from ..runtime.jsonrpc import TEXT_WRITERS as _TEXT_WRITERS
+from ..runtime._runtime import register_writers as _register_writers
 from ..runtime.jsonrpc import dump_text as _dump_text
-from ..runtime.jsonrpc import escape_separators as _escape_separators
 from . import models as _m
 
 
 class _Indirect(Exception):
     """A value the direct way does not cover: the general way encodes the whole value."""
-
-
-def to_text(value: _Any) -> str:
-    """`jsonrpc.dump_text(encode(value))`; raises what that raises."""
-    direct = _WRITERS.get(type(value))
-    if direct is not None:
-        try:
-            text = direct(value)
-        except Exception:  # noqa: BLE001 - the general way redoes it, and raises what it raises
-            pass
-        else:
-            return text if text.isascii() else _escape_separators(text)
-    return _dump_text(_encode(value))
 
 
 def _v(x: _Any) -> str:
@@ -4320,5 +4306,4 @@ _WRITERS: Final[dict[type, Callable[[_Any], str]]] = {
     _m.ProxySuccessorNotification: _w_ProxySuccessorNotification,
 }
 
-# The connection writes this lane's classes through `to_text` (see `jsonrpc.TEXT_WRITERS`).
-_TEXT_WRITERS.update(dict.fromkeys(_WRITERS, to_text))
+_register_writers(_WRITERS)

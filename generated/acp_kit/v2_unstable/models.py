@@ -76,8 +76,7 @@ def _d_ToolKind(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_ToolKind.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class ToolCallStatus(_enum.StrEnum):
@@ -131,8 +130,7 @@ def _d_ToolCallStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_ToolCallStatus.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class Role(_enum.StrEnum):
@@ -168,8 +166,7 @@ def _d_Role(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_Role.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class IconTheme(_enum.StrEnum):
@@ -205,8 +202,7 @@ def _d_IconTheme(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_IconTheme.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class DiffFileType(_enum.StrEnum):
@@ -246,8 +242,7 @@ def _d_DiffFileType(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_DiffFileType.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class DiffPatchFormat(_enum.StrEnum):
@@ -292,8 +287,7 @@ def _d_DiffPatchFormat(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_DiffPatchFormat.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class PermissionOptionKind(_enum.StrEnum):
@@ -335,8 +329,7 @@ def _d_PermissionOptionKind(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_PermissionOptionKind.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class ElicitationSchemaType(_enum.StrEnum):
@@ -363,8 +356,7 @@ _E_ElicitationSchemaType: dict[_Any, _Any] = {m.value: m for m in ElicitationSch
 def _d_ElicitationSchemaType(v: _Any) -> _Any:
     if type(v) is not str or v not in _E_ElicitationSchemaType:
         raise _rt.expected("one of 'object'", v)
-    v = _E_ElicitationSchemaType[v]
-    return v
+    return _E_ElicitationSchemaType[v]
 
 
 class StringFormat(_enum.StrEnum):
@@ -403,8 +395,7 @@ def _d_StringFormat(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_StringFormat.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class LlmProtocol(_enum.StrEnum):
@@ -455,8 +446,7 @@ def _d_LlmProtocol(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_LlmProtocol.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class AuthState(_enum.StrEnum):
@@ -502,8 +492,7 @@ def _d_AuthState(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_AuthState.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class SessionConfigOptionCategory(_enum.StrEnum):
@@ -551,8 +540,7 @@ def _d_SessionConfigOptionCategory(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_SessionConfigOptionCategory.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class SessionStatus(_enum.StrEnum):
@@ -602,8 +590,7 @@ def _d_SessionStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_SessionStatus.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class ErrorCode(_enum.IntEnum):
@@ -659,8 +646,7 @@ def _d_ErrorCode(v: _Any) -> _Any:
     if type(v) is not int or v < -2147483648 or v > 2147483647:
         raise _rt.expected("an integer from -2147483648 to 2147483647", v)
     e = _E_ErrorCode.get(v)
-    v = e if e is not None else _rt.OpenInt(v)
-    return v
+    return e if e is not None else _rt.OpenInt(v)
 
 
 class PlanEntryPriority(_enum.StrEnum):
@@ -702,8 +688,7 @@ def _d_PlanEntryPriority(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_PlanEntryPriority.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class PlanEntryStatus(_enum.StrEnum):
@@ -746,8 +731,7 @@ def _d_PlanEntryStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_PlanEntryStatus.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class NoticeSeverity(_enum.StrEnum):
@@ -784,8 +768,7 @@ def _d_NoticeSeverity(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_NoticeSeverity.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class CompactionStatus(_enum.StrEnum):
@@ -824,8 +807,7 @@ def _d_CompactionStatus(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_CompactionStatus.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class SystemPromptMode(_enum.StrEnum):
@@ -883,8 +865,7 @@ def _d_SystemPromptMode(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_SystemPromptMode.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 class SessionArchiveFilter(_enum.StrEnum):
@@ -929,8 +910,7 @@ def _d_SessionArchiveFilter(v: _Any) -> _Any:
     if type(v) is not str:
         raise _rt.expected("a string", v)
     e = _E_SessionArchiveFilter.get(v)
-    v = e if e is not None else _rt.OpenStr(v)
-    return v
+    return e if e is not None else _rt.OpenStr(v)
 
 
 # -- tagged unions ------------------------------------------------------------------------------
@@ -40006,7 +39986,6 @@ See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draf
 
 
 def _d_SessionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40017,7 +39996,6 @@ ToolCallId: _TypeAlias = _Annotated[str, _rt.Alias("ToolCallId")]
 
 
 def _d_ToolCallId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40028,7 +40006,6 @@ MediaType: _TypeAlias = _Annotated[str, _rt.Alias("MediaType")]
 
 
 def _d_MediaType(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40051,8 +40028,7 @@ def _d_EmbeddedResourceResource(v: _Any) -> _Any:
         if "blob" in v and "uri" in v:
             return _d_BlobResourceContents(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {text, uri} or {blob, uri}"
+            "object matches no alternative: needs the keys of one of {text, uri} or {blob, uri}"
         )
     raise _rt.expected("an object", v)
 
@@ -40066,7 +40042,6 @@ Uses the native syntax of the machine the Agent runs on, such as `/home/user/pro
 
 
 def _d_AbsolutePath(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40077,7 +40052,6 @@ TerminalId: _TypeAlias = _Annotated[str, _rt.Alias("TerminalId")]
 
 
 def _d_TerminalId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40088,7 +40062,6 @@ PermissionOptionId: _TypeAlias = _Annotated[str, _rt.Alias("PermissionOptionId")
 
 
 def _d_PermissionOptionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40099,7 +40072,6 @@ ElicitationId: _TypeAlias = _Annotated[str, _rt.Alias("ElicitationId")]
 
 
 def _d_ElicitationId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40118,7 +40090,6 @@ used by `mcp/message` to route requests to the component that declared the serve
 
 
 def _d_McpServerAcpId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40134,7 +40105,6 @@ the outer ACP JSON-RPC request ID.
 
 
 def _d_McpRequestId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40150,7 +40120,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 
 
 def _d_ExtRequest(v: _Any) -> _Any:
-
     return v
 
 
@@ -40171,8 +40140,7 @@ def _d_AgentResponse(v: _Any) -> _Any:
         if "id" in v and "error" in v:
             return _d_AgentResponseError(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {id, result} or {id, error}"
+            "object matches no alternative: needs the keys of one of {id, result} or {id, error}"
         )
     raise _rt.expected("an object", v)
 
@@ -40186,7 +40154,6 @@ Non-breaking changes should be introduced via capabilities.
 
 
 def _d_ProtocolVersion(v: _Any) -> _Any:
-
     if type(v) is not int or v < 0 or v > 65535:
         raise _rt.expected("an integer from 0 to 65535", v)
     return v
@@ -40197,7 +40164,6 @@ AuthMethodId: _TypeAlias = _Annotated[str, _rt.Alias("AuthMethodId")]
 
 
 def _d_AuthMethodId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40213,7 +40179,6 @@ Unique identifier for a configurable LLM provider.
 
 
 def _d_ProviderId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40224,7 +40189,6 @@ SessionConfigId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigId")]
 
 
 def _d_SessionConfigId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40235,7 +40199,6 @@ SessionConfigValueId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigValue
 
 
 def _d_SessionConfigValueId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40274,7 +40237,6 @@ SessionConfigGroupId: _TypeAlias = _Annotated[str, _rt.Alias("SessionConfigGroup
 
 
 def _d_SessionConfigGroupId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40285,7 +40247,6 @@ SessionListCursor: _TypeAlias = _Annotated[str, _rt.Alias("SessionListCursor")]
 
 
 def _d_SessionListCursor(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40315,7 +40276,6 @@ def _d_ErrorData(v: _Any) -> _Any:
                 return _d_SessionNotFoundErrorData(v)
             except _DecodeError:
                 pass
-
     return v
 
 
@@ -40329,7 +40289,6 @@ distinct messages.
 
 
 def _d_MessageId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40345,7 +40304,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 
 
 def _d_ExtResponse(v: _Any) -> _Any:
-
     return v
 
 
@@ -40354,7 +40312,6 @@ PlanId: _TypeAlias = _Annotated[str, _rt.Alias("PlanId")]
 
 
 def _d_PlanId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40365,7 +40322,6 @@ CompactionId: _TypeAlias = _Annotated[str, _rt.Alias("CompactionId")]
 
 
 def _d_CompactionId(v: _Any) -> _Any:
-
     if type(v) is not str:
         raise _rt.expected("a string", v)
     return v
@@ -40381,7 +40337,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 
 
 def _d_ExtNotification(v: _Any) -> _Any:
-
     return v
 
 
@@ -40402,8 +40357,7 @@ def _d_ClientResponse(v: _Any) -> _Any:
         if "id" in v and "error" in v:
             return _d_ClientResponseError(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {id, result} or {id, error}"
+            "object matches no alternative: needs the keys of one of {id, result} or {id, error}"
         )
     raise _rt.expected("an object", v)
 
@@ -40435,11 +40389,9 @@ def _d_ElicitationContentValue(v: _Any) -> _Any:
         return v
     if type(v) is list:
         try:
-            v = _rt.list_of(v, _rt.d_str)
-            return v
+            return _rt.list_of(v, _rt.d_str)
         except _DecodeError:
             pass
-
     return v
 
 
@@ -40469,7 +40421,7 @@ def _d_MessageMcpResponse(v: _Any) -> _Any:
         if "error" in v:
             return _d_MessageMcpResponseError(v)
         raise _rt.DecodeError(
-            "object matches no alternative: " + "needs the keys of one of {result} or {error}"
+            "object matches no alternative: needs the keys of one of {result} or {error}"
         )
     raise _rt.expected("an object", v)
 
@@ -40510,8 +40462,7 @@ def _d_ProxyResponse(v: _Any) -> _Any:
         if "id" in v and "error" in v:
             return _d_ProxyResponseError(v)
         raise _rt.DecodeError(
-            "object matches no alternative: "
-            + "needs the keys of one of {id, result} or {id, error}"
+            "object matches no alternative: needs the keys of one of {id, result} or {id, error}"
         )
     raise _rt.expected("an object", v)
 
@@ -40539,7 +40490,6 @@ Result of a `proxy/successor` request: the wrapped request's result, forwarded u
 
 
 def _d_ProxySuccessorResponse(v: _Any) -> _Any:
-
     return v
 
 

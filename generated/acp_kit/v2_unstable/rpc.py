@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ..runtime.connection import Connection
-from ..runtime.jsonrpc import RoleBase, Route, RouteKey, RpcError
-from . import _wire  # noqa: F401 - registers this lane's writers with the connection
+from ..runtime.connection import Connection, RoleBase
+from ..runtime.jsonrpc import Route, RouteKey, RpcError
+from . import _wire  # noqa: F401 - registers the per-class writers its stubs send with
 from . import models as _m
 
 AGENT_ROUTES: Final[Mapping[RouteKey, Route]] = {
