@@ -15,8 +15,7 @@ import base64
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
@@ -123,31 +122,48 @@ def _replay(args: argparse.Namespace, stream: BinaryIO, name: str) -> Replay:
     if args.bindings is not None:
         among = package_lanes(args.bindings)
         if lane is None and len(among) > 1:  # a package of several lanes: the transcript's
-            kinds = partial(_lane_kinds, lambda lane: load_bindings(args.bindings, lane), among)
-            detected, source = detect_lane(stream, kinds, args.max_line)
+            found = _LaneKinds(lambda lane: load_bindings(args.bindings, lane), among)
+            detected, source = detect_lane(stream, lambda: found, args.max_line)
             lane = detected if detected in among else max(among)
         bindings = load_bindings(args.bindings, lane)
         return replay(bindings, source, name, args.session, args.max_line)
     if lane is None:
-        kinds = partial(_lane_kinds, lambda lane: load_bindings(_default_bindings(lane)), LANES)
-        detected, source = detect_lane(stream, kinds, args.max_line)
+        known = _LaneKinds(lambda lane: load_bindings(_default_bindings(lane)), LANES)
+        detected, source = detect_lane(stream, lambda: known, args.max_line)
         lane = detected if detected in LANES else DEFAULT_LANE
     acp = load_bindings(_default_bindings(lane))
     return replay(acp, source, name, args.session, args.max_line)
 
 
-def _lane_kinds(
-    load: Callable[[str], ModuleType], lanes: Sequence[str]
-) -> Mapping[str, frozenset[str]]:
-    """The update kinds of each of `lanes` that `load` finds a package of."""
-    kinds: dict[str, frozenset[str]] = {}
-    for lane in lanes:
-        try:
-            acp = load(lane)
-        except InputError:
-            continue
-        kinds[lane] = frozenset(acp.session_state.KNOWN_KINDS)
-    return kinds
+class _LaneKinds(Mapping[str, frozenset[str]]):
+    """The update kinds of each of `lanes` that `load` finds a package of; a lane is loaded
+    only when it is asked for (the check for an unstable lane's kinds asks for two)."""
+
+    def __init__(self, load: Callable[[str], ModuleType], lanes: Sequence[str]) -> None:
+        self._load = load
+        self._lanes = tuple(lanes)
+        self._found: dict[str, frozenset[str] | None] = {}
+
+    def __getitem__(self, lane: str) -> frozenset[str]:
+        if lane not in self._found:
+            if lane not in self._lanes:
+                raise KeyError(lane)
+            try:
+                acp = self._load(lane)
+            except InputError:
+                self._found[lane] = None
+            else:
+                self._found[lane] = frozenset(acp.session_state.KNOWN_KINDS)
+        found = self._found[lane]
+        if found is None:
+            raise KeyError(lane)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (lane for lane in self._lanes if lane in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _report(result: Replay, name: str) -> None:
