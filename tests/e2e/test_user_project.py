@@ -71,6 +71,7 @@ def test_the_readme_block_runs_in_an_empty_project(
     package = root / "src" / "myagent" / "acp"
     assert sorted(p.name for p in package.iterdir()) == [
         ".acp-codegen-manifest.json",
+        "REFERENCE.md",
         "__init__.py",
         "_lanes.py",
         "py.typed",
