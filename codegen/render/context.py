@@ -203,6 +203,7 @@ class MethodContext:
     result_type: str
     params_annotation: str  # `_m.X`, or `Any`: the annotation of a handler's `params`
     result_annotation: str  # `_m.X`, `Any`, or `None` for a notification
+    twin: bool = False  # a notification whose wire name is also a request's
 
 
 @dataclass(slots=True, eq=False, repr=False)
