@@ -41,10 +41,11 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, ClassVar, Final, Unpack
 
-from ..runtime._runtime import UNSET, encode
-from ..runtime.connection import ConnectionOptions
-from ..runtime.jsonrpc import RpcError
+from ..runtime._runtime import UNSET, JsonValue, encode
+from ..runtime.connection import Connection, ConnectionOptions
+from ..runtime.jsonrpc import Route, RpcError
 from ..runtime.stdio import connect_stdio
+from ..runtime.transport import Transport
 from .book import PAGE_SIZE, InvalidCursor, SessionBook, same_directory
 from .dialect import invalid, listed, not_found
 from .lane import Lane, ProtocolFeatures, pick
@@ -63,10 +64,11 @@ class Agent:
     Class attributes: `name`, `version`, `title` (its `Implementation`); `image_prompts`,
     `audio_prompts`, `embedded_context` (the prompt content it accepts beyond text and resource
     links: other blocks are refused with -32602); `mcp_transports` (the MCP servers it accepts
-    in session setup beyond what every agent of a version must: `"http"`, `"sse"`, and v2's
-    `"stdio"`); `sessions_per_page`; `lanes` (the lanes it serves, by name; None: the stable
-    lane of every version the package holds); the bounds `history_turns`, `history_bytes`,
-    `max_sessions`, `idle_timeout` (seconds).
+    in session setup beyond what every agent of a version must: `"http"`, `"sse"`, v2's
+    `"stdio"`, and the unstable v2 lane's `"acp"`, whose server the agent reaches with
+    `side.client.mcp_message(...)`); `sessions_per_page`; `lanes` (the lanes it serves, by
+    name; None: the stable lane of every version the package holds); the bounds
+    `history_turns`, `history_bytes`, `max_sessions`, `idle_timeout` (seconds).
     """
 
     name: ClassVar[str] = "acp-agent"
@@ -100,12 +102,12 @@ class Agent:
         the class attributes): a subclass may change it or return another."""
         return capabilities
 
-    async def on_ext_request(self, side: AgentSide, method: str, params: Any) -> Any:
-        """A `_`-prefixed request (an extension): its params as raw JSON; return the result as
-        JSON. By default -32601."""
+    async def on_ext_request(self, side: AgentSide, method: str, params: JsonValue) -> JsonValue:
+        """A `_`-prefixed request (an extension): its params as raw JSON (None when it has
+        none); return the result as JSON. By default -32601."""
         raise RpcError.method_not_found(method)
 
-    async def on_ext_notification(self, side: AgentSide, method: str, params: Any) -> None:
+    async def on_ext_notification(self, side: AgentSide, method: str, params: JsonValue) -> None:
         """A `_`-prefixed notification (an extension): ignored unless overridden."""
 
     # -- what the toolkit does ---------------------------------------------------------------
@@ -118,15 +120,16 @@ class Agent:
         for session in self.sessions:
             await session.foreground.stop()
 
-    def evict(self, now: float | None = None) -> None:
+    def evict(self, now: float | None = None, *, room: int = 0) -> None:
         """Forget sessions idle past `idle_timeout`, then the least recently used idle ones past
-        `max_sessions` (a session with a turn running, or one prompts wait for, stays)."""
+        `max_sessions` less `room` (what a session about to be added needs); a session with a
+        turn running, or one prompts wait for, stays."""
         now = time.monotonic() if now is None else now
         idle = [s for s in self.sessions if s.turn is None and not s.foreground.active]
         for session in idle:
             if now - session.touched > self.idle_timeout:
                 self.sessions.remove(session.id)
-        excess = len(self.sessions) - self.max_sessions
+        excess = len(self.sessions) + room - self.max_sessions
         if excess > 0:
             idle = sorted((s for s in idle if s.id in self.sessions), key=lambda s: s.touched)
             for session in idle[:excess]:
@@ -163,6 +166,12 @@ class AgentSide:
 
     # -- initialization --------------------------------------------------------------------
     async def initialize(self, params: Any) -> Any:
+        """The router passes the first `initialize` decoded; a repeated one comes as raw JSON
+        (see `side_class`) and is read the same way, on this connection's lane."""
+        if not isinstance(params, self.lane.models.InitializeRequest):
+            from .router import read_initialize
+
+            params = read_initialize(self.lane, params)
         self.client_info = params
         self.client_offers = self.dialect.client_offers(params)
         return self.dialect.initialize_response(self.agent, self)
@@ -174,8 +183,9 @@ class AgentSide:
     async def session_new(self, params: Any) -> Any:
         cwd, roots, servers = self._setup(params)
         agent = self.agent
-        agent.evict()
+        agent.evict(room=1)
         session = AgentSession(agent, self, f"sess_{uuid.uuid4().hex}", cwd, roots, servers)
+        session.request = params
         await agent.on_new_session(session)
         agent.sessions.add(session)
         return self.lane.models.NewSessionResponse(session_id=session.id)
@@ -183,6 +193,7 @@ class AgentSide:
     async def session_load(self, params: Any) -> Any:
         session = self._reopen(params.session_id, params.cwd)
         _, session.additional_directories, session.mcp_servers = self._setup(params)
+        session.request = params
         session.active = True
         await session.replay()  # the whole conversation precedes the answer
         return self.lane.models.LoadSessionResponse()
@@ -197,6 +208,7 @@ class AgentSide:
             cursor = encode(replay).get("type")
             raise invalid("$.replayFrom", f"unsupported replay cursor {cursor!r}")
         _, session.additional_directories, session.mcp_servers = self._setup(params)
+        session.request = params
         session.active = True
         if from_start:
             await session.replay()
@@ -270,6 +282,12 @@ class AgentSide:
         session = self.agent.sessions.get(params.session_id)
         if session is not None and session.side is self:
             session.foreground.cancel()
+        elif self.features.subagents:  # a child session's work, when it may be cancelled
+            from .subagents import find_child
+
+            child = find_child(self, params.session_id)
+            if child is not None:
+                child.request_cancel()
 
     async def tool_call_cancel(self, params: Any) -> Any:
         """Cancels a tool call made `cancellable` (see `ToolCallHandle.run`); -32602 for one
@@ -289,10 +307,10 @@ class AgentSide:
         raise invalid("$.terminalId", f"terminal {params.terminal_id!r} is unknown")
 
     # -- extensions --------------------------------------------------------------------------
-    async def ext_method(self, method: str, params: Any) -> Any:
+    async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
         return await self.agent.on_ext_request(self, method, params)
 
-    async def ext_notification(self, method: str, params: Any) -> None:
+    async def ext_notification(self, method: str, params: JsonValue) -> None:
         await self.agent.on_ext_notification(self, method, params)
 
     # -- helpers -----------------------------------------------------------------------------
@@ -336,8 +354,12 @@ class AgentSide:
             self._check_path(root, f"$.additionalDirectories[{index}]")
         servers = listed(getattr(params, "mcp_servers", None))
         baseline = {"stdio"} if self.lane.dialect == "v1" else set()
+        unknown = getattr(self.lane.models, "McpServerOther", ())  # a transport of no schema
         for index, server in enumerate(servers):
             transport = encode(server).get("type", "stdio")
+            if isinstance(server, unknown) and not str(transport).startswith("_"):
+                reason = f"protocol version {self.lane.version} has no {transport!r} MCP servers"
+                raise invalid(f"$.mcpServers[{index}]", reason)
             if transport not in baseline and transport not in self.agent.mcp_transports:
                 reason = f"this agent does not accept {transport!r} MCP servers"
                 raise invalid(f"$.mcpServers[{index}]", reason)
@@ -367,18 +389,27 @@ class AgentSide:
 
 @cache
 def side_class(lane: Lane) -> type[AgentSide]:
-    """`AgentSide` with the lane's `AgentBase` under it."""
+    """`AgentSide` with the lane's `AgentBase` under it; its `initialize` takes raw JSON, as the
+    router's does (a repeated request is read as leniently as the first)."""
     base = lane.rpc.AgentBase
-    made: type[AgentSide] = type(f"AgentSide_{lane.name}", (AgentSide, base), {})
+    routes = {**base.ROUTES, ("initialize", "request"): Route("initialize", "request", None, None)}
+    made: type[AgentSide] = type(f"AgentSide_{lane.name}", (AgentSide, base), {"ROUTES": routes})
     return made
 
 
-async def serve_agent(agent: Agent, **options: Unpack[ConnectionOptions]) -> None:
-    """Serve `agent` on this process's stdin and stdout until the client closes them."""
+async def serve_agent(
+    agent: Agent, transport: Transport | None = None, **options: Unpack[ConnectionOptions]
+) -> None:
+    """Serve `agent` on `transport` (default: this process's stdin and stdout) until the
+    client closes it; both protocol versions, chosen at `initialize`."""
     from .router import AgentRouter
 
     router = AgentRouter(agent)
-    connection = await connect_stdio(router, **options)
+    if transport is None:
+        connection = await connect_stdio(router, **options)
+    else:
+        connection = Connection(router, transport, **options)
+        connection.start()
     try:
         await connection.wait_closed()
     finally:

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
 from typing import IO, Any, Final, Unpack
 
-from ..runtime._runtime import UNSET, DecodeError, decode, encode
+from ..runtime._runtime import UNSET, DecodeError, JsonValue, decode, encode
 from ..runtime.connection import Connection, ConnectionOptions, RoleBase
 from ..runtime.jsonrpc import RpcError
 from ..runtime.process import EXIT_TIMEOUT, ProcessConnection, connect_process
@@ -37,7 +37,12 @@ from .dialect import Dialect, dialect_for, not_found
 from .lane import Lane, ProtocolFeatures, pick
 from .policies import PermissionPolicy, ask_user
 from .remote import IncompatibleAgent, RemoteSession, TurnResult
-from .router import UnsupportedVersion, client_lane
+from .router import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    UnsupportedVersion,
+    client_lane,
+    refused_version,
+)
 from .workspace import Workspace
 
 __all__ = [
@@ -214,11 +219,12 @@ class Client:
         )
         return self.dialect.m.ReleaseTerminalResponse()
 
-    async def ext_method(self, method: str, params: Any) -> Any:
-        """A `_`-prefixed request from the agent (raw JSON params): -32601 unless overridden."""
+    async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
+        """A `_`-prefixed request from the agent (raw JSON params, None when it has none):
+        -32601 unless overridden."""
         raise RpcError.method_not_found(method)
 
-    async def ext_notification(self, method: str, params: Any) -> None:
+    async def ext_notification(self, method: str, params: JsonValue) -> None:
         """A `_`-prefixed notification from the agent: ignored unless overridden."""
 
     # -- bookkeeping -----------------------------------------------------------------------
@@ -471,7 +477,12 @@ async def connect_agent(
         raise ValueError(f"protocol version {protocol} is not one this client has ({have})")
     asked = max(offered) if protocol is None else protocol
     connection.start()
-    raw = await connection.request("initialize", _initialize_params(client, offered, asked))
+    try:
+        raw = await connection.request("initialize", _initialize_params(client, offered, asked))
+    except RpcError as exc:
+        if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        raise IncompatibleAgent(refused_version(exc, offered, asked)) from None
     try:
         lane = client_lane(raw, offered, asked)
     except UnsupportedVersion as exc:

@@ -19,6 +19,7 @@ from .content import text_block
 from .lane import Lane, ProtocolFeatures
 
 if TYPE_CHECKING:
+    from .children import RemoteChild
     from .client import Client
 
 __all__ = ["RemoteSession", "TurnResult"]
@@ -76,12 +77,21 @@ class RemoteSession:
         self._hub: Broadcast[Any] = Broadcast(name=f"session {session_id}")
         self._log: list[tuple[Any, State | None]] = []  # since the oldest running prompt() began
         self._logging = 0
+        self._answered = 0  # (v1) where in the log the latest answered turn ended
         self._changed = asyncio.Event()
         self._permissions: set[asyncio.Task[Any]] = set()
 
     @property
     def features(self) -> ProtocolFeatures:
         return self.lane.features
+
+    @property
+    def children(self) -> dict[str, RemoteChild]:
+        """The child sessions the agent announced on this one (subagents), by id, in that
+        order; NotSupported where the protocol has none (see `children.py`)."""
+        from .children import children_of
+
+        return children_of(self)
 
     # -- watching ----------------------------------------------------------------------------
     def subscribe(self, callback: Callback[SessionUpdate]) -> Callable[[], None]:
@@ -109,6 +119,7 @@ class RemoteSession:
         start = len(self._log) if self._logging else 0
         if not self._logging:
             self._log.clear()
+            self._answered = 0
         self._logging += 1
         v1 = not lane.features.state_updates
         if v1:
@@ -126,10 +137,20 @@ class RemoteSession:
 
     async def _turn(self, blocks: list[Any], start: int, v1: bool) -> TurnResult:
         request = self.lane.models.PromptRequest(session_id=self.id, prompt=blocks)
-        answer = await self.client.stub.session_prompt(request)
+        try:
+            answer = await self.client.stub.session_prompt(request)
+        except RpcError:
+            if v1:  # what came before the error answer was that turn's
+                await self.client.connection.notifications_handled()
+                self._answered = len(self._log)
+            raise
         if v1:
+            # The turn's updates came after the previous prompt's answer (a held prompt's turn
+            # begins once the turn ahead of it was answered) and before this one.
             await self.client.connection.notifications_handled()
-            updates = [update for update, _ in self._log[start:]]
+            end = len(self._log)
+            updates = [update for update, _ in self._log[max(start, self._answered) : end]]
+            self._answered = end
             text = self._text_of(updates)
             return TurnResult(None, str(answer.stop_reason), None, updates, text)
         first, last, state = await self._turn_end(start, len(self._log), answer.message_id)
@@ -162,6 +183,10 @@ class RemoteSession:
             self.state.apply(update)
         except ValueError as exc:
             _log.warning("session %s: an update could not be applied: %s", self.id, exc)
+        if self.features.subagents:  # a child announced: follow it from the next update on
+            from .children import follow
+
+            follow(self, update)
         if self._logging:
             self._log.append((update, self.client.dialect.state_of(update)))
         self._changed.set()
@@ -193,6 +218,10 @@ class RemoteSession:
     def closed(self) -> None:
         self._hub.close()
         self._changed.set()
+        if self.features.subagents:
+            from .children import forget_children
+
+            forget_children(self)
 
     async def _turn_end(self, start: int, answered: int, message_id: str) -> tuple[int, int, State]:
         """Where in the log the turn of `message_id` is: its user message, and the idle state

@@ -13,6 +13,7 @@ others they raise NotSupported, and MissingCapability when the client did not ad
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from .lifecycle import Foreground
 if TYPE_CHECKING:
     from .agent import Agent, AgentSide
     from .dialect import Dialect
+    from .subagents import Subagent
     from .tool_call import ToolCallHandle
     from .turn import CustomStopReason, Turn, TurnStopReason
 
@@ -66,6 +68,10 @@ class AgentSession:
         self.additional_directories = additional_directories
         self.mcp_servers = mcp_servers
         self.title: str | None = None
+        self.request: Any = None
+        """The `session/new` (or the last `session/load` / `session/resume`) params, in the
+        lane's class: vendor `_meta` keys (`request.meta`) and unknown keys (`request.extra`)
+        included."""
         self.created_at = self.updated_at = now_rfc3339()
         self.active = True
         """Whether prompts are accepted (v1: false after `session/close`, until a load or a
@@ -76,10 +82,14 @@ class AgentSession:
         """The turn running now, if any."""
         self.turns = 0
         """Turns started so far."""
+        self.answering: asyncio.Future[None] | None = None
+        """(v1) Done once the latest prompt's answer is written (see `V1Dialect.serve_prompt`)."""
         self.foreground: Foreground[TurnStopReason | CustomStopReason | None] = Foreground()
         self.remembered_permissions: dict[str, Any] = {}
         self.tool_calls: dict[str, ToolCallHandle] = {}
         """The tool calls of the history kept, by id (for `tool_call/cancel`)."""
+        self.children: dict[str, Subagent] = {}
+        """The child sessions its turns started (`turn.subagent`), by id."""
         self.state: State = ("idle", None, None)
         """The foreground state last reported, its stop reason and error."""
         self._history: OrderedDict[tuple[str, str], tuple[Replayable, int, int]] = OrderedDict()
@@ -158,6 +168,9 @@ class AgentSession:
         for entry, _, _ in list(self._history.values()):
             for update in entry.replay(dialect):
                 await self.send(update)
+            after = getattr(entry, "replay_after", None)  # a child session's own history
+            if after is not None:
+                await after(dialect)
 
     async def set_title(self, title: str | None) -> None:
         """Name the session (a `session_info_update`; `session/list` shows it)."""
