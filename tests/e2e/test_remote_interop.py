@@ -24,8 +24,10 @@ from typing import Any
 import acp_kit as acp
 import pytest
 
+from tests.support import echo_turn
+from tests.support.echo_turn import FULL_TURN, TS_AGENT_TURN
 from tests.support.remote import REPO, CuttingProxy, listening, port_of
-from tests.support.rpc_wire import FULL_TURN, run
+from tests.support.rpc_wire import run
 
 NODE = shutil.which("node")
 INTEROP = REPO / "interop"
@@ -39,12 +41,6 @@ OUR_SERVER = [sys.executable, str(REPO / "examples" / "echo_agent.py"), "--liste
 SDK_SERVER = [str(NODE), str(INTEROP / "ts_agent.mjs"), "--listen", "127.0.0.1:0"]
 SDK_CLIENT = [str(NODE), str(INTEROP / "remote_client.mjs")]
 OUR_CLIENT = [sys.executable, str(REPO / "examples" / "client.py")]
-# Our echo agent's turn, as the SDK's client sees its kinds (the same over stdio).
-ECHO_TURN = [
-    "user_message", "state_update", "plan_update", "agent_message_chunk", "agent_message_chunk",
-    "agent_message_chunk", "plan_update", "tool_call_update", "state_update", "state_update",
-    "tool_call_update", "tool_call_update", "usage_update", "state_update",
-]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +88,7 @@ def assert_cancelled(stop_reason: object, updates: list[str]) -> None:
 def test_sdk_client_runs_two_sessions_on_one_connection(our_server: list[str], scheme: str) -> None:
     url = our_server[0] if scheme == "http" else our_server[1]
     result = succeeded([*SDK_CLIENT, "--token", TOKEN, "--sessions", "2", url])
-    turn = {"stopReason": "end_turn", "updates": ECHO_TURN}
+    turn = {"stopReason": "end_turn", "updates": FULL_TURN}
     assert result == {"protocol": 2, "sessions": [turn, turn]}
 
 
@@ -159,7 +155,7 @@ def test_our_client_runs_a_full_and_a_cancelled_turn_with_the_sdk_server(
     assert (full["protocol"], full["stopReason"], kinds(full["updates"])) == (
         2,
         "end_turn",
-        FULL_TURN,
+        TS_AGENT_TURN,
     )
     cancelled = succeeded([*OUR_CLIENT, "--token", TOKEN, "--cancel", "--prompt", "slow hi", url])
     assert_cancelled(cancelled["stopReason"], kinds(cancelled["updates"]))
@@ -197,7 +193,7 @@ def test_our_client_runs_two_sessions_on_one_connection_with_the_sdk_server(
 ) -> None:
     urls, _ = sdk_server
     url = urls[0] if scheme == "http" else urls[1]
-    assert run(two_sessions(url), 30) == [("end_turn", FULL_TURN), ("end_turn", FULL_TURN)]
+    assert run(two_sessions(url), 30) == [("end_turn", TS_AGENT_TURN), ("end_turn", TS_AGENT_TURN)]
 
 
 def test_our_client_oversized_message_to_the_sdk_server(sdk_server: tuple[list[str], Path]) -> None:
@@ -246,4 +242,21 @@ def test_our_client_reconnects_to_the_sdk_server_after_a_drop(
         finally:
             await proxy.close()
 
-    assert run(main(), 30) == [("end_turn", FULL_TURN), ("end_turn", FULL_TURN)]
+    assert run(main(), 30) == [("end_turn", TS_AGENT_TURN), ("end_turn", TS_AGENT_TURN)]
+
+
+@pytest.mark.parametrize("scheme", ["http", "ws"])
+@pytest.mark.parametrize("version", [1, 2])
+def test_our_client_plays_the_child_process_turn_with_our_server(
+    our_server: list[str], scheme: str, version: int
+) -> None:
+    """examples/client.py against the remote echo agent prints what it prints against the
+    child process: every update exactly, and the permission request."""
+    url = our_server[0] if scheme == "http" else our_server[1]
+    argv = [*OUR_CLIENT, "--token", TOKEN, "--protocol", str(version), url]
+    assert succeeded(argv) == {
+        "protocol": version,
+        "stopReason": "end_turn",
+        "updates": echo_turn.updates(version),
+        "permissions": echo_turn.permissions("allowed"),
+    }
