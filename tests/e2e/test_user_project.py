@@ -77,6 +77,7 @@ def test_the_readme_block_runs_in_an_empty_project(
         "py.typed",
         "runtime",
         "toolkit",
+        "transports",
         "v1",
         "v2",
         "vocab.py",
@@ -86,7 +87,7 @@ def test_the_readme_block_runs_in_an_empty_project(
     ours = REPO / "generated" / "acp_kit"
     for name in ("v2/models.py", "v1/session_state.py"):
         assert (package / name).read_bytes() == (ours / name).read_bytes(), name
-    for name in ("runtime/_runtime.py", "toolkit/agent.py"):
+    for name in ("runtime/_runtime.py", "toolkit/agent.py", "transports/server.py"):
         assert _body(package / name) == _body(ours / name), name
     assert (root / ".gitignore").read_text(encoding="utf-8") == "schema/cache/\n"
 

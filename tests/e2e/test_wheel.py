@@ -113,7 +113,8 @@ def test_generate_a_package_and_import_it(installed: Path, outside: Path, schema
     paths = [package, *package.rglob("*")]
     assert {stat.S_IMODE(p.stat().st_mode) for p in paths if p.is_dir()} == {0o755}
     assert {stat.S_IMODE(p.stat().st_mode) for p in paths if p.is_file()} == {0o644}
-    assert {p.name for p in package.iterdir() if p.is_dir()} == {"runtime", "toolkit", "v2"}
+    folders = {p.name for p in package.iterdir() if p.is_dir()}
+    assert folders == {"runtime", "toolkit", "transports", "v2"}
     script = (
         "import json, myacp\n"
         "note = myacp.decode(myacp.UpdateSessionNotification, json.loads(input())['params'])\n"
