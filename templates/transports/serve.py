@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -74,11 +76,17 @@ async def serve_remote(
     )
     server = uvicorn.Server(config)
     logging.getLogger("uvicorn.error").addFilter(_denials_are_complete)
-    task = asyncio.get_running_loop().create_task(server.serve())
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:  # bound here, so that a port in use is one OSError, not uvicorn's exit
+        listener = socket.create_server((host, port), family=family)
+    except OSError as exc:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise OSError(f"cannot listen on {listen}: {why}") from None
+    task = asyncio.get_running_loop().create_task(_serve(server, listener))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
     if server.started and ready is not None:
-        bound = server.servers[0].sockets[0].getsockname()
+        bound = listener.getsockname()
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
         secure = ssl_certfile is not None
         where = f"{shown}:{bound[1]}{app.path}"
@@ -93,6 +101,15 @@ async def serve_remote(
         raise
     if not server.started:
         raise OSError(f"could not listen on {listen}")
+
+
+async def _serve(server: Any, listener: socket.socket) -> None:
+    try:
+        await server.serve(sockets=[listener])
+    except SystemExit as exc:  # uvicorn exits when it cannot start (its log said why)
+        raise OSError(f"the server could not start (uvicorn exit status {exc.code})") from None
+    finally:
+        listener.close()
 
 
 def run_remote(

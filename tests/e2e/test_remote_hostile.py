@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import re
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -575,3 +576,16 @@ def test_our_client_against_malformed_event_streams(caplog: pytest.LogCaptureFix
     assert error == "the event stream broke a limit: an event is over 1024 bytes"
     skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
     assert skipped == ["skipped an event that is not a JSON-RPC message"] * 2
+
+
+def test_a_port_in_use_is_one_line_and_exit_2() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, str(REPO / "examples" / "echo_agent.py"), "--listen",
+             f"127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=30,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "generated")},
+        )  # fmt: skip
+    expected = f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", expected)

@@ -96,6 +96,7 @@ class Hosted:
         self._routes: dict[str, tuple[str | None, str, str | None]] = {}
         self._agent_requests: dict[str, str | None] = {}  # the agent's requests → their session
         self._initialize: tuple[str, asyncio.Future[bytes]] | None = None
+        self._closing: asyncio.Task[None] | None = None
 
     # -- the Transport the Connection uses ------------------------------------------------------
     async def receive(self) -> bytes:
@@ -240,8 +241,8 @@ class Hosted:
             self.limits.max_output_stall,
         )
         self.abort()
-        if self.connection is not None:
-            asyncio.get_running_loop().create_task(self.connection.close())
+        if self.connection is not None:  # kept: a task nobody holds may be collected
+            self._closing = asyncio.get_running_loop().create_task(self.connection.close())
 
     @property
     def idle(self) -> bool:
