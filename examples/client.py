@@ -160,6 +160,8 @@ def main(argv: list[str]) -> int:
     except acp.ConnectionClosed:  # these two before OSError, which they are
         return fail("the agent exited before the turn ended")
     except acp.WebSocketError as exc:
+        if exc.status is None:  # no HTTP answer at all
+            return fail(str(exc))
         return fail(f"the agent refused the connection: {exc}")
     except TimeoutError:
         return fail(f"timeout after {options.timeout:g}s")
@@ -168,6 +170,8 @@ def main(argv: list[str]) -> int:
     except acp.RpcError as exc:
         if isinstance(exc.data, dict) and "status" in exc.data:  # an HTTP refusal
             return fail(f"the agent refused the connection: {exc.message}")
+        if isinstance(exc.data, dict) and "url" in exc.data:  # no HTTP answer at all
+            return fail(exc.message)
         return fail(f"the agent answered with an error: {exc}")
     except (ValueError, acp.MissingExtra) as exc:
         return fail(str(exc))

@@ -148,7 +148,10 @@ class HttpTransport:
                 self.url, content=line, headers={"Content-Type": JSON_TYPE}
             )
         except self._httpx.HTTPError as exc:
-            self._end(f"cannot reach {self.url}: {exc}")
+            reason = f"cannot reach {self.url}: {exc}"
+            if key is not None:
+                self._inject(self.sessions.failed(key, reason, {"url": self.url}))
+            self._end(reason)
             return
         connection_id = response.headers.get(CONNECTION_HEADER)
         if response.status_code != 200 or not connection_id:
