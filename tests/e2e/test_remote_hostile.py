@@ -589,3 +589,17 @@ def test_a_port_in_use_is_one_line_and_exit_2() -> None:
         )  # fmt: skip
     expected = f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
     assert (done.returncode, done.stdout, done.stderr) == (2, "", expected)
+
+
+def test_our_client_names_an_agent_it_cannot_reach() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]  # closed again before the client tries
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "generated")}
+    client = [sys.executable, str(REPO / "examples" / "client.py")]
+    for url, why in (
+        (f"http://127.0.0.1:{port}/acp", "All connection attempts failed"),
+        (f"ws://127.0.0.1:{port}/acp", f"[Errno 111] Connect call failed ('127.0.0.1', {port})"),
+    ):
+        done = subprocess.run([*client, url], capture_output=True, text=True, timeout=30, env=env)
+        expected = f"client.py: error: cannot reach {url}: {why}\n"
+        assert (done.returncode, done.stdout, done.stderr) == (1, "", expected)
