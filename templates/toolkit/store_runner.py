@@ -254,23 +254,26 @@ class ThreadRunner(Runner):
                 self._commit(writes)
 
     def _commit(self, ops: list[WriteOp]) -> None:
+        """One transaction for `ops`, tried again while the engine says it may work."""
         assert self._engine is not None and self._clock is not None
         try:
             for delay in (*_RETRY_DELAYS, None):
                 if self._failure is not None:
-                    return
+                    return  # writes have stopped: these are dropped with the rest
                 try:
                     self._engine.write(ops, rfc3339(self._clock()))
                     return
                 except TransientError as exc:
                     if delay is None:
-                        self._stop_writes(f"{self._label}: {exc}")
-                    else:
-                        time.sleep(delay)
+                        self._stop_writes(str(exc))
+                        return
+                    time.sleep(delay)
                 except StoreError as exc:
                     self._stop_writes(str(exc))
+                    return
                 except Exception as exc:
                     self._stop_writes(f"{self._label}: {type(exc).__name__}: {exc}")
+                    return
         finally:
             with self._cv:
                 self._backlog -= sum(op.size() + 1 for op in ops)

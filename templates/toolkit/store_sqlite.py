@@ -262,7 +262,7 @@ class SQLiteEngine(Engine):
                 removed += 1
         if removed:
             with contextlib.suppress(sqlite3.Error):  # returning free pages is only tidying
-                self._db().execute("PRAGMA incremental_vacuum")
+                self._db().executescript("PRAGMA incremental_vacuum")  # execute() frees one page
         return removed
 
     # -- reads -----------------------------------------------------------------------------

@@ -80,7 +80,9 @@ def describe(exc: sqlite3.Error, busy_timeout: float) -> str:
     if name == "SQLITE_NOTADB":
         return "not a SQLite database"
     if name.startswith("SQLITE_CORRUPT"):
-        return f"corrupted ({exc})"
+        return f"corrupted ({' '.join(str(exc).split())})"
+    if name == "SQLITE_READONLY_DIRECTORY":
+        return "its folder is read-only (SQLite keeps -wal and -shm files beside the database)"
     if name.startswith("SQLITE_READONLY"):
         return "read-only: the session store needs to write it"
     if name.startswith("SQLITE_CANTOPEN"):
@@ -90,8 +92,8 @@ def describe(exc: sqlite3.Error, busy_timeout: float) -> str:
     if name == "SQLITE_FULL":
         return "the disk is full"
     if name.startswith("SQLITE_IOERR"):
-        return f"input/output error ({exc})"
-    return str(exc) or type(exc).__name__
+        return f"input/output error ({' '.join(str(exc).split())})"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _check_file(path: Path) -> bool:
@@ -133,9 +135,11 @@ def _inspect(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def _verify(conn: sqlite3.Connection, path: Path) -> None:
-    problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+    problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(3)")]
     if problems != ["ok"]:
-        raise StoreOpenError(f"{path}: corrupted ({problems[0]})")
+        lines = [line.strip() for text in problems for line in text.splitlines()]
+        found = "; ".join(line for line in lines if line and not line.startswith("***"))
+        raise StoreOpenError(f"{path}: corrupted ({found[:200]})")
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> int:
