@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from templates.toolkit.store import ANY_OWNER, SessionSetup, StoreError
+from templates.toolkit.store import ANY_OWNER, SessionSetup, SessionStore, StoreError
 from templates.toolkit.store_sqlite import SQLiteStore
 
 OPS_PER_TURN = 7
@@ -31,7 +31,7 @@ def turn_ops(turn: int) -> Iterator[tuple[str, str, str, Any]]:
     yield "put", "tool_call", f"t{turn}", {"status": "completed", "turn": turn}
 
 
-def apply(store: SQLiteStore, session: str, turn: int) -> None:
+def apply(store: SessionStore, session: str, turn: int) -> None:
     for verb, kind, key, value in turn_ops(turn):
         if verb == "put":
             store.put(session, kind, key, value)
