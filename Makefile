@@ -27,12 +27,12 @@ test: lint typecheck ## lint, type-check, then the whole test suite
 	$(PY) -m pytest
 
 lint: ## ruff over the generator, tests and generated code
-	$(PY) -m ruff check codegen templates/runtime tests benchmarks examples generated
-	$(PY) -m ruff format --check codegen templates/runtime tests benchmarks examples
+	$(PY) -m ruff check codegen templates/runtime templates/toolkit tests benchmarks examples generated
+	$(PY) -m ruff format --check codegen templates/runtime templates/toolkit tests benchmarks examples
 
 typecheck: ## mypy --strict over the generator and the generated packages
 	$(PY) -m mypy --strict codegen generated/acp_v1 generated/acp_v2
-	$(PY) -m mypy --strict templates/runtime
+	$(PY) -m mypy --strict templates/runtime templates/toolkit
 	MYPYPATH=generated $(PY) -m mypy --strict examples
 
 bench: ## speed ratios, measured side by side (see benchmarks/README.md)
