@@ -449,10 +449,12 @@ class SessionStore:
     def _count_write(self, session: str) -> None:
         """Count a write (creations too) towards the next automatic sweep, which spares the
         sessions written since the previous one."""
+        every = self._retention.sweep_every
+        if not every:
+            return
         self._written[session] = None
         self._writes += 1
-        every = self._retention.sweep_every
-        if every and self._writes >= every:
+        if self._writes >= every:
             spared, self._written, self._writes = frozenset(self._written), {}, 0
             rules, now = self._retention, self._clock()
             self._runner.post(lambda engine: engine.sweep(rules, now, spared))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import atexit
+import contextlib
 import logging
 import threading
 import time
@@ -141,6 +142,7 @@ class ThreadRunner(Runner):
         self._max_backlog = max_backlog
         self._cv = threading.Condition()
         self._jobs: deque[WriteOp | _Call] = deque()
+        self._taken: list[WriteOp | _Call] = []  # the jobs the worker is going through
         self._backlog = 0
         self._failure: str | None = None  # why writes stopped
         self._accepting = False
@@ -170,11 +172,11 @@ class ThreadRunner(Runner):
     # -- the event loop's side -------------------------------------------------------------
     def _enqueue(self, job: WriteOp | _Call, size: int) -> None:
         with self._cv:
+            if self._failure is not None and (size or not self._accepting):
+                raise StoreError(self._failure)
             if not self._accepting:
                 raise StoreClosed(f"{self._label}: the store is not open")
             if size:
-                if self._failure is not None:
-                    raise StoreError(self._failure)
                 while self._backlog >= self._max_backlog and self._failure is None:
                     self._cv.wait()
                 self._backlog += size
@@ -233,11 +235,29 @@ class ThreadRunner(Runner):
 
     # -- the worker's side -----------------------------------------------------------------
     def _work(self) -> None:
+        try:
+            self._serve()
+        except BaseException as exc:  # a bug here must fail the callers, not leave them waiting
+            _log.exception("%s: the store's worker failed", self._label)
+            with self._cv:
+                self._failure = f"{self._label}: the store's worker failed: {exc!r}"
+                self._accepting = False
+                orphans = [job for job in (*self._taken, *self._jobs) if isinstance(job, _Call)]
+                self._jobs.clear()
+                self._backlog = 0
+                self._cv.notify_all()
+            for job in orphans:
+                if job.future is not None and self._loop is not None:
+                    with contextlib.suppress(RuntimeError):
+                        error = StoreError(self._failure)
+                        self._loop.call_soon_threadsafe(_settle, job.future, None, error)
+
+    def _serve(self) -> None:
         while True:
             with self._cv:
                 while not self._jobs:
                     self._cv.wait()
-                jobs = list(self._jobs)
+                jobs = self._taken = list(self._jobs)
                 self._jobs.clear()
             writes: list[WriteOp] = []
             for job in jobs:
@@ -315,7 +335,7 @@ def _close(engine: Engine) -> None:
 
 
 def _settle(future: asyncio.Future[Any], result: object, error: BaseException | None) -> None:
-    if future.cancelled():
+    if future.done():  # cancelled by its waiter, or failed with the worker
         return
     if error is None:
         future.set_result(result)

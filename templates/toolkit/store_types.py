@@ -65,9 +65,11 @@ class InvalidCursor(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Retention:
-    """How much the store keeps. A bound of None is no bound; the defaults are documented in
-    the README. `sweep_every` is the number of writes between automatic sweeps (0: only at
-    `open()` and when `sweep()` is called)."""
+    """How much the store keeps: sessions not updated for `max_age`, and past `max_sessions`
+    sessions or `max_bytes` of stored JSON the oldest-updated ones, are removed by sweeps. A
+    bound of None is no bound. `sweep_every` is the number of writes (creations included)
+    between automatic sweeps (0: only at `open()` and when `sweep()` is called). The defaults
+    are `DEFAULT_RETENTION`'s (SQLite, PostgreSQL); MemoryStore uses `MEMORY_RETENTION`."""
 
     max_age: timedelta | None = timedelta(days=30)
     max_sessions: int | None = 10_000
