@@ -41,6 +41,11 @@ def schema(postgres_dsn: str, tmp_path: Path) -> Iterator[Backend]:
         made.drop()
 
 
+async def open_and_close(backend: Backend) -> None:
+    store = await backend.make().open()
+    await store.close()
+
+
 def expected(turns: range) -> list[HistoryEntry]:
     entries = []
     for turn in turns:
@@ -108,7 +113,7 @@ def test_workers_writing_different_sessions_at_once(schema: Backend) -> None:
 def test_a_schema_of_a_newer_version_is_refused(schema: Backend) -> None:
     import psycopg
 
-    run(schema.make().open())
+    run(open_and_close(schema))
     with psycopg.connect(schema.dsn or "", autocommit=True) as conn:
         conn.execute(
             f"UPDATE \"{schema.schema}\".meta SET value = '7' WHERE name = 'schema_version'"
@@ -146,7 +151,7 @@ def test_a_migration_step_runs_once_under_the_lock(
         ran.append("tags")
         await conn.execute(sql.SQL("CREATE TABLE {}.tags (sid bigint)").format(where))
 
-    run(schema.make().open())
+    run(open_and_close(schema))
     monkeypatch.setattr(engine, "SCHEMA_VERSION", 2)
     monkeypatch.setitem(engine.MIGRATIONS, 1, add_tags)
 
@@ -196,7 +201,7 @@ def test_a_dropped_connection_is_reopened_and_the_commit_tried_again(schema: Bac
                     " WHERE pid <> pg_backend_pid() AND datname = current_database()"
                     " AND backend_type = 'client backend'"
                 ).fetchall()
-            assert ended == [(True,)]  # the store's one connection
+            assert ended and all(row == (True,) for row in ended)  # the store's among them
             apply(store, "s", 1)
             await store.flush()
             return [e async for e in store.history("s")]
