@@ -269,7 +269,7 @@ def test_kill_9_mid_turn_loses_at_most_what_was_in_flight(tmp_path: Path) -> Non
 
 def test_two_processes_write_one_file_while_a_third_lists_it(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
-    run(read_history(path, "none"))  # made once, so the three do not race to create it
+    # No file yet: the three race to make it, and the migration runs once.
     writers = [child("turns", str(path), name, "120") for name in ("one", "two")]
     lister = child("list", str(path), "60")
     outputs = [process.communicate(timeout=240)[0] for process in (*writers, lister)]
