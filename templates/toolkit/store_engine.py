@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import json
-from collections.abc import Collection, Generator, Iterable, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, TypeAlias
@@ -27,7 +27,40 @@ from .store_types import (
 )
 
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-encode: Final = _ENCODER.encode
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _c_encoder() -> Callable[[object, int], Any] | None:
+    """The C encoder made once (json.dumps makes one a call): the writes' cost on the event
+    loop. None where the interpreter has no `_json` module."""
+    try:
+        from _json import make_encoder
+    except ImportError:
+        return None
+    ascii_text = json.encoder.encode_basestring_ascii
+    return make_encoder(None, _not_json, ascii_text, None, ":", ",", False, False, False)
+
+
+_C_ENCODER: Final = _c_encoder()
+_ascii_text: Final = json.encoder.encode_basestring_ascii
+
+
+def encode(value: object) -> str:
+    """Compact, ASCII JSON text; TypeError or ValueError (NaN, infinities, a circular or too
+    deeply nested value) for what is not JSON."""
+    if type(value) is str:
+        return _ascii_text(value)
+    if _C_ENCODER is None:
+        return _ENCODER.encode(value)
+    try:
+        return "".join(_C_ENCODER(value, 0))
+    except RecursionError:
+        raise ValueError("a circular or too deeply nested JSON value") from None
+
+
 decode: Final = json.loads
 PATCHABLE: Final = ("title", "additional_directories", "mcp_servers", "config", "state", "usage")
 """The record's JSON columns that `update` may change (besides `closed`)."""
@@ -62,7 +95,9 @@ class NewSession:
         return len(self.session) + owned + len(self.cwd) + sum(len(t) for _, t in self.texts)
 
 
-@dataclass(frozen=True, slots=True)
+# Writes travel as small mutable slotted objects: a frozen dataclass costs a few times more to
+# make, and one is made per update on the event loop.
+@dataclass(slots=True)
 class PutEntry:
     session: str
     kind: str
@@ -75,7 +110,7 @@ class PutEntry:
         return len(self.kind) + len(self.key) + len(self.value) + items
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AppendItem:
     session: str
     kind: str
@@ -86,7 +121,7 @@ class AppendItem:
         return len(self.kind) + len(self.key) + len(self.item)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PatchSession:
     session: str
     texts: tuple[tuple[str, str], ...]  # (column of PATCHABLE, JSON text)
@@ -174,7 +209,7 @@ class Engine(abc.ABC):
     def close(self) -> None: ...
 
     @abc.abstractmethod
-    def write(self, ops: Sequence[WriteOp], now: str) -> None:
+    def write(self, ops: Sequence[WriteOp], now: datetime) -> None:
         """Apply `ops` in order in one transaction (all or nothing), dropping those of
         sessions it does not hold; `now` becomes their sessions' `updated_at`. Raises
         TransientError when trying again may work, StoreError when it will not."""

@@ -29,6 +29,7 @@ from .store_types import (
     HistoryEntry,
     Retention,
     SessionRecord,
+    rfc3339,
     utc_now,
 )
 
@@ -60,10 +61,15 @@ class _Session:
         self.row = row
         self.texts = dict(row.texts)  # PATCHABLE column → JSON text
         self.closed = False
-        self.updated_at = row.created_at
+        self.updated_at: datetime | str = row.created_at  # a write's moment, made text when read
         self.bytes = row.stored_bytes
         self.entries: dict[tuple[str, str], _Entry] = {}
         self.order: list[_Entry] = []  # an entry's position is its index + 1
+
+    def stamp(self) -> str:
+        if isinstance(self.updated_at, datetime):
+            self.updated_at = rfc3339(self.updated_at)
+        return self.updated_at
 
     def owned_by(self, owner: OwnerKey) -> bool:
         return owner is ANY_OWNER or self.row.owner == owner
@@ -77,7 +83,7 @@ class _Session:
             "protocol_version": row.protocol_version,
             "closed": self.closed,
             "created_at": row.created_at,
-            "updated_at": self.updated_at,
+            "updated_at": self.stamp(),
             "bytes": self.bytes,
         }
         return decode_record([self.texts.get(c, fixed.get(c)) for c in SESSION_COLUMNS])
@@ -109,7 +115,7 @@ class MemoryEngine(Engine):
         self._sessions.clear()
         self._bytes = 0
 
-    def write(self, ops: Sequence[WriteOp], now: str) -> None:
+    def write(self, ops: Sequence[WriteOp], now: datetime) -> None:
         for op in ops:
             session = self._sessions.get(op.session)
             if session is None:
@@ -168,9 +174,9 @@ class MemoryEngine(Engine):
         return len(self._sessions), self._bytes
 
     def oldest(self) -> Generator[tuple[str, str, int], None, None]:
-        ordered = sorted(self._sessions.values(), key=lambda s: (s.updated_at, s.number))
+        ordered = sorted(self._sessions.values(), key=lambda s: (s.stamp(), s.number))
         for session in ordered:
-            yield session.row.session, session.updated_at, session.bytes
+            yield session.row.session, session.stamp(), session.bytes
 
 
 def _apply(session: _Session, op: WriteOp) -> int:

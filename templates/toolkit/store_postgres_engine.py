@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Sequence
+from datetime import datetime
 from itertools import groupby
 from typing import Any, Final, LiteralString, TypeVar
 
@@ -35,7 +36,14 @@ from .store_engine import (
     decode_entry,
     decode_record,
 )
-from .store_types import ANY_OWNER, HistoryEntry, SessionRecord, StoreError, StoreOpenError
+from .store_types import (
+    ANY_OWNER,
+    HistoryEntry,
+    SessionRecord,
+    StoreError,
+    StoreOpenError,
+    rfc3339,
+)
 
 T = TypeVar("T")
 Conn = psycopg.AsyncConnection[tuple[Any, ...]]
@@ -282,10 +290,10 @@ class PostgresEngine(Engine):
         loop.close()
 
     # -- writes ----------------------------------------------------------------------------
-    def write(self, ops: Sequence[WriteOp], now: str) -> None:
-        self._run(self._write(ops, now))
+    def write(self, ops: Sequence[WriteOp], now: datetime) -> None:
+        self._run(self._write(ops, rfc3339(now)))
 
-    async def _write(self, ops: Sequence[WriteOp], now: str) -> None:
+    async def _write(self, ops: Sequence[WriteOp], stamp: str) -> None:
         async with self._transaction() as conn:
             # Lock the sessions written (in one order, so two workers cannot deadlock), so
             # none is deleted under the writes.
@@ -314,7 +322,7 @@ class PostgresEngine(Engine):
                     self._q(
                         "UPDATE {s}.sessions SET updated_at = %s, bytes = bytes + %s WHERE sid = %s"
                     ),
-                    [(now, delta, sid) for sid, delta in deltas.items()],
+                    [(stamp, delta, sid) for sid, delta in deltas.items()],
                 )
 
     async def _entries_write(

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any, Final, TypeVar, cast
 
 from .store_engine import Engine, TransientError, WriteOp
-from .store_types import StoreClosed, StoreError, rfc3339
+from .store_types import StoreClosed, StoreError
 
 T = TypeVar("T")
 MAX_BACKLOG: Final = 64 << 20
@@ -96,7 +96,7 @@ class InlineRunner(Runner):
 
     def submit(self, op: WriteOp) -> None:
         assert self._clock is not None
-        self._opened().write((op,), rfc3339(self._clock()))
+        self._opened().write((op,), self._clock())
 
     async def call(self, fn: Callable[[Engine], T]) -> T:
         return fn(self._opened())
@@ -140,7 +140,11 @@ class ThreadRunner(Runner):
         if type(max_backlog) is not int or max_backlog < 1:
             raise ValueError(f"max_backlog must be a positive int, got {max_backlog!r}")
         self._max_backlog = max_backlog
-        self._cv = threading.Condition()
+        lock = threading.Lock()
+        self._ready = threading.Condition(lock)  # the worker waits here for jobs
+        self._room = threading.Condition(lock)  # writers wait here while the backlog is full
+        self._idle = False  # the worker is waiting on `_ready` (only then is it woken)
+        self._crowded = 0  # writers waiting on `_room`
         self._jobs: deque[WriteOp | _Call] = deque()
         self._taken: list[WriteOp | _Call] = []  # the jobs the worker is going through
         self._backlog = 0
@@ -171,17 +175,20 @@ class ThreadRunner(Runner):
 
     # -- the event loop's side -------------------------------------------------------------
     def _enqueue(self, job: WriteOp | _Call, size: int) -> None:
-        with self._cv:
+        with self._ready:
             if self._failure is not None and (size or not self._accepting):
                 raise StoreError(self._failure)
             if not self._accepting:
                 raise StoreClosed(f"{self._label}: the store is not open")
             if size:
                 while self._backlog >= self._max_backlog and self._failure is None:
-                    self._cv.wait()
+                    self._crowded += 1
+                    self._room.wait()
+                    self._crowded -= 1
                 self._backlog += size
             self._jobs.append(job)
-            self._cv.notify_all()
+            if self._idle:
+                self._ready.notify()
 
     def submit(self, op: WriteOp) -> None:
         self._enqueue(op, op.size() + 1)
@@ -210,12 +217,12 @@ class ThreadRunner(Runner):
         if thread is None or self._loop is None:
             return
         future: asyncio.Future[Any] = self._loop.create_future()
-        with self._cv:
+        with self._ready:
             if not self._accepting:
                 return
             self._jobs.append(_Call(_close, future, last=True))
             self._accepting = False
-            self._cv.notify_all()
+            self._ready.notify()
         try:
             await future
         finally:
@@ -224,12 +231,12 @@ class ThreadRunner(Runner):
 
     def stop_at_exit(self) -> None:
         """Commit what is queued when the interpreter exits without `stop()`."""
-        with self._cv:
+        with self._ready:
             if not self._accepting:
                 return
             self._jobs.append(_Call(_close, None, last=True))
             self._accepting = False
-            self._cv.notify_all()
+            self._ready.notify()
         if self._thread is not None:
             self._thread.join(timeout=10)
 
@@ -239,13 +246,13 @@ class ThreadRunner(Runner):
             self._serve()
         except BaseException as exc:  # a bug here must fail the callers, not leave them waiting
             _log.exception("%s: the store's worker failed", self._label)
-            with self._cv:
+            with self._ready:
                 self._failure = f"{self._label}: the store's worker failed: {exc!r}"
                 self._accepting = False
                 orphans = [job for job in (*self._taken, *self._jobs) if isinstance(job, _Call)]
                 self._jobs.clear()
                 self._backlog = 0
-                self._cv.notify_all()
+                self._room.notify_all()
             for job in orphans:
                 if job.future is not None and self._loop is not None:
                     with contextlib.suppress(RuntimeError):
@@ -254,9 +261,11 @@ class ThreadRunner(Runner):
 
     def _serve(self) -> None:
         while True:
-            with self._cv:
+            with self._ready:
                 while not self._jobs:
-                    self._cv.wait()
+                    self._idle = True
+                    self._ready.wait()
+                    self._idle = False
                 jobs = self._taken = list(self._jobs)
                 self._jobs.clear()
             writes: list[WriteOp] = []
@@ -281,7 +290,7 @@ class ThreadRunner(Runner):
                 if self._failure is not None:
                     return  # writes have stopped: these are dropped with the rest
                 try:
-                    self._engine.write(ops, rfc3339(self._clock()))
+                    self._engine.write(ops, self._clock())
                     return
                 except TransientError as exc:
                     if delay is None:
@@ -295,15 +304,16 @@ class ThreadRunner(Runner):
                     self._stop_writes(f"{self._label}: {type(exc).__name__}: {exc}")
                     return
         finally:
-            with self._cv:
+            with self._ready:
                 self._backlog -= sum(op.size() + 1 for op in ops)
-                self._cv.notify_all()
+                if self._crowded:
+                    self._room.notify_all()
 
     def _stop_writes(self, reason: str) -> None:
         _log.error("%s; the store takes no more writes", reason)
-        with self._cv:
+        with self._ready:
             self._failure = f"{reason}; the store takes no more writes"
-            self._cv.notify_all()
+            self._room.notify_all()
 
     def _run(self, job: _Call) -> None:
         assert self._engine is not None

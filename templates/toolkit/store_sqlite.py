@@ -46,6 +46,7 @@ from .store_types import (
     SessionRecord,
     StoreClosed,
     StoreError,
+    rfc3339,
     utc_now,
 )
 
@@ -119,7 +120,8 @@ class SQLiteEngine(Engine):
             raise self._error(exc) from None
 
     # -- writes ----------------------------------------------------------------------------
-    def write(self, ops: Sequence[WriteOp], now: str) -> None:
+    def write(self, ops: Sequence[WriteOp], now: datetime) -> None:
+        stamp = rfc3339(now)
         with self._transaction() as conn:
             sids: dict[str, int | None] = {}
             deltas: dict[int, int] = {}
@@ -138,7 +140,7 @@ class SQLiteEngine(Engine):
                 deltas[sid] = deltas.get(sid, 0) + delta
             conn.executemany(
                 "UPDATE sessions SET updated_at = ?, bytes = bytes + ? WHERE sid = ?",
-                [(now, delta, sid) for sid, delta in deltas.items()],
+                [(stamp, delta, sid) for sid, delta in deltas.items()],
             )
 
     @staticmethod
