@@ -40,7 +40,7 @@ import hashlib
 import hmac
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from .store_engine import (
     AppendItem,
@@ -197,6 +197,7 @@ def _object(value: object) -> dict[str, Any]:
 
 
 _HISTORY_PAGE: Final = 200  # entries read per trip to the worker
+_TEXTS: Final = 1024  # JSON texts of ids, kinds and keys a store remembers
 
 
 class SessionStore:
@@ -212,6 +213,7 @@ class SessionStore:
         "_state",
         "_written",
         "_writes",
+        "_texts",
     )
 
     def __init__(
@@ -232,6 +234,7 @@ class SessionStore:
         self._state = "new"  # "open", "closed"
         self._written: dict[str, None] = {}  # sessions written since the last sweep
         self._writes = 0
+        self._texts: dict[str, str] = {}  # ids, kinds and keys → their JSON text
 
     @property
     def retention(self) -> Retention:
@@ -364,8 +367,8 @@ class SessionStore:
         texts = None if items is None else tuple(encode(i) for i in _list(items, "items"))
         op = PutEntry(
             self._key(session_id),
-            encode_text(kind, "kind"),
-            encode_text(key, "key"),
+            self._text(kind, "kind"),
+            self._text(key, "key"),
             encode(value),
             texts,
         )
@@ -374,7 +377,7 @@ class SessionStore:
     def append(self, session_id: str, kind: str, key: str, item: JsonValue) -> None:
         """Add `item` to entry (kind, key), creating it (value None) the first time."""
         op = AppendItem(
-            self._key(session_id), encode_text(kind, "kind"), encode_text(key, "key"), encode(item)
+            self._key(session_id), self._text(kind, "kind"), self._text(key, "key"), encode(item)
         )
         self._submit(op)
 
@@ -434,8 +437,18 @@ class SessionStore:
     # -- helpers ---------------------------------------------------------------------------
     def _key(self, session_id: object) -> str:
         if isinstance(session_id, str) and session_id:
-            return encode(session_id)
+            return self._text(session_id, "a session id")
         raise TypeError(f"a session id must be a non-empty str, got {session_id!r:.60}")
+
+    def _text(self, value: object, what: str) -> str:
+        """A str argument's JSON text, remembered: a turn writes to a few ids many times."""
+        found = self._texts.get(value) if type(value) is str else None
+        if found is None:
+            found = encode_text(value, what)
+            if len(self._texts) >= _TEXTS:
+                self._texts.clear()
+            self._texts[cast(str, value)] = found
+        return found
 
     def _check_open(self) -> None:
         if self._state != "open":

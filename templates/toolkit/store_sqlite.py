@@ -7,8 +7,9 @@ agent processes can share one file. The file is checked, created and migrated at
 
 `synchronous="FULL"` (the default) makes each commit survive a power cut; "NORMAL" only a
 crash of the process (kill -9), for fewer disk flushes. History lives in two tables: entries
-(one row per (kind, key), updated in place) and items (one row per appended item), so a
-streamed message is never rewritten, and reading it back goes a page of entries at a time.
+(one row per (kind, key), updated in place) and items (one row per entry and commit: the
+items appended to that entry in that commit, as a JSON array), so a streamed message is never
+rewritten, and reading it back goes a page of entries at a time.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .store_engine import (
     PutEntry,
     TransientError,
     WriteOp,
-    decode_entry,
+    decode,
     decode_record,
 )
 from .store_runner import MAX_BACKLOG, ThreadRunner
@@ -60,6 +61,21 @@ def _owner_clause(owner: OwnerKey) -> tuple[str, tuple[object, ...]]:
     if owner is None:
         return " AND owner IS NULL", ()
     return " AND owner = ?", (owner,)
+
+
+Segments = dict[tuple[int, int], list[str]]  # (session, entry) → items appended, in order
+
+
+def _insert_items(conn: sqlite3.Connection, segments: Segments) -> None:
+    """Insert (and forget) the items appended so far: one row per entry, in one call."""
+    conn.executemany(
+        "INSERT INTO items (sid, seq, value, bytes) VALUES (?, ?, ?, ?)",
+        [
+            (sid, seq, f"[{','.join(items)}]", sum(map(len, items)))
+            for (sid, seq), items in segments.items()
+        ],
+    )
+    segments.clear()
 
 
 class SQLiteEngine(Engine):
@@ -122,22 +138,37 @@ class SQLiteEngine(Engine):
     # -- writes ----------------------------------------------------------------------------
     def write(self, ops: Sequence[WriteOp], now: datetime) -> None:
         stamp = rfc3339(now)
+        # A value put again later in the same commit is not written: only its place is.
+        last_put = {
+            (op.session, op.kind, op.key): i
+            for i, op in enumerate(ops)
+            if isinstance(op, PutEntry) and op.items is None
+        }
         with self._transaction() as conn:
             sids: dict[str, int | None] = {}
             deltas: dict[int, int] = {}
-            for op in ops:
+            items: Segments = {}
+            for i, op in enumerate(ops):
                 if op.session not in sids:
                     sids[op.session] = self._sid(conn, op.session, ANY_OWNER)
                 sid = sids[op.session]
                 if sid is None:
                     continue
                 if isinstance(op, AppendItem):
-                    delta = self._append(conn, sid, op)
+                    seq, delta = self._entry(conn, sid, op.kind, op.key)
+                    items.setdefault((sid, seq), []).append(op.item)
+                    delta += len(op.item)
                 elif isinstance(op, PutEntry):
-                    delta = self._put(conn, sid, op)
+                    if op.items is None and last_put[op.session, op.kind, op.key] != i:
+                        delta = self._entry(conn, sid, op.kind, op.key)[1]
+                    else:
+                        if op.items is not None and items:  # it reads and replaces items
+                            _insert_items(conn, items)
+                        delta = self._put(conn, sid, op)
                 else:
                     delta = self._patch(conn, sid, op)
                 deltas[sid] = deltas.get(sid, 0) + delta
+            _insert_items(conn, items)
             conn.executemany(
                 "UPDATE sessions SET updated_at = ?, bytes = bytes + ? WHERE sid = ?",
                 [(stamp, delta, sid) for sid, delta in deltas.items()],
@@ -183,11 +214,6 @@ class SQLiteEngine(Engine):
             self._seqs.clear()
         self._seqs[sid, kind, key] = seq
 
-    def _append(self, conn: sqlite3.Connection, sid: int, op: AppendItem) -> int:
-        seq, added = self._entry(conn, sid, op.kind, op.key)
-        conn.execute("INSERT INTO items (sid, seq, value) VALUES (?, ?, ?)", (sid, seq, op.item))
-        return added + len(op.item)
-
     def _put(self, conn: sqlite3.Connection, sid: int, op: PutEntry) -> int:
         found = conn.execute(
             "SELECT seq, length(value) FROM entries WHERE sid = ? AND kind = ? AND key = ?",
@@ -205,14 +231,12 @@ class SQLiteEngine(Engine):
             delta = len(op.value) - old
         if op.items is not None:
             old_items = conn.execute(
-                "SELECT coalesce(sum(length(value)), 0) FROM items WHERE sid = ? AND seq = ?",
+                "SELECT coalesce(sum(bytes), 0) FROM items WHERE sid = ? AND seq = ?",
                 (sid, seq),
             ).fetchone()[0]
             conn.execute("DELETE FROM items WHERE sid = ? AND seq = ?", (sid, seq))
-            conn.executemany(
-                "INSERT INTO items (sid, seq, value) VALUES (?, ?, ?)",
-                [(sid, seq, item) for item in op.items],
-            )
+            if op.items:
+                _insert_items(conn, {(sid, seq): list(op.items)})
             delta += sum(map(len, op.items)) - int(old_items)
         return delta
 
@@ -306,15 +330,18 @@ class SQLiteEngine(Engine):
             ).fetchall()
             if not rows:
                 return []
-            items: dict[int, list[str]] = {}
-            for seq, item in conn.execute(
+            items: dict[int, list[object]] = {}
+            for seq, segment in conn.execute(
                 "SELECT seq, value FROM items WHERE sid = ? AND seq BETWEEN ? AND ?"
                 " ORDER BY seq, id",
                 (sid, rows[0][0], rows[-1][0]),
             ):
-                items.setdefault(seq, []).append(item)
+                items.setdefault(seq, []).extend(decode(segment))
         return [
-            (int(seq), decode_entry(kind, key, value, items.get(seq, ())))
+            (
+                int(seq),
+                HistoryEntry(decode(kind), decode(key), decode(value), tuple(items.get(seq, ()))),
+            )
             for seq, kind, key, value in rows
         ]
 

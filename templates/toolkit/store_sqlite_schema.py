@@ -54,11 +54,12 @@ CREATE TABLE entries (
     PRIMARY KEY (sid, seq),
     UNIQUE (sid, kind, key)
 );
-CREATE TABLE items (
+CREATE TABLE items (  -- the items one commit appended to one entry
     id INTEGER PRIMARY KEY,
     sid INTEGER NOT NULL,
     seq INTEGER NOT NULL,
-    value TEXT NOT NULL
+    value TEXT NOT NULL,  -- a JSON array of them
+    bytes INTEGER NOT NULL  -- the size of their JSON text (brackets and commas not counted)
 );
 CREATE INDEX items_by_entry ON items (sid, seq, id);
 """

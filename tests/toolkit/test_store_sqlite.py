@@ -390,3 +390,46 @@ def test_options_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="^max_backlog must be a positive int, got 0$"):
         SQLiteStore(tmp_path / "s.db", max_backlog=0)
     assert not (tmp_path / "s.db").exists()
+
+
+def test_one_commit_of_many_writes_keeps_first_places_and_last_values(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+
+    async def body() -> tuple[list[HistoryEntry], int, int]:
+        async with SQLiteStore(path) as store:
+            await store.create(SETUP)
+            holder = _hold_write_lock(path)  # everything below waits for one commit
+            store.put("s", "tool_call", "t", {"status": "pending"})
+            store.append("s", "message", "m", "a")
+            store.put("s", "tool_call", "t", {"status": "in_progress"})
+            store.append("s", "tool_call", "t", "content 1")
+            store.put("s", "plan", "p", [1])
+            store.put("s", "tool_call", "t", {"status": "completed"}, items=["whole"])
+            store.append("s", "message", "m", "b")
+            store.put("s", "plan", "p", [1, 2])
+            store.put("s", "tool_call", "t", {"status": "completed", "final": True})
+            flushing = asyncio.ensure_future(store.flush())
+            await asyncio.sleep(0.1)
+            holder.execute("COMMIT")
+            holder.close()
+            await flushing
+            record = await store.get("s")
+            assert record is not None
+            entries = [e async for e in store.history("s")]
+        with sqlite3.connect(path) as conn:
+            rows = conn.execute("SELECT count(*) FROM items").fetchone()[0]
+        return entries, record.stored_bytes, rows
+
+    entries, stored, rows = run(body())
+    assert entries == [
+        HistoryEntry("tool_call", "t", {"status": "completed", "final": True}, ("whole",)),
+        HistoryEntry("message", "m", None, ("a", "b")),
+        HistoryEntry("plan", "p", [1, 2], ()),
+    ]
+    setup_bytes = len('"s""/work"[][]{}nullnullnull')
+    entry_bytes = len('"tool_call""t"{"status":"completed","final":true}"whole"')
+    entry_bytes += len('"message""m"null"a""b"') + len('"plan""p"[1,2]')
+    assert stored == setup_bytes + entry_bytes
+    # A row holds the items one commit appended to one entry, up to a put that replaces
+    # items: m's "a" (before it), t's "whole", m's "b" ("content 1" went with the put).
+    assert rows == 3
