@@ -25,8 +25,10 @@ A store never holds a session's history in memory beyond what is being written o
 `MemoryStore`, which is bounded by its retention rules instead.
 
 Retention (`Retention`: age, session count, stored bytes) is applied by `sweep()`, at `open()`
-and every `Retention.sweep_every` writes; oldest-updated sessions go first, and an automatic
-sweep never removes a session written to since the previous one.
+and every `Retention.sweep_every` writes; oldest-updated sessions go first. An automatic sweep
+spares the sessions written since the previous one (`sweep(keep=...)` those named): they are
+never removed for their age, and for the count and byte caps only when the caps cannot be met
+without them (a cap is a cap).
 
 Owners: a session may belong to a principal (remote transports). Every lookup takes `owner`:
 None (the default) matches only sessions without an owner, a string only that owner's, and
@@ -427,8 +429,8 @@ class SessionStore:
         await self._runner.drain()
 
     async def sweep(self, *, keep: Collection[str] = ()) -> int:
-        """Apply the retention rules now, oldest-updated first, sparing the sessions in
-        `keep` (an agent's open sessions); returns how many sessions were removed."""
+        """Apply the retention rules now, oldest-updated first, the sessions in `keep` (an
+        agent's open sessions) last (see the module docstring); how many were removed."""
         spared = frozenset(self._key(session_id) for session_id in keep)
         self._check_open()
         rules, now = self._retention, self._clock()

@@ -245,21 +245,31 @@ class Engine(abc.ABC):
 
     def sweep(self, rules: Retention, now: datetime, keep: Collection[str]) -> int:
         """Remove sessions, oldest-updated first, while one is older than `rules.max_age` or
-        there are more sessions or bytes than allowed, sparing `keep`; how many went."""
+        there are more sessions or bytes than allowed; how many went. Those in `keep` go
+        last: never for their age, and only when the caps cannot be met without them."""
         count, total = self.totals()
         cutoff = None if rules.max_age is None else rfc3339(now - rules.max_age)
+
+        def over() -> bool:
+            crowded = rules.max_sessions is not None and count > rules.max_sessions
+            return crowded or (rules.max_bytes is not None and total > rules.max_bytes)
+
         doomed: list[str] = []
+        spared: list[tuple[str, int]] = []
         with contextlib.closing(self.oldest()) as sessions:
             for session, updated_at, size in sessions:
-                expired = cutoff is not None and updated_at < cutoff
-                crowded = rules.max_sessions is not None and count > rules.max_sessions
-                if not (
-                    expired or crowded or (rules.max_bytes is not None and total > rules.max_bytes)
-                ):
-                    break
-                if session not in keep:
+                if not (over() or (cutoff is not None and updated_at < cutoff)):
+                    break  # the rest are younger, and the caps are met
+                if session in keep:
+                    spared.append((session, size))
+                else:
                     doomed.append(session)
                     count, total = count - 1, total - size
+        for session, size in spared:  # every session was seen if the caps are still not met
+            if not over():
+                break
+            doomed.append(session)
+            count, total = count - 1, total - size
         removed = 0
         for start in range(0, len(doomed), _DELETE_CHUNK):
             removed += self.delete(doomed[start : start + _DELETE_CHUNK], ANY_OWNER)

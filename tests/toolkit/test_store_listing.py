@@ -339,3 +339,23 @@ def test_retention_rules_are_checked() -> None:
         assert str(caught.value) == message
     assert DEFAULT_RETENTION == Retention(timedelta(days=30), 10_000, 1 << 30, 1000)
     assert MEMORY_RETENTION == Retention(timedelta(days=30), 1000, 64 << 20, 1000)
+
+
+def test_spared_sessions_go_last_never_for_age_and_a_cap_is_still_a_cap(backend: Backend) -> None:
+    async def body() -> list[tuple[int, list[str]]]:
+        clock = Clock()
+        rules = replace(LOOSE, max_age=timedelta(days=1), max_bytes=250)
+        seen = []
+        async with backend.make(clock=clock, retention=rules) as store:
+            await store.create(setup("s0"))  # 26 bytes
+            clock.advance(days=2)
+            await store.create(setup("s1"))
+            seen.append((await store.sweep(keep=["s0", "s1"]), await all_ids(store)))
+            store.put("s1", "k", "x", "y" * 200)  # s1: 26 + 208 bytes; both: 260 > 250
+            await store.flush()
+            seen.append((await store.sweep(keep=["s0", "s1"]), await all_ids(store)))
+            store.put("s1", "k", "x", "y" * 300)  # s1 alone: 334 > 250
+            seen.append((await store.sweep(keep=["s1"]), await all_ids(store)))
+        return seen
+
+    assert run(body()) == [(0, ["s1", "s0"]), (1, ["s1"]), (1, [])]
