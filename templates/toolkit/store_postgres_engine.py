@@ -330,8 +330,10 @@ class PostgresEngine(Engine):
     ) -> list[tuple[int, int]]:
         """A run of appends or of puts in one `executemany`; (session, bytes added) each."""
         params: list[tuple[object, ...]] = []
+        owners: list[int] = []  # the session of each row of params
         for op in batch:
             sid = sids[op.session]
+            owners.append(sid)
             if isinstance(op, AppendItem):
                 params.append((sid, op.kind, op.key, op.item))
             else:
@@ -346,10 +348,10 @@ class PostgresEngine(Engine):
         cursor = conn.cursor()
         await cursor.executemany(query, params, returning=True)
         results: list[tuple[int, int]] = []
-        for param in params:
+        for sid in owners:  # one result set per row of params
             row = await cursor.fetchone()
             assert row is not None
-            results.append((int(str(param[0])), int(row[0])))
+            results.append((sid, int(row[0])))
             cursor.nextset()
         return results
 

@@ -212,17 +212,23 @@ class ThreadRunner(Runner):
         if self._backlog > self._max_backlog // 2:
             await self.flush()
 
+    def _last_job(self, future: asyncio.Future[Any] | None) -> bool:
+        """Queue the worker's final job (commit, close the engine, end); False if queued."""
+        with self._ready:
+            if not self._accepting:
+                return False
+            self._jobs.append(_Call(_close, future, last=True))
+            self._accepting = False
+            self._ready.notify()
+            return True
+
     async def stop(self) -> None:
         thread = self._thread
         if thread is None or self._loop is None:
             return
         future: asyncio.Future[Any] = self._loop.create_future()
-        with self._ready:
-            if not self._accepting:
-                return
-            self._jobs.append(_Call(_close, future, last=True))
-            self._accepting = False
-            self._ready.notify()
+        if not self._last_job(future):
+            return
         try:
             await future
         finally:
@@ -231,13 +237,7 @@ class ThreadRunner(Runner):
 
     def stop_at_exit(self) -> None:
         """Commit what is queued when the interpreter exits without `stop()`."""
-        with self._ready:
-            if not self._accepting:
-                return
-            self._jobs.append(_Call(_close, None, last=True))
-            self._accepting = False
-            self._ready.notify()
-        if self._thread is not None:
+        if self._last_job(None) and self._thread is not None:
             self._thread.join(timeout=10)
 
     # -- the worker's side -----------------------------------------------------------------

@@ -36,6 +36,22 @@ SETUP = SessionSetup(
     state={"state": "idle"},
     usage={"used": 10, "size": 100},
 )
+SETUP_RECORD = SessionRecord(
+    session_id="sess-1",
+    cwd="/home/u/project",
+    protocol_version=1,
+    additional_directories=("/home/u/lib",),
+    mcp_servers=[{"name": "fs", "command": "mcp-fs", "args": ["--ro"], "env": []}],
+    config={"mode": "code", "options": {"model": "small"}},
+    owner=None,
+    title="Fix the build",
+    state={"state": "idle"},
+    usage={"used": 10, "size": 100},
+    closed=False,
+    created_at="2025-10-29T14:22:15.042Z",
+    updated_at="2025-10-29T14:22:15.042Z",
+    stored_bytes=195,  # its JSON text, as `measure` counts it
+)
 
 
 def run(work: Coroutine[Any, Any, Any]) -> Any:
@@ -76,24 +92,8 @@ def test_create_then_get_returns_every_field(backend: Backend) -> None:
             return await store.create(SETUP), await store.get("sess-1")
 
     made, got = run(body())
-    expected = SessionRecord(
-        session_id="sess-1",
-        cwd="/home/u/project",
-        protocol_version=1,
-        additional_directories=("/home/u/lib",),
-        mcp_servers=[{"name": "fs", "command": "mcp-fs", "args": ["--ro"], "env": []}],
-        config={"mode": "code", "options": {"model": "small"}},
-        owner=None,
-        title="Fix the build",
-        state={"state": "idle"},
-        usage={"used": 10, "size": 100},
-        closed=False,
-        created_at="2025-10-29T14:22:15.042Z",
-        updated_at="2025-10-29T14:22:15.042Z",
-        stored_bytes=measure(made, []),
-    )
-    assert made == got == expected
-    assert expected.stored_bytes == 195
+    assert made == got == SETUP_RECORD
+    assert SETUP_RECORD.stored_bytes == measure(SETUP_RECORD, []) == 195
 
 
 def test_a_second_session_of_one_id_is_refused(backend: Backend) -> None:
@@ -315,24 +315,6 @@ def test_update_changes_the_fields_given_and_keeps_the_others(backend: Backend) 
     )
     assert cleared is not None and (cleared.state, cleared.closed) == (None, False)
     assert cleared.stored_bytes == measure(cleared, [])
-
-
-SETUP_RECORD = SessionRecord(
-    session_id="sess-1",
-    cwd="/home/u/project",
-    protocol_version=1,
-    additional_directories=("/home/u/lib",),
-    mcp_servers=[{"name": "fs", "command": "mcp-fs", "args": ["--ro"], "env": []}],
-    config={"mode": "code", "options": {"model": "small"}},
-    owner=None,
-    title="Fix the build",
-    state={"state": "idle"},
-    usage={"used": 10, "size": 100},
-    closed=False,
-    created_at="2025-10-29T14:22:15.042Z",
-    updated_at="2025-10-29T14:22:15.042Z",
-    stored_bytes=195,
-)
 
 
 def test_every_write_moves_updated_at(backend: Backend) -> None:
