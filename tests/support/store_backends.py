@@ -1,7 +1,7 @@
 """Fixtures for the session store's tests: `backend` runs a test on each implementation
 (memory, SQLite, PostgreSQL); `postgres_dsn` is the session's throwaway server (skips with the
-reason where none can start). Import `backend_fixture` and `postgres_fixture` into a test
-module to use them."""
+reason where none can start); `durable_backend` runs it on SQLite and PostgreSQL only. Import
+the `*_fixture` names a test module uses."""
 
 from __future__ import annotations
 
@@ -43,10 +43,6 @@ class Backend:
     dsn: str | None = None
     schema: str = field(default_factory=lambda: f"t_{uuid.uuid4().hex[:16]}")
 
-    @property
-    def durable(self) -> bool:
-        return self.name != "memory"
-
     def make(self, **options: Any) -> SessionStore:
         """A new (unopened) store; durable ones share one file or schema per test."""
         if self.name == "memory":
@@ -78,6 +74,16 @@ def postgres_fixture() -> Iterator[str]:
 
 @pytest.fixture(params=BACKENDS, name="backend")
 def backend_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    yield from _backend(request, tmp_path)
+
+
+@pytest.fixture(params=("sqlite", "postgres"), name="durable_backend")
+def durable_backend_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """The stores that outlive their process."""
+    yield from _backend(request, tmp_path)
+
+
+def _backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     dsn = request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
     made = Backend(request.param, tmp_path, dsn)
     try:

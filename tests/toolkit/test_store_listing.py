@@ -21,7 +21,13 @@ from templates.toolkit.store import (
     SessionSetup,
     SessionStore,
 )
-from tests.support.store_backends import Backend, Clock, backend_fixture, postgres_fixture  # noqa: F401
+from tests.support.store_backends import (  # noqa: F401
+    Backend,
+    Clock,
+    backend_fixture,
+    durable_backend_fixture,
+    postgres_fixture,
+)
 
 LOOSE = Retention(max_age=None, max_sessions=None, max_bytes=None, sweep_every=0)
 
@@ -193,16 +199,15 @@ def test_page_sizes_outside_1_to_1000_are_refused(backend: Backend) -> None:
     assert messages[3] == "limit must be an int from 1 to 1000, got True"
 
 
-def test_cursors_stay_valid_across_a_restart_of_a_durable_store(backend: Backend) -> None:
-    if not backend.durable:
-        pytest.skip("a memory store does not outlive its process")
-
+def test_cursors_stay_valid_across_a_restart_of_a_durable_store(
+    durable_backend: Backend,
+) -> None:
     async def body() -> list[str]:
-        async with backend.make() as store:
+        async with durable_backend.make() as store:
             for n in range(4):
                 await store.create(setup(f"s{n}"))
             cursor = (await store.list_sessions(limit=2)).next_cursor
-        async with backend.make() as store:
+        async with durable_backend.make() as store:
             return ids(await store.list_sessions(limit=2, cursor=cursor))
 
     assert run(body()) == ["s1", "s0"]
@@ -312,15 +317,13 @@ def test_automatic_sweeps_spare_the_sessions_written_since_the_last(backend: Bac
     assert run(body()) == [["s3", "s2", "s1", "s0"], ["s3", "s2"]]
 
 
-def test_open_sweeps_a_durable_store(backend: Backend) -> None:
-    if not backend.durable:
-        pytest.skip("a memory store starts empty")
-
+def test_open_sweeps_a_durable_store(durable_backend: Backend) -> None:
     async def body() -> list[str]:
         clock = Clock()
-        async with backend.make(clock=clock, retention=LOOSE) as store:
+        async with durable_backend.make(clock=clock, retention=LOOSE) as store:
             await sessions_over_time(store, clock, 4)
-        async with backend.make(clock=clock, retention=replace(LOOSE, max_sessions=1)) as store:
+        rules = replace(LOOSE, max_sessions=1)
+        async with durable_backend.make(clock=clock, retention=rules) as store:
             return await all_ids(store)
 
     assert run(body()) == ["s3"]
