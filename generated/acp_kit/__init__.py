@@ -63,6 +63,17 @@ if TYPE_CHECKING:
     from .toolkit.session import AgentSession as AgentSession
     from .toolkit.session import MissingCapability as MissingCapability
     from .toolkit.session import TerminalHandle as TerminalHandle
+    from .toolkit.store import DEFAULT_RETENTION as DEFAULT_RETENTION
+    from .toolkit.store import HistoryEntry as HistoryEntry
+    from .toolkit.store import Retention as Retention
+    from .toolkit.store import SessionRecord as SessionRecord
+    from .toolkit.store import SessionSetup as SessionSetup
+    from .toolkit.store import SessionStore as SessionStore
+    from .toolkit.store import StoreError as StoreError
+    from .toolkit.store import StoreOpenError as StoreOpenError
+    from .toolkit.store_memory import MemoryStore as MemoryStore
+    from .toolkit.store_postgres import PostgresStore as PostgresStore
+    from .toolkit.store_sqlite import SQLiteStore as SQLiteStore
     from .toolkit.tool_call import ToolCallCancelled as ToolCallCancelled
     from .toolkit.tool_call import ToolCallHandle as ToolCallHandle
     from .toolkit.turn import CustomStopReason as CustomStopReason
@@ -119,6 +130,17 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AgentSession": (".toolkit.session", "AgentSession"),
     "MissingCapability": (".toolkit.session", "MissingCapability"),
     "TerminalHandle": (".toolkit.session", "TerminalHandle"),
+    "DEFAULT_RETENTION": (".toolkit.store", "DEFAULT_RETENTION"),
+    "HistoryEntry": (".toolkit.store", "HistoryEntry"),
+    "Retention": (".toolkit.store", "Retention"),
+    "SessionRecord": (".toolkit.store", "SessionRecord"),
+    "SessionSetup": (".toolkit.store", "SessionSetup"),
+    "SessionStore": (".toolkit.store", "SessionStore"),
+    "StoreError": (".toolkit.store", "StoreError"),
+    "StoreOpenError": (".toolkit.store", "StoreOpenError"),
+    "MemoryStore": (".toolkit.store_memory", "MemoryStore"),
+    "PostgresStore": (".toolkit.store_postgres", "PostgresStore"),
+    "SQLiteStore": (".toolkit.store_sqlite", "SQLiteStore"),
     "ToolCallCancelled": (".toolkit.tool_call", "ToolCallCancelled"),
     "ToolCallHandle": (".toolkit.tool_call", "ToolCallHandle"),
     "CustomStopReason": (".toolkit.turn", "CustomStopReason"),
@@ -198,6 +220,17 @@ __all__ = [
     "AgentSession",
     "MissingCapability",
     "TerminalHandle",
+    "DEFAULT_RETENTION",
+    "HistoryEntry",
+    "Retention",
+    "SessionRecord",
+    "SessionSetup",
+    "SessionStore",
+    "StoreError",
+    "StoreOpenError",
+    "MemoryStore",
+    "PostgresStore",
+    "SQLiteStore",
     "ToolCallCancelled",
     "ToolCallHandle",
     "CustomStopReason",
