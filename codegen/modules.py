@@ -256,6 +256,8 @@ TOOLKIT_MODULES = (
         "toolkit.store_postgres", ("PostgresStore",), source="toolkit/store_postgres.py", lazy=True
     ),
     ModuleSpec("toolkit.store_postgres_engine", source="toolkit/store_postgres_engine.py"),
+    ModuleSpec("toolkit.stored_history", source="toolkit/stored_history.py"),
+    ModuleSpec("toolkit.stored_sessions", source="toolkit/stored_sessions.py"),
     ModuleSpec(
         "toolkit.client",
         ("Client", "IncompatibleAgent", "RemoteAgent", "connect_agent", "spawn_agent"),

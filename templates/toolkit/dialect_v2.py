@@ -83,7 +83,7 @@ class V2Dialect(Dialect):
             tool_call_id=tool.tool_call_id, content=item
         )
         await tool._turn.send(chunk)
-        tool.content.append(item)
+        tool._turn.session.add_content(tool, item)
 
     def _cancellable(self) -> Any:
         return self.m.ToolCallCapabilities(cancel=self.m.ToolCallCancelCapabilities())

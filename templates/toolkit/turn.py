@@ -135,6 +135,7 @@ class PlanHandle:
         self.entries[index] = lane.models.PlanEntry(
             content=old.content, priority=old.priority, status=checked, meta=old.meta
         )
+        self._turn.session.changed(self, lane)
         await self._turn.send(self._turn.dialect.plan(self.plan_id, self.entries))
 
     async def start(self, index: int) -> None:
@@ -146,6 +147,7 @@ class PlanHandle:
     async def replace(self, *entries: str | PlanEntry) -> None:
         """Report a new list of entries for this plan."""
         self.entries = [self._turn.plan_entry(entry) for entry in entries]
+        self._turn.session.changed(self, self._turn.lane)
         await self._turn.send(self._turn.dialect.plan(self.plan_id, self.entries))
 
 
@@ -309,6 +311,7 @@ class Turn:
             return Permission(remembered, remembered=True)
         offered = self._options(options)
         shown = f'Allow "{tool.title}" to run?' if title is None else title
+        await self._session.flush()  # the turn waits for a person: what it did so far is kept
         picked = await self.dialect.ask_permission(self, tool, shown, description, offered)
         if picked is not None and remember and str(picked.kind).endswith("_always"):
             kept = self._session.remembered_permissions
@@ -343,6 +346,7 @@ class Turn:
         self._ended = True
         try:
             await self.dialect.close_turn(self, outcome)
+            await self._session.flush()  # durable before v1's answer, and at once after v2's idle
         finally:
             self._session.forget_turn(self)
 
@@ -369,5 +373,4 @@ class Turn:
 
     async def _chunk(self, message: Message, block: Any) -> None:
         await self.send(self.dialect.chunk(message.role, message.message_id, block))
-        message.blocks.append(block)
-        self._session.grew(message, len(getattr(block, "text", "")) + 32)
+        self._session.add_block(message, block)
