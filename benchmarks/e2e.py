@@ -1,7 +1,9 @@
 """End to end over stdio: an agent streams N `agent_message_chunk`s in one turn to a client
 that spawned it. Three pairs run the same turn side by side (interleaved):
 
-- ours, v2 and v1 (`e2e_ours.py`, the generated `acp_v2` / `acp_v1`);
+- ours, v2 and v1 (`e2e_ours.py`, the lanes `acp_kit.v2` / `acp_kit.v1`), and the same clients
+  against one agent that serves both versions through the toolkit's version router (`router v2`,
+  `router v1`: what the router costs, against ours on the same version);
 - the official TypeScript SDK 2.4.0, v2 (`interop/bench_agent.mjs`, `interop/bench_client.mjs`);
 - the PyPI Python SDK `agent-client-protocol`, v1 (`e2e_pypi.py`).
 
@@ -48,19 +50,19 @@ class Pair:
         return statistics.median(self.stream) if self.stream else None
 
     def best(self) -> float | None:
-        """The fastest run: the statistic the ratios use (see benchmarks/README.md)."""
+        """The fastest run, shown beside the median (see benchmarks/README.md)."""
         return min(self.stream) if self.stream else None
 
 
 def ratio_text(pair: Pair, base: Pair | None) -> str:
-    """`pair` against ours on its lane: best over best, then median over median."""
+    """`pair` against ours on its lane: median over median, then best over best."""
     best, median = pair.best(), pair.median()
     if base is None or best is None or median is None:
         return ""
     base_best, base_median = base.best(), base.median()
     if not base_best or not base_median:
         return ""
-    return f"{best / base_best:5.2f}× ours {pair.lane} (median {median / base_median:.2f}×)"
+    return f"{median / base_median:5.2f}× ours {pair.lane} (best {best / base_best:.2f}×)"
 
 
 def pairs(chunks: int) -> list[Pair]:
@@ -72,6 +74,9 @@ def pairs(chunks: int) -> list[Pair]:
         client = [python, ours, "client", "--lane", lane, "--chunks", str(chunks)]
         out.append(
             Pair(f"ours {lane}", lane, [*client, "--", python, ours, "agent", "--lane", lane])
+        )
+        out.append(
+            Pair(f"router {lane}", lane, [*client, "--", python, ours, "agent", "--lane", "both"])
         )
     node = shutil.which("node")
     if node is None or not SDK.is_dir():
@@ -144,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     progress = lambda text: print(text, file=sys.stderr)  # noqa: E731
     results = measure(args.runs, args.chunks, progress, args.only)
-    ours = {p.lane: p for p in results if p.name.startswith("ours")}
+    ours = {p.lane: p for p in results if p.name == f"ours {p.lane}"}
     for pair in results:
         best, median = pair.best(), pair.median()
         if best is None or median is None:
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = "" if pair.name.startswith("ours") else ratio_text(pair, ours.get(pair.lane))
         rss = max(pair.rss_kib) / 1024
         print(
-            f"{pair.name:20} stream best {best * 1e3:6.1f} ms (median {median * 1e3:6.1f})  "
+            f"{pair.name:20} stream median {median * 1e3:6.1f} ms (best {best * 1e3:6.1f})  "
             f"wall {statistics.median(pair.wall) * 1e3:7.1f} ms  client peak RSS {rss:5.1f} MiB  "
             f"{ratio}"
         )

@@ -311,6 +311,14 @@ def _kind(value: Any) -> str:
 NEEDED = ("SessionState", "SessionUpdate", "DecodeError", "decode")
 
 
+def package_lanes(folder: Path) -> list[str]:
+    """The lanes (`v1`, `v2`, ...) of the generated package in `folder`, sorted; none when
+    `folder` is a lane's own folder or not a package."""
+    if (folder / "models.py").is_file() or not (folder / "__init__.py").is_file():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / "models.py").is_file())
+
+
 def load_bindings(folder: Path, lane: str | None = None) -> ModuleType:
     """The lane of a generated package, imported from `folder` under a private module name
     (the package's own name, and `sys.path`, are left alone). `folder` is a lane's own folder

@@ -64,7 +64,7 @@ def parse_args(argv: list[str]) -> tuple[Options, list[str]]:
             if flag == "--prompt":
                 options.prompt = value
             elif flag == "--protocol":
-                if not value.isdigit():
+                if value not in ("1", "2"):
                     raise UsageError("--protocol needs a protocol version (1, 2)")
                 options.protocol = int(value)
             else:

@@ -15,7 +15,8 @@ import base64
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
@@ -29,6 +30,7 @@ from ..replay import (
     Replay,
     detect_lane,
     load_bindings,
+    package_lanes,
     replay,
 )
 
@@ -115,24 +117,32 @@ def run(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace, stream: BinaryIO, name: str) -> Replay:
     """Replay with `--bindings`, else with the package of the transcript's lane."""
-    if args.bindings is not None:
-        bindings = load_bindings(args.bindings, args.lane)
-        return replay(bindings, stream, name, args.session, args.max_line)
     source: BinaryIO | Peeked = stream
     lane = args.lane
+    if args.bindings is not None:
+        among = package_lanes(args.bindings)
+        if lane is None and len(among) > 1:  # a package of several lanes: the transcript's
+            kinds = partial(_lane_kinds, lambda lane: load_bindings(args.bindings, lane), among)
+            detected, source = detect_lane(stream, kinds, args.max_line)
+            lane = detected if detected in among else max(among)
+        bindings = load_bindings(args.bindings, lane)
+        return replay(bindings, source, name, args.session, args.max_line)
     if lane is None:
-        detected, source = detect_lane(stream, _lane_kinds, args.max_line)
+        kinds = partial(_lane_kinds, lambda lane: load_bindings(_default_bindings(lane)), LANES)
+        detected, source = detect_lane(stream, kinds, args.max_line)
         lane = detected if detected in LANES else DEFAULT_LANE
     acp = load_bindings(_default_bindings(lane))
     return replay(acp, source, name, args.session, args.max_line)
 
 
-def _lane_kinds() -> Mapping[str, frozenset[str]]:
-    """The update kinds of each lane's default package (the lanes that have one)."""
+def _lane_kinds(
+    load: Callable[[str], ModuleType], lanes: Sequence[str]
+) -> Mapping[str, frozenset[str]]:
+    """The update kinds of each of `lanes` that `load` finds a package of."""
     kinds: dict[str, frozenset[str]] = {}
-    for lane in LANES:
+    for lane in lanes:
         try:
-            acp: ModuleType = load_bindings(_default_bindings(lane))
+            acp = load(lane)
         except InputError:
             continue
         kinds[lane] = frozenset(acp.session_state.KNOWN_KINDS)

@@ -45,9 +45,10 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Unpack
 
 from ..runtime._runtime import UNSET, encode
-from ..runtime.connection import ConnectionOptions
-from ..runtime.jsonrpc import RpcError
+from ..runtime.connection import Connection, ConnectionOptions
+from ..runtime.jsonrpc import Route, RpcError
 from ..runtime.stdio import connect_stdio
+from ..runtime.transport import Transport
 from .book import PAGE_SIZE, InvalidCursor, SessionBook, same_directory
 from .dialect import invalid, listed, not_found
 from .lane import Lane, ProtocolFeatures, pick
@@ -155,15 +156,16 @@ class Agent:
         for session in self.sessions:
             await session.foreground.stop()
 
-    def evict(self, now: float | None = None) -> None:
+    def evict(self, now: float | None = None, *, room: int = 0) -> None:
         """Forget sessions idle past `idle_timeout`, then the least recently used idle ones past
-        `max_sessions` (a session with a turn running, or one prompts wait for, stays)."""
+        `max_sessions` less `room` (what a session about to be added needs); a session with a
+        turn running, or one prompts wait for, stays."""
         now = time.monotonic() if now is None else now
         idle = [s for s in self.sessions if s.turn is None and not s.foreground.active]
         for session in idle:
             if now - session.touched > self.idle_timeout:
                 self.sessions.remove(session.id)
-        excess = len(self.sessions) - self.max_sessions
+        excess = len(self.sessions) + room - self.max_sessions
         if excess > 0:
             idle = sorted((s for s in idle if s.id in self.sessions), key=lambda s: s.touched)
             for session in idle[:excess]:
@@ -200,6 +202,12 @@ class AgentSide:
 
     # -- initialization --------------------------------------------------------------------
     async def initialize(self, params: Any) -> Any:
+        """The router passes the first `initialize` decoded; a repeated one comes as raw JSON
+        (see `side_class`) and is read the same way, on this connection's lane."""
+        if not isinstance(params, self.lane.models.InitializeRequest):
+            from .router import read_initialize
+
+            params = read_initialize(self.lane, params)
         self.client_info = params
         self.client_offers = self.dialect.client_offers(params)
         return self.dialect.initialize_response(self.agent, self)
@@ -211,7 +219,7 @@ class AgentSide:
     async def session_new(self, params: Any) -> Any:
         cwd, roots, servers = self._setup(params)
         agent = self.agent
-        agent.evict()
+        agent.evict(room=1)
         session = AgentSession(agent, self, f"sess_{uuid.uuid4().hex}", cwd, roots, servers)
         await agent.on_new_session(session)
         if agent.stored is not None:
@@ -465,22 +473,31 @@ class AgentSide:
 
 @cache
 def side_class(lane: Lane) -> type[AgentSide]:
-    """`AgentSide` with the lane's `AgentBase` under it."""
+    """`AgentSide` with the lane's `AgentBase` under it; its `initialize` takes raw JSON, as the
+    router's does (a repeated request is read as leniently as the first)."""
     base = lane.rpc.AgentBase
-    made: type[AgentSide] = type(f"AgentSide_{lane.name}", (AgentSide, base), {})
+    routes = {**base.ROUTES, "initialize": Route("initialize", "request", None, None)}
+    made: type[AgentSide] = type(f"AgentSide_{lane.name}", (AgentSide, base), {"ROUTES": routes})
     return made
 
 
-async def serve_agent(agent: Agent, **options: Unpack[ConnectionOptions]) -> None:
-    """Serve `agent` on this process's stdin and stdout until the client closes them. Its
-    session store, if it has one, is opened first (StoreOpenError before anything is read) and
-    closed at the end, everything queued committed."""
+async def serve_agent(
+    agent: Agent, transport: Transport | None = None, **options: Unpack[ConnectionOptions]
+) -> None:
+    """Serve `agent` on `transport` (default: this process's stdin and stdout) until the
+    client closes it; both protocol versions, chosen at `initialize`. Its session store, if
+    it has one, is opened first (StoreOpenError before anything is read) and closed at the
+    end, everything queued committed."""
     from .router import AgentRouter
 
     await agent.open()
     try:
         router = AgentRouter(agent)
-        connection = await connect_stdio(router, **options)
+        if transport is None:
+            connection = await connect_stdio(router, **options)
+        else:
+            connection = Connection(router, transport, **options)
+            connection.start()
         try:
             await connection.wait_closed()
         finally:

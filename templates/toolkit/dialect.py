@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..runtime._runtime import UNSET, UnsetType
 from ..runtime.jsonrpc import INTERNAL_ERROR, RpcError
-from .lane import Lane
+from .lane import Lane, NotSupported
 from .lifecycle import Cancelled, Ended, Failed, Outcome, TurnCancelled, describe_failure
 
 if TYPE_CHECKING:
@@ -154,9 +154,12 @@ class Dialect:
                 if unfinished:
                     _log.warning("the turn ended with tool calls still open: %s", unfinished)
                 return reason, self.status("cancelled" if reason == "cancelled" else "failed"), None
-            known = ", ".join(sorted(allowed))
-            why = f"prompt() returned {reason!r}, not a stop reason of protocol version"
-            outcome = Failed(ValueError(f"{why} {self.lane.version} ({known})"))
+            if reason.startswith("_"):  # a custom one, where the protocol has none
+                outcome = Failed(NotSupported(f"a custom stop reason ({reason!r})", self.lane))
+            else:
+                known = ", ".join(sorted(allowed))
+                why = f"prompt() returned {reason!r}, not a stop reason of protocol version"
+                outcome = Failed(ValueError(f"{why} {self.lane.version} ({known})"))
         if isinstance(outcome, Cancelled):
             return "cancelled", self.status("cancelled"), None
         if isinstance(outcome, Failed):

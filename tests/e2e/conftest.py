@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, mirror_dir
+from tests.support.toolkit_wire import lane as lane  # the toolkit's tests run once per lane
 
 # What a build of the working tree needs: everything but caches, environments and outputs.
 NOT_BUILT = shutil.ignore_patterns(

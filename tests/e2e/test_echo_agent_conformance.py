@@ -1,6 +1,7 @@
-"""examples/echo_agent.py as a program, driven over its real stdin/stdout with raw JSON: the
-requirements of the npm-sdk-2.4.0 v2 schema that are about the order of messages on the wire
-(see test_agent_toolkit.py for each rule of the toolkit in detail)."""
+"""examples/echo_agent.py as a program, driven over its real stdin/stdout with raw JSON on each
+protocol version: the requirements of the npm-sdk-2.4.0 schemas that are about the order of
+messages on the wire (test_agent_toolkit.py has each rule of the toolkit in detail). Every run
+ends with the agent exiting 0 at EOF, having logged nothing."""
 
 from __future__ import annotations
 
@@ -8,20 +9,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.rpc_wire import INITIALIZE_PARAMS, run
-from tests.support.toolkit_wire import ProcessWire, is_idle, is_request, state
+from tests.support.rpc_wire import run
+from tests.support.toolkit_wire import (
+    ProcessWire,
+    WireLane,
+    is_idle,
+    is_request,
+    is_update,
+    selected,
+    state,
+)
 
 ECHO_AGENT = [
     sys.executable,
     str(Path(__file__).resolve().parents[2] / "examples" / "echo_agent.py"),
 ]
-ALLOW = {"outcome": {"outcome": "selected", "optionId": "allow-once"}}
+ALLOW = selected("allow-once")
 
 
-async def started() -> ProcessWire:
-    wire = await ProcessWire.spawn(*ECHO_AGENT)
-    answer = await wire.call("initialize", INITIALIZE_PARAMS)
-    assert answer["result"]["capabilities"] == {"session": {}}
+async def started(lane: WireLane) -> ProcessWire:
+    wire = await ProcessWire.spawn(*ECHO_AGENT, lane=lane)
+    answer = await wire.initialize()
+    assert answer["result"]["protocolVersion"] == lane.version
     return wire
 
 
@@ -41,9 +50,9 @@ def kinds(messages: list[Any]) -> list[str]:
     return out
 
 
-def test_list_filters_by_the_working_directory() -> None:
+def test_list_filters_by_the_working_directory(lane: WireLane) -> None:
     async def scenario() -> tuple[list[str], list[str], list[str]]:
-        wire = await started()
+        wire = await started(lane)
         made = [await wire.new_session(cwd) for cwd in ("/a", "/b", "/a/")]
         in_a = (await wire.call("session/list", {"cwd": "/a"}))["result"]["sessions"]
         everything = (await wire.call("session/list", {}))["result"]["sessions"]
@@ -55,82 +64,99 @@ def test_list_filters_by_the_working_directory() -> None:
     assert everything == made
 
 
-def test_a_permission_request_is_bracketed_by_requires_action_and_running() -> None:
-    async def scenario() -> list[str]:
-        wire = await started()
+def test_the_permission_request_comes_after_the_tool_call_and_the_turn_goes_on_after_it(
+    lane: WireLane,
+) -> None:
+    async def scenario() -> list[Any]:
+        wire = await started(lane)
         sid = await wire.new_session("/w")
-        await wire.prompt(sid)
+        pending = wire.prompt_later(sid)
         asked = await wire.until(is_request("session/request_permission"))
         wire.reply(asked["id"], ALLOW)
-        await wire.idle()
+        await wire.ended(pending)
         await finished(wire)
-        updates = wire.updates()
-        at = [u.get("state") for u in updates]
-        return at[at.index("requires_action") :]
+        around = wire.wire[
+            [m.get("method") for m in wire.wire].index("session/request_permission") - 2 :
+        ]
+        return [m.get("params", {}).get("update", {}).get("state") or k
+                for m, k in zip(around, kinds(around), strict=True)]  # fmt: skip
 
-    assert run(scenario(), timeout=30) == [
-        "requires_action", "running", None, None, None, None, "idle"
-    ]  # fmt: skip
+    assert run(scenario(), timeout=30) == lane.pick(
+        v1=["plan", "tool_call", "session/request_permission", "tool_call_update",
+            "tool_call_update", "usage_update", "answer"],
+        v2=["tool_call_update", "requires_action", "session/request_permission", "running",
+            "tool_call_update", "tool_call_update", "usage_update", "idle"],
+    )  # fmt: skip
 
 
-def test_cancel_withdraws_the_pending_permission_request_then_ends_cancelled() -> None:
-    async def scenario() -> tuple[list[Any], Any]:
-        wire = await started()
+def test_a_cancel_at_the_permission_request_ends_the_turn_cancelled(lane: WireLane) -> None:
+    """v2 withdraws the request; v1 answers the prompt at once and leaves the request to the
+    client, which answers it `cancelled`; nothing follows."""
+
+    async def scenario() -> tuple[list[Any], Any, list[Any]]:
+        wire = await started(lane)
         sid = await wire.new_session("/w")
-        await wire.prompt(sid)
+        pending = wire.prompt_later(sid)
         asked = await wire.until(is_request("session/request_permission"))
-        wire.take()
-        wire.send("session/cancel", {"sessionId": sid})
-        await wire.idle()
-        seen = wire.take()
-        await finished(wire)
-        return seen, asked["id"]
-
-    seen, rid = run(scenario(), timeout=30)
-    assert seen[0] == {
-        "jsonrpc": "2.0",
-        "method": "$/cancel_request",
-        "params": {"requestId": rid},
-    }
-    assert [m["params"]["update"] for m in seen[1:]] == [
-        {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "cancelled"},
-        state("idle", stopReason="cancelled"),
-    ]
-
-
-def test_resume_replays_then_sends_the_state_then_answers() -> None:
-    async def scenario() -> list[str]:
-        wire = await started()
-        sid = await wire.new_session("/w")
-        await wire.prompt(sid, "hi")
-        wire.reply((await wire.until(is_request("session/request_permission")))["id"], ALLOW)
-        await wire.idle()
         before = len(wire.wire)
-        params = {"sessionId": sid, "cwd": "/w", "replayFrom": {"type": "start"}}
-        answer = await wire.call("session/resume", params)
+        wire.send("session/cancel", {"sessionId": sid})
+        await wire.ended(pending)
+        seen = wire.wire[before:]
+        if lane.v1:
+            wire.reply(asked["id"], {"outcome": {"outcome": "cancelled"}})
+        later = await wire.quiet()
+        await finished(wire)
+        return seen, asked["id"], later
+
+    seen, rid, later = run(scenario(), timeout=30)
+    if lane.v1:
+        assert seen == [{"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "cancelled"}}]
+    else:
+        assert seen[0] == {"jsonrpc": "2.0", "method": "$/cancel_request",
+                           "params": {"requestId": rid}}  # fmt: skip
+        assert [m["params"]["update"] for m in seen[1:]] == [
+            {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "cancelled"},
+            state("idle", stopReason="cancelled"),
+        ]
+    assert later == []
+
+
+def test_a_replay_comes_before_its_answer(lane: WireLane) -> None:
+    async def scenario() -> list[str]:
+        wire = await started(lane)
+        sid = await wire.new_session("/w")
+        pending = wire.prompt_later(sid, "hi")
+        wire.reply((await wire.until(is_request("session/request_permission")))["id"], ALLOW)
+        await wire.ended(pending)
+        before = len(wire.wire)
+        if lane.v1:
+            answer = await wire.call(
+                "session/load", {"sessionId": sid, "cwd": "/w", "mcpServers": []}
+            )
+        else:
+            params = {"sessionId": sid, "cwd": "/w", "replayFrom": {"type": "start"}}
+            answer = await wire.call("session/resume", params)
         assert answer["result"] == {}
         after = wire.wire[before:]
         await finished(wire)
         return kinds(after)
 
-    assert run(scenario(), timeout=30) == [
-        "user_message", "plan_update", "agent_message", "tool_call_update", "state_update",
-        "answer",
-    ]  # fmt: skip
+    assert run(scenario(), timeout=30) == lane.pick(
+        v1=["user_message_chunk", "plan", "agent_message_chunk", "tool_call", "answer"],
+        v2=["user_message", "plan_update", "agent_message", "tool_call_update", "state_update",
+            "answer"],
+    )  # fmt: skip
 
 
-def test_close_sends_the_cancelled_turns_final_updates_before_its_answer_then_nothing() -> None:
+def test_close_ends_the_turn_before_its_answer_then_nothing(lane: WireLane) -> None:
     async def scenario() -> tuple[list[Any], list[Any]]:
-        wire = await started()
+        wire = await started(lane)
         sid = await wire.new_session("/w")
-        await wire.prompt(sid, "slow slow slow slow words")
-        await wire.until(
-            lambda m: (
-                m.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk"
-            )
-        )
+        pending = wire.prompt_later(sid, "slow slow slow slow words")
+        await wire.until(is_update("agent_message_chunk"))
         before = len(wire.wire)
         answer = await wire.call("session/close", {"sessionId": sid})
+        await pending
         around = wire.wire[before:]
         later = await wire.quiet()
         await finished(wire)
@@ -138,36 +164,36 @@ def test_close_sends_the_cancelled_turns_final_updates_before_its_answer_then_no
 
     (result, *around), later = run(scenario(), timeout=30)
     assert result == {}
-    updates = [m["params"]["update"] for m in around if m.get("method") == "session/update"]
-    assert updates[-1] == state("idle", stopReason="cancelled")
-    assert kinds(around)[-1] == "answer"  # the answer comes after the final idle
+    ended = [kinds([m])[0] if "method" in m else m.get("result") for m in around][-2:]
+    # the turn's end (v1: its prompt's answer; v2: the idle update), then close's answer
+    assert ended == lane.pick(v1=[{"stopReason": "cancelled"}, {}], v2=["state_update", {}])
+    if not lane.v1:
+        updates = [m["params"]["update"] for m in around if m.get("method") == "session/update"]
+        assert updates[-1] == state("idle", stopReason="cancelled")
     assert later == []
 
 
-def test_a_held_prompt_is_answered_request_cancelled_by_session_cancel() -> None:
+def test_a_held_prompt_is_answered_by_session_cancel(lane: WireLane) -> None:
     async def scenario() -> tuple[Any, Any]:
-        wire = await started()
+        wire = await started(lane)
         sid = await wire.new_session("/w")
-        await wire.prompt(sid, "slow first")
+        first = wire.prompt_later(sid, "slow first")
+        await wire.until(is_update("agent_message_chunk"))
         rid = 99
-        wire.send_message(
-            {
-                "jsonrpc": "2.0",
-                "id": rid,
-                "method": "session/prompt",
-                "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "held"}]},
-            }
-        )
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "held"}]}
+        wire.send_message({"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
+                           "params": prompt})  # fmt: skip
         wire.send("session/cancel", {"sessionId": sid})
-        idle = await wire.until(is_idle)
+        ended = await wire.ended(first)
         held = await wire.answer_to(rid)
+        idle = None if lane.v1 else (await wire.until(is_idle))["params"]["update"]
         await finished(wire)
-        return held, idle["params"]["update"]
+        return held, ended["result"] if lane.v1 else idle
 
-    held, idle = run(scenario(), timeout=30)
-    assert held == {
-        "jsonrpc": "2.0",
-        "id": 99,
-        "error": {"code": -32800, "message": "Request cancelled"},
-    }
-    assert idle == state("idle", stopReason="cancelled")
+    held, ended = run(scenario(), timeout=30)
+    assert held == lane.pick(
+        v1={"jsonrpc": "2.0", "id": 99, "result": {"stopReason": "cancelled"}},
+        v2={"jsonrpc": "2.0", "id": 99, "error": {"code": -32800, "message": "Request cancelled"}},
+    )
+    assert ended == lane.pick(v1={"stopReason": "cancelled"},
+                              v2=state("idle", stopReason="cancelled"))  # fmt: skip

@@ -1,5 +1,7 @@
-"""examples/echo_agent.py and examples/client.py: a whole prompt turn between our own agent
-and client, in one process (exact wire messages) and as real programs over stdio."""
+"""examples/echo_agent.py and examples/client.py: one agent and one client for both protocol
+versions. A whole prompt turn between them in one process (exact wire messages, each version),
+the agent against a raw client that answers its permission request every way there is, and both
+as real programs over stdio."""
 
 from __future__ import annotations
 
@@ -15,20 +17,19 @@ from typing import Any
 import acp_kit as kit
 import pytest
 from acp_kit import v2 as acp
+from acp_kit.runtime.connection import RoleBase
 
-from tests.support.rpc_wire import (
-    FULL_TURN,
-    MemoryWriter,
-    RawPeer,
-    connect_pair,
-    notification,
-    pipe,
-    request,
-    run,
-)
+from tests.support import echo_turn
+from tests.support.rpc_wire import MemoryWriter, RawPeer, pipe, request, run
+from tests.support.toolkit_wire import Wire, WireLane, is_request, is_update, not_found, state
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
+OPTIONS = [
+    {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+]
 
 
 def load_example(name: str) -> ModuleType:
@@ -56,19 +57,23 @@ class Recorder(MemoryWriter):
         super().write(data)
 
 
-def test_a_full_turn_on_the_wire() -> None:
+def test_a_full_turn_on_the_wire(lane: WireLane) -> None:
+    """Our client and the echo agent, the client asking for `lane`'s version: every line the
+    agent writes, exactly."""
+    from acp_kit.toolkit.router import AgentRouter
+
     async def scenario() -> list[Any]:
-        agent = echo.EchoAgent()
-        client = kit.Client(permissions=kit.allow)
         to_agent, client_out = pipe()
         to_client = asyncio.StreamReader()
         agent_out = Recorder(to_client)
-        acp.Connection(agent, to_agent, agent_out).start()
-        remote = await kit.connect_agent(client, acp.Connection(client, to_client, client_out))
+        kit.Connection(AgentRouter(echo.EchoAgent()), to_agent, agent_out).start()
+        client = kit.Client(permissions=kit.allow)
+        connection = kit.Connection(RoleBase(), to_client, client_out)
+        remote = await kit.connect_agent(client, connection, protocol=lane.version)
         result = await (await remote.new_session()).prompt("hi there")
-        kinds = [acp.encode(u)["sessionUpdate"] for u in result.updates]
-        assert kinds == FULL_TURN[:6] + ["agent_message_chunk"] + FULL_TURN[6:]
-        assert result.stop_reason == "end_turn"
+        assert [kit.encode(u) for u in result.updates] == echo_turn.updates(
+            lane.version, "hi there"
+        )
         await remote.close()
         return agent_out.lines
 
@@ -81,384 +86,202 @@ def test_a_full_turn_on_the_wire() -> None:
         params = {"sessionId": "SID", "update": body}
         return {"jsonrpc": "2.0", "method": "session/update", "params": params}
 
-    def tool(**fields: Any) -> dict[str, Any]:
-        return update({"sessionUpdate": "tool_call_update", "toolCallId": "call_001", **fields})
+    updates = [update(u) for u in echo_turn.updates(lane.version, "hi there")]
+    subject = {"toolCallId": "call_001", "title": "Echo tool"}
+    if lane.v1:
+        info = {"name": "acp-codegen-echo-agent", "version": "0.1.0"}
+        assert lines[0]["result"]["agentInfo"] == info
+        asked = {"sessionId": "SID", "toolCall": subject, "options": OPTIONS}
+        at = echo_turn.kinds(echo_turn.updates(1, "hi there")).index("tool_call") + 1
+        answer = {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}
+        turn = [*updates[:at], None, *updates[at:], answer]
+    else:
+        assert lines[0]["result"] == {
+            "protocolVersion": 2,
+            "info": {"name": "acp-codegen-echo-agent", "version": "0.1.0"},
+            "capabilities": {"session": {"delete": {}, "additionalDirectories": {}}},
+        }
+        asked = {"sessionId": "SID", "title": 'Allow "Echo tool" to run?', "options": OPTIONS,
+                 "subject": {"type": "tool_call", "toolCall": subject}}  # fmt: skip
+        at = [u.get("state") for u in echo_turn.updates(2, "hi there")].index("requires_action") + 1
+        answer = {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "msg_user_1"}}
+        turn = [answer, *updates[:at], None, *updates[at:]]  # the answer comes first
+    request_line = {"jsonrpc": "2.0", "id": 0,  # the agent's own first request: ids per sender
+                    "method": "session/request_permission", "params": asked}  # fmt: skip
+    turn[turn.index(None)] = request_line
+    assert lines[1:] == [{"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "SID"}}, *turn]
 
-    def chunk(text: str) -> dict[str, Any]:
-        content = {"type": "text", "text": text}
-        return update(
-            {"sessionUpdate": "agent_message_chunk", "messageId": "msg_agent_1", "content": content}
+
+# -- the echo agent against a raw client -------------------------------------------------------
+async def echo_turn_with(lane: WireLane, on_permission: str, text: str = "hello") -> Wire:
+    """A turn of the echo agent whose permission request the raw client answers as told:
+    `cancel` (session/cancel, never answered), `cancelled`, `reject` or `fail` (an error)."""
+    wire = await Wire.open(echo.EchoAgent(), lane)
+    sid = await wire.new_session("/")
+    pending = wire.prompt_later(sid, text)
+    asked = await wire.until(is_request("session/request_permission"))
+    if on_permission == "cancel":
+        wire.send("session/cancel", {"sessionId": sid})
+    elif on_permission == "cancelled":
+        wire.reply(asked["id"], {"outcome": {"outcome": "cancelled"}})
+    elif on_permission == "reject":
+        wire.reply(asked["id"], {"outcome": {"outcome": "selected", "optionId": "reject-once"}})
+    else:
+        error = {"code": -32603, "message": "Internal error", "data": "no permission UI"}
+        wire.send_message({"jsonrpc": "2.0", "id": asked["id"], "error": error})
+    await wire.ended(pending)
+    wire.answer = await pending  # type: ignore[attr-defined]
+    return wire
+
+
+@pytest.mark.parametrize(
+    ("on_permission", "outcome"),
+    [("cancel", "cancelled"), ("cancelled", "cancelled"), ("reject", "refused")],
+)
+def test_each_answer_to_the_permission_request_ends_the_turn_as_its_version_says(
+    lane: WireLane, on_permission: str, outcome: echo_turn.Outcome
+) -> None:
+    wire = run(echo_turn_with(lane, on_permission))
+    assert wire.updates() == echo_turn.updates(lane.version, outcome=outcome)
+    reason = "cancelled" if outcome == "cancelled" else "end_turn"
+    if lane.v1:
+        assert wire.answer["result"] == {"stopReason": reason}  # type: ignore[attr-defined]
+    if on_permission == "cancel" and not lane.v1:  # v2 withdraws the request
+        withdrawn = [m for m in wire.seen if m.get("method") == "$/cancel_request"]
+        assert [m["params"] for m in withdrawn] == [{"requestId": 0}]
+
+
+def test_an_error_answer_to_the_permission_request_fails_the_turn(
+    lane: WireLane, caplog: pytest.LogCaptureFixture
+) -> None:
+    wire = run(echo_turn_with(lane, "fail"))
+    error = {"code": -32603, "message": "Internal error", "data": "no permission UI"}
+    failed = echo_turn.tool(status="failed")
+    if lane.v1:
+        assert wire.updates()[-1] == failed
+        assert wire.answer["error"] == error  # type: ignore[attr-defined]
+    else:
+        ended = state(
+            "idle", stopReason="error", error={"code": -32603, "message": "Internal error"}
         )
-
-    def state(name: str, **extra: Any) -> dict[str, Any]:
-        return update({"sessionUpdate": "state_update", "state": name, **extra})
-
-    def text_item(text: str) -> dict[str, Any]:
-        return {"type": "content", "content": {"type": "text", "text": text}}
-
-    options = [
-        {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
-        {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
-        {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
-    ]
-    plan_entries = [
-        {"content": "Echo the prompt back", "priority": "high", "status": "in_progress"},
-        {"content": "Run the echo tool", "priority": "medium", "status": "pending"},
-        {"content": "Report usage", "priority": "low", "status": "pending"},
-    ]
-    assert lines == [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "result": {
-                "protocolVersion": 2,
-                "info": {"name": "acp-codegen-echo-agent", "version": "0.1.0"},
-                "capabilities": {"session": {}},
-            },
-        },
-        {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "SID"}},
-        # The answer to session/prompt comes before the turn's first update.
-        {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "msg_user_1"}},
-        update(
-            {
-                "sessionUpdate": "user_message",
-                "messageId": "msg_user_1",
-                "content": [{"type": "text", "text": "hi there"}],
-            }
-        ),
-        state("running"),
-        update(
-            {
-                "sessionUpdate": "plan_update",
-                "plan": {"type": "items", "planId": "plan_1", "entries": plan_entries},
-            }
-        ),
-        chunk("You said: "),
-        chunk("hi "),
-        chunk("there"),
-        chunk("."),
-        tool(title="Echo tool", kind="other", status="pending", rawInput={"text": "hi there"}),
-        state("requires_action"),
-        {
-            "jsonrpc": "2.0",
-            "id": 0,  # the agent's own first request: ids are per sender
-            "method": "session/request_permission",
-            "params": {
-                "sessionId": "SID",
-                "title": 'Allow "Echo tool" to run?',
-                "options": options,
-                "subject": {
-                    "type": "tool_call",
-                    "toolCall": {"toolCallId": "call_001", "title": "Echo tool"},
-                },
-            },
-        },
-        state("running"),
-        tool(status="in_progress"),
-        update(
-            {
-                "sessionUpdate": "tool_call_content_chunk",
-                "toolCallId": "call_001",
-                "content": text_item("Echoing..."),
-            }
-        ),
-        tool(status="completed", content=[text_item("Echo: hi there")]),
-        update(
-            {
-                "sessionUpdate": "usage_update",
-                "used": 1008,
-                "size": 200000,
-                "cost": {"amount": 0.0042, "currency": "USD"},
-            }
-        ),
-        state("idle", stopReason="end_turn"),
-    ]
+        assert wire.updates()[-2:] == [failed, ended]
+    [record] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert record.getMessage().endswith('failed: error Internal error (-32603): "no permission UI"')
 
 
-class ScriptedClient(acp.ClientBase):
-    """Records updates; how it answers a permission request is set per test ("wait": send
-    session/cancel and never answer; "fail": answer with an error)."""
+def test_a_slow_prompt_cancelled_after_the_first_chunk(lane: WireLane) -> None:
+    from acp_kit.toolkit.router import AgentRouter
 
-    def __init__(self, *, on_permission: str) -> None:
-        self.on_permission = on_permission
-        self.updates: list[dict[str, Any]] = []
-        self.idle = asyncio.Event()
-        self.permission_cancelled = False
-
-    async def session_update(self, params: acp.UpdateSessionNotification) -> None:
-        body = acp.encode(params.update)
-        self.updates.append(body)
-        if body.get("state") == "idle":
-            self.idle.set()
-
-    async def session_request_permission(
-        self, params: acp.RequestPermissionRequest
-    ) -> acp.RequestPermissionResponse:
-        if self.on_permission == "wait":
-            try:
-                cancel = acp.CancelSessionNotification(session_id=params.session_id)
-                await self.agent.session_cancel(cancel)
-                await asyncio.sleep(60)
-            except asyncio.CancelledError:
-                self.permission_cancelled = True
-                raise
-        if self.on_permission == "fail":
-            raise acp.RpcError(-32603, "Internal error", "no permission UI")
-        if self.on_permission == "reject":
-            outcome: acp.RequestPermissionOutcome = acp.RequestPermissionOutcomeSelected(
-                option_id="reject-once"
-            )
-        else:
-            outcome = acp.RequestPermissionOutcomeCancelled()
-        return acp.RequestPermissionResponse(outcome=outcome)
-
-
-async def prompt_turn(client: ScriptedClient, text: str = "hello") -> echo.EchoAgent:
-    agent = echo.EchoAgent()
-    connect_pair(agent, client)
-    session = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
-    prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text=text)]
-    await client.agent.session_prompt(
-        acp.PromptRequest(session_id=session.session_id, prompt=prompt)
-    )
-    await client.idle.wait()
-    return agent
-
-
-def tail(updates: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    return [{k: v for k, v in u.items() if k != "toolCallId"} for u in updates[-n:]]
-
-
-def test_session_cancel_while_the_permission_request_is_pending() -> None:
-    async def scenario() -> ScriptedClient:
-        client = ScriptedClient(on_permission="wait")
-        await prompt_turn(client)
-        return client
-
-    client = run(scenario())
-    # The agent stopped waiting: it sent $/cancel_request, which cancelled our handler.
-    assert client.permission_cancelled
-    assert tail(client.updates, 4) == [
-        {"sessionUpdate": "tool_call_update", "title": "Echo tool", "kind": "other",
-         "status": "pending", "rawInput": {"text": "hello"}},
-        {"sessionUpdate": "state_update", "state": "requires_action"},
-        {"sessionUpdate": "tool_call_update", "status": "cancelled"},
-        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"},
-    ]  # fmt: skip
-
-
-def test_a_cancelled_permission_outcome_ends_the_turn_cancelled() -> None:
-    client = ScriptedClient(on_permission="cancelled")
-    run(prompt_turn(client))
-    assert tail(client.updates, 2) == [
-        {"sessionUpdate": "tool_call_update", "status": "cancelled"},
-        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"},
-    ]
-
-
-def test_a_rejected_tool_fails_and_the_turn_still_ends() -> None:
-    client = ScriptedClient(on_permission="reject")
-    run(prompt_turn(client))
-    denied = {"type": "content", "content": {"type": "text", "text": "Permission was not granted."}}
-    assert [u["sessionUpdate"] for u in client.updates][-4:] == [
-        "state_update",
-        "tool_call_update",
-        "usage_update",
-        "state_update",
-    ]
-    assert tail(client.updates, 4)[1] == {
-        "sessionUpdate": "tool_call_update",
-        "status": "failed",
-        "content": [denied],
-    }
-    assert client.updates[-1]["stopReason"] == "end_turn"
-
-
-def test_a_failed_turn_ends_idle_with_the_error_stop_reason_and_the_error() -> None:
-    client = ScriptedClient(on_permission="fail")
-    run(prompt_turn(client))
-    assert tail(client.updates, 2) == [
-        {"sessionUpdate": "tool_call_update", "status": "failed"},
-        {
-            "sessionUpdate": "state_update",
-            "state": "idle",
-            "stopReason": "error",
-            "error": {"code": -32603, "message": "Internal error"},
-        },
-    ]
-
-
-def test_slow_prompt_cancelled_after_the_first_chunk() -> None:
     async def scenario() -> kit.TurnResult:
+        to_agent, client_out = pipe()
+        to_client, agent_out = pipe()
+        kit.Connection(AgentRouter(echo.EchoAgent()), to_agent, agent_out).start()
         client = kit.Client(permissions=kit.allow)
-        _, client_conn = connect_pair(echo.EchoAgent(), client)
-        session = await (await kit.connect_agent(client, client_conn)).new_session()
+        connection = kit.Connection(RoleBase(), to_client, client_out)
+        remote = await kit.connect_agent(client, connection, protocol=lane.version)
+        session = await remote.new_session()
 
-        async def cancel_on_the_first_chunk(update: acp.SessionUpdate) -> None:
-            if isinstance(update, acp.SessionUpdateAgentMessageChunk) and not session.cancelling:
+        async def cancel_on_the_first_chunk(update: Any) -> None:
+            chunked = kit.encode(update)["sessionUpdate"] == "agent_message_chunk"
+            if chunked and not session.cancelling:
                 await session.cancel()
 
         session.subscribe(cancel_on_the_first_chunk)
         return await session.prompt("slow hello world")
 
     result = run(scenario())
-    assert [acp.encode(u)["sessionUpdate"] for u in result.updates] == [
-        "user_message",
-        "state_update",
-        "plan_update",
-        "agent_message_chunk",
-        "state_update",
-    ]
+    full = echo_turn.updates(lane.version, "slow hello world")
+    first_chunk = echo_turn.kinds(full).index("agent_message_chunk") + 1
+    ending = [] if lane.v1 else [state("idle", stopReason="cancelled")]
+    assert [kit.encode(u) for u in result.updates] == full[:first_chunk] + ending
     assert result.stop_reason == "cancelled"
 
 
-def test_prompt_errors() -> None:
-    async def scenario() -> None:
-        client = ScriptedClient(on_permission="wait")
-        agent = echo.EchoAgent()
-        connect_pair(agent, client)
-        prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text="slow")]
-        with pytest.raises(acp.RpcError) as caught:
-            await client.agent.session_prompt(acp.PromptRequest(session_id="nope", prompt=prompt))
-        assert caught.value.to_json() == {
-            "code": -32002,
-            "message": "Resource not found",
-            "data": {"sessionId": "nope"},
-        }
-        session = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
-        request = acp.PromptRequest(session_id=session.session_id, prompt=prompt)
-        answer = await client.agent.session_prompt(request)
-        assert (answer.message_id, answer.extra) == ("msg_user_1", {})
-        # The first turn is still running: the next prompt is held, not inserted...
-        held = asyncio.ensure_future(client.agent.session_prompt(request))
+def test_prompts_the_agent_refuses_or_holds(lane: WireLane) -> None:
+    async def scenario() -> tuple[Any, Any, Any, Any]:
+        wire = await Wire.open(echo.EchoAgent(), lane)
+        unknown = await wire.prompt("nope")
+        sid = await wire.new_session("/")
+        first = wire.prompt_later(sid, "slow")
+        await wire.until(is_request("session/request_permission"))
+        held = wire.prompt_later(sid, "held")  # the first turn still runs: held, not inserted
         await asyncio.sleep(0.05)
         assert not held.done()
-        # ...until the session is cancelled, which cancels held prompts too.
-        await client.agent.session_cancel(
-            acp.CancelSessionNotification(session_id=request.session_id)
+        wire.send("session/cancel", {"sessionId": sid})  # cancels held prompts too
+        return unknown["error"], await held, await wire.ended(first), sid
+
+    unknown, held, first, _ = run(scenario())
+    assert unknown == not_found("nope")
+    if lane.v1:
+        assert (held["result"], first["result"]) == ({"stopReason": "cancelled"},) * 2
+    else:
+        assert held["error"] == {"code": -32800, "message": "Request cancelled"}
+
+
+def test_sessions_are_listed_and_closing_one_cancels_its_turn(lane: WireLane) -> None:
+    async def scenario() -> tuple[list[Any], list[Any], list[Any], str, str]:
+        wire = await Wire.open(echo.EchoAgent(), lane)
+        first, second = await wire.new_session("/a"), await wire.new_session("/b")
+        listed = (await wire.call("session/list", {}))["result"]["sessions"]
+        pending = wire.prompt_later(first, "slow one")
+        await wire.until(is_update("agent_message_chunk"))
+        closed = await wire.call("session/close", {"sessionId": first})
+        answered = await pending
+        after = (await wire.call("session/list", {}))["result"]["sessions"]
+        return (
+            [(s["sessionId"], s["cwd"]) for s in listed],
+            [closed, answered],
+            ([s["sessionId"] for s in after]),
+            first,
+            second,
         )
-        with pytest.raises(acp.RpcError) as caught:
-            await held
-        assert caught.value.to_json() == {"code": -32800, "message": "Request cancelled"}
-        with pytest.raises(acp.RpcError) as caught:
-            await client.agent.session_delete(acp.DeleteSessionRequest(session_id="nope"))
-        assert caught.value.to_json() == {
-            "code": -32601,
-            "message": "Method not found",
-            "data": "session/delete",
-        }
-        await client.connection.close()
 
-    run(scenario())
+    listed, (closed, answered), after, first, second = run(scenario())
+    assert listed == [(first, "/a"), (second, "/b")]
+    assert closed["result"] == {}
+    if lane.v1:  # the prompt's answer came before close's; the session stays listed
+        assert answered["result"] == {"stopReason": "cancelled"} and answered["id"] < closed["id"]
+        assert after == [first, second]
+    else:
+        assert after == [second]
 
 
-# -- the examples as programs --------------------------------------------------------------------
-def run_client(*args: str) -> subprocess.CompletedProcess[str]:
-    agent = [sys.executable, str(EXAMPLES / "echo_agent.py")]
-    return subprocess.run(
-        [sys.executable, str(EXAMPLES / "client.py"), *args, *agent],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-
-
-def test_client_program_drives_the_agent_program() -> None:
-    done = run_client()
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"stopReason": "end_turn", "updates": FULL_TURN}
-    assert done.stdout.count("\n") == 1
-    assert '"sessionUpdate": "usage_update"' in done.stderr  # updates are printed as they come
-
-
-def test_client_program_cancels_a_slow_turn() -> None:
-    done = run_client("--cancel", "--prompt", "slow hello")
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
-    # The cancel lands within 200 ms of the first chunk unless the machine is very busy: then
-    # more chunks may come first, but the turn still ends cancelled, before the tool runs.
-    assert result["stopReason"] == "cancelled"
-    updates = result["updates"]
-    assert updates[:4] == ["user_message", "state_update", "plan_update", "agent_message_chunk"]
-    assert updates[-1] == "state_update"
-    assert "usage_update" not in updates
-
-
-@pytest.mark.parametrize(
-    ("args", "status", "message"),
-    [
-        ([], 2, "client.py: error: missing AGENT_CMD"),
-        (["--timeout", "x", "a"], 2, "client.py: error: --timeout needs a number of seconds"),
-        (["--bogus", "a"], 2, "client.py: error: unknown option --bogus"),
-        (["/no/such/agent"], 1, "client.py: error: cannot start the agent '/no/such/agent'"),
-        ([sys.executable, "-c", "pass"], 1, "client.py: error: the agent exited before"),
-    ],
-)
-def test_client_program_errors_are_one_line(
-    args: list[str], status: int, message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert example_client.main(args) == status
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.startswith(message)
-    assert "Traceback" not in err
-
-
-def test_agent_program_reads_a_regular_file_and_answers_in_order(tmp_path: Path) -> None:
-    requests = tmp_path / "in.jsonl"
-    init = {"protocolVersion": 2, "info": {"name": "file", "version": "1"}}
-    requests.write_text(
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
-        + "\n"
-        + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/load"})
-        + "\n"
-    )
-    with requests.open("rb") as stdin:
-        done = subprocess.run(
-            [sys.executable, str(EXAMPLES / "echo_agent.py")],
-            stdin=stdin,
-            capture_output=True,
-            timeout=30,
-        )
-    assert done.returncode == 0
-    assert [json.loads(line) for line in done.stdout.splitlines()] == [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "result": {
-                "protocolVersion": 2,
-                "info": {"name": "acp-codegen-echo-agent", "version": "0.1.0"},
-                "capabilities": {"session": {}},
-            },
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "error": {"code": -32601, "message": "Method not found", "data": "session/load"},
-        },
-    ]
-
-
-def test_a_cancel_that_arrives_with_the_prompt_still_ends_the_turn() -> None:
+def test_a_replay_of_the_echo_agents_turn(lane: WireLane) -> None:
     async def scenario() -> list[Any]:
-        peer = RawPeer(echo.EchoAgent())
-        sid = (await peer.call(request(1, "session/new", {"cwd": "/"})))["result"]["sessionId"]
-        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
-        lines = [
-            request(2, "session/prompt", prompt),
-            notification("session/cancel", {"sessionId": sid}),
-        ]
-        peer.send_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
-        return [await peer.recv() for _ in range(3)]
+        wire = run_turn = await echo_turn_with(lane, "reject", "hi")
+        sid = wire.seen[0]["params"]["sessionId"]
+        wire.take()
+        if lane.v1:
+            await run_turn.call("session/load", {"sessionId": sid, "cwd": "/", "mcpServers": []})
+        else:
+            params = {"sessionId": sid, "cwd": "/", "replayFrom": {"type": "start"}}
+            await run_turn.call("session/resume", params)
+        return wire.updates()
 
-    answer, user_message, idle = run(scenario())
-    assert answer == {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "msg_user_1"}}
-    assert user_message["params"]["update"]["sessionUpdate"] == "user_message"
-    assert idle["params"]["update"] == {
-        "sessionUpdate": "state_update",
-        "state": "idle",
-        "stopReason": "cancelled",
-    }
+    denied = [echo_turn.tool_text("Permission was not granted.")]
+    said = {"messageId": "msg_agent_1"}
+    call = {"toolCallId": "call_001", "title": "Echo tool", "kind": "other", "status": "failed",
+            "content": denied, "rawInput": {"text": "hi"}}  # fmt: skip
+    if lane.v1:
+        expected = [
+            {"sessionUpdate": "user_message_chunk", "messageId": "msg_user_1",
+             "content": echo_turn.text("hi")},
+            echo_turn.plan(1, "completed"),
+            {"sessionUpdate": "agent_message_chunk", **said,
+             "content": echo_turn.text("You said: hi.")},
+            {"sessionUpdate": "tool_call", **call},
+        ]  # fmt: skip
+    else:
+        expected = [
+            {"sessionUpdate": "user_message", "messageId": "msg_user_1",
+             "content": [echo_turn.text("hi")]},
+            echo_turn.plan(2, "completed"),
+            {"sessionUpdate": "agent_message", **said,
+             "content": [echo_turn.text("You said: hi.")]},
+            {"sessionUpdate": "tool_call_update", **call},
+            state("idle", stopReason="end_turn"),
+        ]  # fmt: skip
+    assert run(scenario()) == expected
 
 
 def test_a_handler_may_close_its_own_connection() -> None:
@@ -476,159 +299,157 @@ def test_a_handler_may_close_its_own_connection() -> None:
     assert run(scenario()) == b""
 
 
-def test_sessions_are_listed_and_closing_one_cancels_its_turn() -> None:
-    async def scenario() -> ScriptedClient:
-        client = ScriptedClient(on_permission="wait")
-        connect_pair(echo.EchoAgent(), client)
-        agent = client.agent
-        first = await agent.session_new(acp.NewSessionRequest(cwd="/a"))
-        second = await agent.session_new(acp.NewSessionRequest(cwd="/b"))
-        listed = await agent.session_list(acp.ListSessionsRequest())
-        assert [(i.session_id, i.cwd) for i in listed.sessions] == [
-            (first.session_id, "/a"),
-            (second.session_id, "/b"),
-        ]
-        prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text="slow one")]
-        await agent.session_prompt(acp.PromptRequest(session_id=first.session_id, prompt=prompt))
-        closed = await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
-        assert acp.encode(closed) == {}
-        # The turn's final idle came before the answer: nothing is sent after it.
-        assert client.idle.is_set()
-        listed = await agent.session_list(acp.ListSessionsRequest())
-        assert [i.session_id for i in listed.sessions] == [second.session_id]
-        # Closing a session that is gone succeeds, as the draft says it should.
-        again = await agent.session_close(acp.CloseSessionRequest(session_id=first.session_id))
-        assert acp.encode(again) == {}
-        return client
+# -- the examples as programs --------------------------------------------------------------------
+AGENT = [sys.executable, str(EXAMPLES / "echo_agent.py")]
 
-    client = run(scenario())
-    assert client.updates[-1] == {
-        "sessionUpdate": "state_update",
-        "state": "idle",
-        "stopReason": "cancelled",
+
+def run_client(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / "client.py"), *args, *AGENT],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+@pytest.mark.parametrize("flags", [[], ["--protocol", "1"], ["--protocol", "2"]],
+                         ids=["newest", "v1", "v2"])  # fmt: skip
+def test_the_client_program_drives_the_agent_program(flags: list[str]) -> None:
+    done = run_client("--prompt", "hi there", *flags)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    version = int(flags[1]) if flags else 2
+    assert json.loads(done.stdout) == {
+        "protocol": version,
+        "stopReason": "end_turn",
+        "updates": echo_turn.updates(version, "hi there"),
+        "permissions": echo_turn.permissions("allowed"),
     }
-
-
-def test_resume_replays_the_retained_messages_then_reports_the_current_state() -> None:
-    async def scenario() -> tuple[ScriptedClient, list[dict[str, Any]]]:
-        client = ScriptedClient(on_permission="reject")
-        await prompt_turn(client, "hi")
-        agent = client.agent
-        [info] = (await agent.session_list(acp.ListSessionsRequest())).sessions
-        client.updates.clear()
-        plain = acp.ResumeSessionRequest(session_id=info.session_id, cwd="/")
-        assert acp.encode(await agent.session_resume(plain)) == {}
-        without_replay = list(client.updates)
-        client.updates.clear()
-        start = acp.ResumeSessionRequest(
-            session_id=info.session_id, cwd="/", replay_from=acp.ReplayFromStart()
-        )
-        assert acp.encode(await agent.session_resume(start)) == {}
-        return client, without_replay
-
-    client, without_replay = run(scenario())
-    idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
-    assert without_replay == [idle]  # the current state, even without replay
-    plan = [
-        {"content": "Echo the prompt back", "priority": "high", "status": "in_progress"},
-        {"content": "Run the echo tool", "priority": "medium", "status": "pending"},
-        {"content": "Report usage", "priority": "low", "status": "pending"},
-    ]
-    denied = {"type": "content", "content": {"type": "text", "text": "Permission was not granted."}}
-    # The history: each message whole, the plan and the tool call as they last were.
-    assert client.updates == [
-        {"sessionUpdate": "user_message", "messageId": "msg_user_1",
-         "content": [{"type": "text", "text": "hi"}]},
-        {"sessionUpdate": "plan_update",
-         "plan": {"type": "items", "planId": "plan_1", "entries": plan}},
-        {"sessionUpdate": "agent_message", "messageId": "msg_agent_1",
-         "content": [{"type": "text", "text": "You said: hi."}]},
-        {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "title": "Echo tool",
-         "kind": "other", "status": "failed", "content": [denied], "rawInput": {"text": "hi"}},
-        idle,
-    ]  # fmt: skip
+    assert done.stdout.count("\n") == 1
 
 
 @pytest.mark.parametrize(
-    ("params", "error"),
+    ("flags", "outcome"), [(["--reject"], "refused"), (["--cancel", "permission"], "cancelled")]
+)
+@pytest.mark.parametrize("version", [1, 2])  # fmt: skip
+def test_the_client_program_refuses_or_cancels_at_the_permission_request(
+    version: int, flags: list[str], outcome: echo_turn.Outcome
+) -> None:
+    done = run_client("--protocol", str(version), *flags)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert json.loads(done.stdout) == {
+        "protocol": version,
+        "stopReason": "cancelled" if outcome == "cancelled" else "end_turn",
+        "updates": echo_turn.updates(version, outcome=outcome),
+        "permissions": echo_turn.permissions(outcome),
+    }
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_client_program_cancels_a_slow_turn_and_prints_updates_when_verbose(
+    version: int,
+) -> None:
+    done = run_client("--protocol", str(version), "--verbose", "--cancel", "--prompt", "slow hi")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    # The cancel lands within 200 ms of the first chunk unless the machine is very busy: then
+    # more chunks may come first, but the turn still ends cancelled, before the tool runs.
+    assert (result["stopReason"], result["permissions"]) == ("cancelled", [])
+    kinds = echo_turn.kinds(result["updates"])
+    start = echo_turn.kinds(echo_turn.updates(version, "slow hi"))
+    first = start.index("agent_message_chunk") + 1
+    assert kinds[:first] == start[:first]
+    assert "tool_call" not in kinds and "usage_update" not in kinds
+    assert kinds[-1] == ("agent_message_chunk" if version == 1 else "state_update")
+    printed = [line for line in done.stderr.splitlines() if line.startswith("update: ")]
+    assert [json.loads(line.removeprefix("update: ")) for line in printed] == result["updates"]
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
     [
-        (
-            {"sessionId": "nope", "cwd": "/"},
-            {"code": -32002, "message": "Resource not found", "data": {"sessionId": "nope"}},
-        ),
-        (
-            {"sessionId": "SID", "cwd": "/elsewhere"},
-            {"code": -32602, "message": "Invalid params",
-             "data": {"path": "$.cwd", "reason": "the session's working directory is /"}},
-        ),
-        (
-            {"sessionId": "SID", "cwd": "/", "replayFrom": {"type": "_checkpoint", "at": 3}},
-            {"code": -32602, "message": "Invalid params",
-             "data": {"path": "$.replayFrom", "reason": "unsupported replay cursor '_checkpoint'"}},
-        ),
+        ([], 2, "client.py: error: missing AGENT_CMD"),
+        (["--timeout", "x", "a"], 2, "client.py: error: --timeout needs a number of seconds"),
+        (["--protocol", "3", "a"], 2, "client.py: error: --protocol needs a protocol version"),
+        (["--bogus", "a"], 2, "client.py: error: unknown option --bogus"),
+        (["/no/such/agent"], 1, "client.py: error: cannot start the agent '/no/such/agent'"),
+        ([sys.executable, "-c", "pass"], 1, "client.py: error: the agent exited before"),
     ],
-    ids=["unknown-session", "other-cwd", "unsupported-cursor"],
+)
+def test_client_program_errors_are_one_line(
+    args: list[str], status: int, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert example_client.main(args) == status
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(message)
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("init", "second"),
+    [
+        ({"protocolVersion": 2, "info": {"name": "file", "version": "1"}},
+         {"code": -32601, "message": "Method not found", "data": "session/load"}),
+        ({"protocolVersion": 1},
+         {"code": -32602, "message": "Invalid params",
+          "data": {"path": "$.mcpServers", "reason": "missing required field"}}),
+    ],
+    ids=["v2", "v1"],
 )  # fmt: skip
-def test_resume_errors(params: dict[str, Any], error: dict[str, Any]) -> None:
-    async def scenario() -> tuple[Any, Any]:
-        peer = RawPeer(echo.EchoAgent())
-        sid = (await peer.call(request(1, "session/new", {"cwd": "/"})))["result"]["sessionId"]
-        raw = json.loads(json.dumps(params).replace("SID", sid))
-        return await peer.call(request(2, "session/resume", raw)), sid
-
-    got, sid = run(scenario())
-    assert got == {"jsonrpc": "2.0", "id": 2, "error": error}
-
-
-class ErringClient(acp.ClientBase):
-    """Answers the permission request with an error, or with a result that is not one."""
-
-    def __init__(self, how: str) -> None:
-        self.how = how
-        self.idle = asyncio.Event()
-        self.updates: list[dict[str, Any]] = []
-
-    async def session_update(self, params: acp.UpdateSessionNotification) -> None:
-        self.updates.append(acp.encode(params.update))
-        if self.updates[-1].get("state") == "idle":
-            self.idle.set()
-
-    async def session_request_permission(self, params: acp.RequestPermissionRequest) -> Any:
-        if self.how == "error":
-            raise acp.RpcError(-32603, "Internal error", "the UI is gone")
-        return {"outcome": "yes please"}  # not a RequestPermissionResponse
+def test_the_agent_program_reads_a_regular_file_and_answers_in_order(
+    tmp_path: Path, init: dict[str, Any], second: dict[str, Any]
+) -> None:
+    requests = tmp_path / "in.jsonl"
+    requests.write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/load"})
+        + "\n"
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(AGENT, stdin=stdin, capture_output=True, timeout=30)
+    assert (done.returncode, done.stderr) == (0, b"")
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2]
+    assert answers[0]["result"]["protocolVersion"] == init["protocolVersion"]
+    assert answers[1]["error"] == second
 
 
 @pytest.mark.parametrize(
     ("how", "logged"),
     [
         ("error", 'error Internal error (-32603): "the UI is gone"'),
-        (
-            "invalid",
-            "the client sent an invalid answer: $.outcome: expected an object, got a string",
-        ),
+        ("invalid",
+         "the client sent an invalid answer: $.outcome: expected an object, got a string"),
     ],
-)
+)  # fmt: skip
 def test_the_agent_program_logs_a_clients_error_in_one_line(
-    how: str, logged: str, tmp_path: Path
+    lane: WireLane, how: str, logged: str, tmp_path: Path
 ) -> None:
-    async def scenario(stderr: Any) -> list[dict[str, Any]]:
-        client = ErringClient(how)
-        command = [sys.executable, str(EXAMPLES / "echo_agent.py")]
-        async with acp.connect_process(client, *command, stderr=stderr):
-            info = acp.Implementation(name="t", version="1")
-            await client.agent.initialize(acp.InitializeRequest(protocol_version=2, info=info))
-            new = await client.agent.session_new(acp.NewSessionRequest(cwd="/"))
-            prompt: list[acp.ContentBlock] = [acp.ContentBlockText(text="hi")]
-            request = acp.PromptRequest(session_id=new.session_id, prompt=prompt)
-            await client.agent.session_prompt(request)
-            await client.idle.wait()
-        return client.updates
+    async def scenario(stderr: Any) -> list[Any]:
+        process = await asyncio.create_subprocess_exec(
+            *AGENT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr
+        )
+        from tests.support.toolkit_wire import ProcessWire
+
+        wire = ProcessWire(process, lane)
+        await wire.initialize()
+        sid = await wire.new_session("/")
+        pending = wire.prompt_later(sid)
+        asked = await wire.until(is_request("session/request_permission"))
+        if how == "error":
+            error = {"code": -32603, "message": "Internal error", "data": "the UI is gone"}
+            wire.send_message({"jsonrpc": "2.0", "id": asked["id"], "error": error})
+        else:
+            wire.reply(asked["id"], {"outcome": "yes please"})  # not a RequestPermissionResponse
+        await wire.ended(pending)
+        wire._stdin.close()
+        await process.wait()
+        return wire.updates()
 
     log = tmp_path / "stderr.txt"
     with log.open("wb") as stderr:
-        updates = run(scenario(stderr), timeout=30)
-    assert updates[-1]["stopReason"] == "error"
+        run(scenario(stderr), timeout=30)
     lines = log.read_text().splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith("[acp-codegen-echo-agent] turn of session sess_")

@@ -2,7 +2,8 @@
 the TypeScript SDK's default entry point (`@agentclientprotocol/sdk`, its v1 API:
 interop/v1_client.mjs, interop/v1_agent.mjs) and the PyPI Python SDK (`agent-client-protocol`:
 its `run_agent` agent and `spawn_agent_process` client, tests/support/pypi_v1_peers.py)
-against examples/v1/echo_agent.py and examples/v1/client.py.
+against examples/echo_agent.py (which answers a v1 client in v1) and examples/client.py (which
+asks for v2 and speaks v1 with these agents).
 
 Every client prints one line: the stop reason, the updates as it decoded them, and each
 permission request with its answer. A full turn, one refused at the permission request, one
@@ -21,13 +22,16 @@ from typing import Any
 
 import pytest
 
+from tests.support import echo_turn
+from tests.support.echo_turn import Outcome
+
 REPO = Path(__file__).resolve().parents[2]
 SDK = REPO / "interop" / "node_modules" / "@agentclientprotocol" / "sdk"
 NODE = shutil.which("node")
 PY = sys.executable
 
-OUR_AGENT = [PY, str(REPO / "examples" / "v1" / "echo_agent.py")]
-OUR_CLIENT = [PY, str(REPO / "examples" / "v1" / "client.py")]
+OUR_AGENT = [PY, str(REPO / "examples" / "echo_agent.py")]
+OUR_CLIENT = [PY, str(REPO / "examples" / "client.py")]
 PYPI_AGENT = [PY, "-m", "tests.support.pypi_v1_peers", "agent"]
 PYPI_CLIENT = [PY, "-m", "tests.support.pypi_v1_peers", "client"]
 TS_AGENT = [str(NODE), str(REPO / "interop" / "v1_agent.mjs")]
@@ -39,88 +43,26 @@ needs_node = pytest.mark.skipif(
 )
 
 
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
+SCENARIOS: dict[str, tuple[list[str], Outcome]] = {
+    "full": ([], "allowed"),
+    "refused": (["--reject"], "refused"),
+    "cancelled at the permission request": (["--cancel", "permission"], "cancelled"),
+}
 
 
-def plan(first: str) -> dict[str, Any]:
-    entries = ["Echo the prompt back", "Run the echo tool", "Report usage"]
-    statuses = [first, "pending", "pending"]
+def expected(outcome: Outcome) -> dict[str, Any]:
+    """What every client prints of a turn of the echo agent for "hello there"."""
     return {
-        "sessionUpdate": "plan",
-        "entries": [
-            {"content": c, "priority": "medium", "status": s}
-            for c, s in zip(entries, statuses, strict=True)
-        ],
+        "stopReason": "cancelled" if outcome == "cancelled" else "end_turn",
+        "updates": echo_turn.updates(1, "hello there", outcome=outcome),
+        "permissions": echo_turn.permissions(outcome),
     }
-
-
-def chunk(value: str) -> dict[str, Any]:
-    return {
-        "sessionUpdate": "agent_message_chunk",
-        "messageId": "msg_agent_1",
-        "content": text(value),
-    }
-
-
-TOOL_CALL = {
-    "sessionUpdate": "tool_call",
-    "toolCallId": "call_001",
-    "title": "Echo tool",
-    "kind": "other",
-    "status": "pending",
-    "rawInput": {"text": "hello there"},
-}
-ASKED = {"toolCallId": "call_001", "title": "Echo tool"}
-BEFORE_PERMISSION = [plan("pending"), chunk("You said: "), chunk("hello "), chunk("there"),
-                     chunk("."), plan("completed"), TOOL_CALL]  # fmt: skip
-
-
-def tool_update(status: str, content: str | None = None) -> dict[str, Any]:
-    update: dict[str, Any] = {
-        "sessionUpdate": "tool_call_update",
-        "toolCallId": "call_001",
-        "status": status,
-    }
-    if content is not None:
-        update["content"] = [{"type": "content", "content": text(content)}]
-    return update
-
-
-USAGE = {"sessionUpdate": "usage_update", "used": 1011, "size": 200000}
-FULL_TURN = {
-    "stopReason": "end_turn",
-    "updates": [
-        *BEFORE_PERMISSION,
-        tool_update("in_progress"),
-        tool_update("completed", "Echo: hello there"),
-        USAGE,
-    ],
-    "permissions": [
-        {"toolCall": ASKED, "outcome": {"outcome": "selected", "optionId": "allow-once"}}
-    ],
-}
-REFUSED = {
-    "stopReason": "end_turn",
-    "updates": [*BEFORE_PERMISSION, tool_update("failed", "Permission was not granted."), USAGE],
-    "permissions": [
-        {"toolCall": ASKED, "outcome": {"outcome": "selected", "optionId": "reject-once"}}
-    ],
-}
-CANCELLED_AT_PERMISSION = {
-    "stopReason": "cancelled",
-    "updates": BEFORE_PERMISSION,
-    "permissions": [{"toolCall": ASKED, "outcome": {"outcome": "cancelled"}}],
-}
-SCENARIOS = {
-    "full": ([], FULL_TURN),
-    "refused": (["--reject"], REFUSED),
-    "cancelled at the permission request": (["--cancel", "permission"], CANCELLED_AT_PERMISSION),
-}
 
 
 def result_of(client: list[str], flags: list[str], agent: list[str]) -> dict[str, Any]:
-    """Run `client` against `agent`: its one line, and nothing on stderr from either."""
+    """Run `client` against `agent`: its one line, and nothing on stderr from either. Our
+    client (examples/client.py) also prints the protocol version spoken: 1 with these agents,
+    though it asked for 2."""
     done = subprocess.run(
         [*client, *flags, "--", *agent], capture_output=True, text=True, timeout=60, cwd=REPO
     )
@@ -128,6 +70,8 @@ def result_of(client: list[str], flags: list[str], agent: list[str]) -> dict[str
     lines = done.stdout.splitlines()
     assert len(lines) == 1, done.stdout
     result: dict[str, Any] = json.loads(lines[0])
+    if client == OUR_CLIENT:
+        assert result.pop("protocol") == 1
     return result
 
 
@@ -136,7 +80,7 @@ def assert_cancelled_mid_stream(result: dict[str, Any]) -> None:
     before it, or at worst a few chunks later; never a tool call or a permission request."""
     assert result["stopReason"] == "cancelled"
     updates = result["updates"]
-    assert updates[:2] == [plan("pending"), chunk("You said: ")]
+    assert updates[:2] == echo_turn.updates(1, "slow hello")[:2]  # the plan, the first chunk
     assert all(u["sessionUpdate"] == "agent_message_chunk" for u in updates[2:]), updates
     assert result["permissions"] == []
 
@@ -163,8 +107,8 @@ def pair_params() -> list[Any]:
 @pytest.mark.parametrize(("client", "agent"), pair_params())
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_a_turn_between_real_peers(client: list[str], agent: list[str], scenario: str) -> None:
-    flags, expected = SCENARIOS[scenario]
-    assert result_of(client, ["--prompt", "hello there", *flags], agent) == expected
+    flags, outcome = SCENARIOS[scenario]
+    assert result_of(client, ["--prompt", "hello there", *flags], agent) == expected(outcome)
 
 
 @pytest.mark.parametrize(("client", "agent"), pair_params())
@@ -173,3 +117,14 @@ def test_a_turn_cancelled_mid_stream_between_real_peers(
 ) -> None:
     flags = ["--prompt", "slow hello", "--cancel", "chunk"]
     assert_cancelled_mid_stream(result_of(client, flags, agent))
+
+
+def test_the_pypi_client_lists_loads_resumes_and_closes_our_session() -> None:
+    """What our agent's v1 session capabilities promise the PyPI SDK's client, beyond the
+    turn: a closed session stays listed (and loadable) in v1."""
+    result = result_of(PYPI_CLIENT, ["--prompt", "hello there", "--sessions"], OUR_AGENT)
+    assert result["sessions"] == {
+        "listed": ["this"],
+        "replayed": ["user_message_chunk", "plan", "agent_message_chunk", "tool_call"],
+        "afterClose": ["this"],
+    }

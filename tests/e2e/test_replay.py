@@ -1,8 +1,10 @@
 """`acp-codegen replay`: the text view, the JSON snapshot, how bad lines are reported, which
-inputs are refused (exit 2), and which generated package it decodes with."""
+inputs are refused (exit 2), and which generated package it decodes with; a turn of the echo
+agent captured on each protocol version. v1 transcripts in detail: test_replay_v1.py."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -12,24 +14,26 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import acp_kit as kit
 import pytest
 
-from codegen.cli import main
+from tests.support.lanes import pinned_lane
+from tests.support.toolkit_wire import WireLane
+from tests.support.transcripts import (
+    initialize,
+    message,
+    mid_turn,
+    refused,
+    rpc,
+    snapshot_of,
+    text,
+    upd,
+    write,
+)
+from tests.support.transcripts import replay as run
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def rpc(update: dict[str, Any], session: str = "s1") -> str:
-    params = {"sessionId": session, "update": update}
-    return json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
-
-
-def upd(tag: str, /, **fields: Any) -> str:
-    return rpc({"sessionUpdate": tag, **fields})
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
+NPM_SDK = "npm-sdk-2.4.0"  # the lock file's default ref, which the committed package follows
 
 
 def entry(content: str, priority: str, status: str) -> dict[str, Any]:
@@ -48,8 +52,8 @@ COST = {"amount": 0.01, "currency": "USD"}
 ASK = {"sessionId": "s1", "title": "Edit?", "options": []}
 
 TRANSCRIPT = [
-    json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {}}),
-    json.dumps({"jsonrpc": "2.0", "id": 2, "result": {}}),
+    message(id=2, method="session/prompt", params={}),
+    message(id=2, result={}),
     upd("user_message", messageId="u1", content=[text("Fix the bug"), LINK]),
     upd("state_update", state="running"),
     upd("session_info_update", title="Bug hunt"),
@@ -109,18 +113,6 @@ unknown updates: _vendor_note
 usage: 1200 / 200000 tokens, cost 0.01 USD
 state: idle (end_turn)
 """
-
-
-def write(tmp_path: Path, lines: list[str], name: str = "t.jsonl") -> Path:
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["replay", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_text_view_shows_the_conversation(
@@ -199,9 +191,9 @@ def test_bad_lines_are_reported_with_their_number_and_skipped(
     ]
     path = write(tmp_path, lines)
     code, out, err = run(capsys, "--json", str(path))
-    assert code == 0
+    assert code == 1  # it ends mid-turn
     assert err.splitlines() == [
-        f"acp-codegen: {path}:{number}: {reason}; skipped"
+        *(f"acp-codegen: {path}:{number}: {reason}; skipped"
         for number, reason in [
             (2, "not JSON (Expecting property name enclosed in double quotes at column 2)"),
             (4, "not a JSON-RPC message (a JSON array)"),
@@ -209,8 +201,9 @@ def test_bad_lines_are_reported_with_their_number_and_skipped(
             (6, "bad update: $.params.update.content.text: expected a string, got an integer"),
             (7, "session/update without params.update"),
             (8, "bad update: terminal output is not valid base64: '@@@'"),
-        ]
-    ]
+        ]),
+        mid_turn(path).rstrip("\n"),
+    ]  # fmt: skip
     snapshot = json.loads(out)
     assert snapshot["state"] == "running"
     assert snapshot["messages"] == [
@@ -245,8 +238,11 @@ def test_one_session_is_replayed_and_others_are_counted(
     ]
     path = write(tmp_path, lines)
     code, out, err = run(capsys, "--json", str(path))
-    assert (code, json.loads(out)["sessionInfo"]) == (0, {"title": "A"})
-    assert err == "acp-codegen: 1 update(s) of other sessions ignored (choose one with --session)\n"
+    assert (code, json.loads(out)["sessionInfo"]) == (1, {"title": "A"})  # a: mid-turn
+    assert err == (
+        "acp-codegen: 1 update(s) of other sessions ignored (choose one with --session)\n"
+        + mid_turn(path)
+    )
     code, out, err = run(capsys, "--json", "--session", "b", str(path))
     assert (code, json.loads(out)["sessionInfo"], json.loads(out)["state"]) == (
         0,
@@ -277,16 +273,8 @@ def test_finds_the_generated_package_outside_the_project(tmp_path: Path) -> None
         text=True,
         check=False,
     )
-    assert (done.returncode, done.stderr) == (0, "")
+    assert (done.returncode, done.stderr) == (1, mid_turn(path))
     assert done.stdout.endswith("\nusage: none reported\nstate: running\n")
-
-
-def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    """The one error line of a replay that exits 2 and prints nothing on stdout."""
-    code, out, err = run(capsys, *args)
-    assert (code, out) == (2, ""), err
-    assert err.count("\n") == 1, err
-    return err.removeprefix("acp-codegen: error: ").removesuffix("\n")
 
 
 def test_files_that_are_not_transcripts_are_refused(
@@ -365,11 +353,12 @@ def test_the_first_20_bad_lines_are_reported_then_counted(
     lines = ["{bad"] * 25 + [upd("state_update", state="running")]
     path = write(tmp_path, lines)
     code, out, err = run(capsys, str(path))
-    assert code == 0 and out.endswith("state: running\n")
+    assert code == 1 and out.endswith("state: running\n")
     reason = "not JSON (Expecting property name enclosed in double quotes at column 2)"
     assert err.splitlines() == [
         *(f"acp-codegen: {path}:{n}: {reason}; skipped" for n in range(1, 21)),
         f"acp-codegen: {path}: 5 more bad line(s) skipped",
+        mid_turn(path).rstrip("\n"),
     ]
 
 
@@ -379,7 +368,10 @@ def test_an_overlong_line_is_skipped_and_the_next_one_read(
     long_line = upd("agent_message_chunk", messageId="m", content=text("x" * 5000))
     path = write(tmp_path, [long_line, upd("state_update", state="running")])
     code, out, err = run(capsys, "--max-line", "1000", str(path))
-    assert (code, err) == (0, f"acp-codegen: {path}:1: longer than 1000 bytes; skipped\n")
+    assert (code, err) == (
+        1,
+        f"acp-codegen: {path}:1: longer than 1000 bytes; skipped\n" + mid_turn(path),
+    )
     assert out.startswith("session s1: 1 update(s) applied\n")
     path.write_bytes(b"x" * 3000 + b"\0\n")  # a NUL far into an overlong line still stops it
     assert refused(capsys, "--max-line", "1000", str(path)) == (
@@ -392,8 +384,9 @@ def test_updates_need_a_session_id(tmp_path: Path, capsys: pytest.CaptureFixture
     path = write(tmp_path, [json.dumps(no_id), upd("state_update", state="running")])
     code, _, err = run(capsys, str(path))
     assert (code, err) == (
-        0,
-        f"acp-codegen: {path}:1: session/update without a string params.sessionId; skipped\n",
+        1,
+        f"acp-codegen: {path}:1: session/update without a string params.sessionId; skipped\n"
+        + mid_turn(path),
     )
 
 
@@ -403,7 +396,7 @@ def test_reads_standard_input(
     data = (upd("state_update", state="running") + "\n").encode()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     code, out, err = run(capsys, "-")
-    assert (code, err) == (0, "")
+    assert (code, err) == (1, mid_turn("<stdin>"))
     assert out.endswith("state: running\n")
 
 
@@ -414,16 +407,36 @@ def test_bindings_are_loaded_from_the_folder_given(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     copy = tmp_path / "vendored" / "acp"
-    shutil.copytree(ROOT / "generated" / "acp_v2", copy)
-    path = write(tmp_path, [upd("state_update", state="running")])
+    shutil.copytree(
+        ROOT / "generated" / "acp_kit", copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    path = write(tmp_path, [upd("state_update", state="idle", stopReason="end_turn")])
     before = set(sys.modules)
     code, out, err = run(capsys, "--bindings", str(copy), str(path))
     assert (code, err) == (0, "")
-    assert out.endswith("state: running\n")
+    assert out.endswith("state: idle (end_turn)\n")
     loaded = {m for m in set(sys.modules) - before if m.endswith("._runtime")}
     [runtime] = loaded  # imported under a private name, from that folder
-    assert sys.modules[runtime].__file__ == str(copy / "_runtime.py")
+    assert sys.modules[runtime].__file__ == str(copy / "runtime" / "_runtime.py")
     assert str(copy.parent) not in sys.path and str(copy) not in sys.path
+
+
+def test_a_package_of_both_lanes_replays_in_the_transcripts_lane(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--bindings` naming a package of several lanes: the transcript's `initialize` picks
+    the lane, as it does without `--bindings`."""
+    package = tmp_path / "both"  # a folder of its own: imported afresh under a private name
+    shutil.copytree(
+        ROOT / "generated" / "acp_kit", package, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    v1 = write(tmp_path, [initialize(1), upd("usage_update", used=1, size=2)])
+    for chosen, lane in (((), "v1"), (("--lane", "v2"), "v2")):
+        before = set(sys.modules)
+        code, out, err = run(capsys, "--bindings", str(package), *chosen, str(v1))
+        assert (code, err) == (0, "") and out.endswith("usage: 1 / 2 tokens\nstate: idle\n")
+        states = [m for m in set(sys.modules) - before if m.endswith(".session_state")]
+        assert [m.split(".")[-2] for m in states] == [lane]
 
 
 def test_bindings_that_cannot_replay_are_refused(
@@ -440,33 +453,63 @@ def test_bindings_that_cannot_replay_are_refused(
     models_only.mkdir()
     (models_only / "__init__.py").write_text("decode = encode = None\n", encoding="utf-8")
     assert refused(capsys, "--bindings", str(models_only), str(path)) == (
-        f"{models_only} has no SessionState: replay needs a package generated from a v1 or v2"
-        " schema (with session_state.py)"
+        f"{models_only} has no lanes (no folder with models.py): pass --bindings with the folder"
+        " of a package acp-codegen generated from a v1 or v2 schema"
     )
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "__init__.py").write_text("from .missing import x\n", encoding="utf-8")
+    (broken / "v2").mkdir()
+    (broken / "v2" / "models.py").write_text("", encoding="utf-8")  # a lane, in a broken package
     message = refused(capsys, "--bindings", str(broken), str(path))
     assert message.startswith(f"cannot import {broken.resolve()}: ModuleNotFoundError: ")
 
 
-def test_the_projects_v2_package_is_the_default(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_the_projects_package_of_the_lane_is_the_default(
+    lane: WireLane,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A project that configures one package per lane: the transcript's lane picks it (a v1
+    transcript: its `initialize`)."""
+    package = f"acp_{lane.name}_project"
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.acp-codegen]\nout = "src"\n[[tool.acp-codegen.packages]]\n'
-        'package = "acp"\nschema = "v2/schema.json"\n',
+        f'[tool.acp-codegen]\nout = "src"\n[[tool.acp-codegen.packages]]\n'
+        f'package = "{package}"\nschema = "{lane.name}/schema.json"\n',
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
-    path = write(tmp_path, [upd("state_update", state="running")])
-    assert refused(capsys, str(path)) == (
-        f"the project's v2 package {tmp_path / 'src' / 'acp'} is not generated yet: run"
-        " `acp-codegen generate`, or pass --bindings PACKAGE_DIR"
-    )
-    shutil.copytree(ROOT / "generated" / "acp_v2", tmp_path / "src" / "acp")
+    first = [initialize(1)] if lane.v1 else []
+    path = write(tmp_path, [*first, upd("usage_update", used=1, size=2)])
+    where = tmp_path / "src" / package
+    made = pinned_lane(NPM_SDK, lane.name, f"acp_{lane.name}_one_lane")  # as `generate` writes it
+    shutil.copytree(Path(made.__file__ or "").parent.parent, where)  # the whole package
     before = set(sys.modules)
-    code, out, _ = run(capsys, str(path))
-    assert code == 0 and out.endswith("state: running\n")
-    runtimes = [sys.modules[m] for m in set(sys.modules) - before if m.endswith("._runtime")]
-    assert [m.__file__ for m in runtimes] == [str(tmp_path / "src" / "acp" / "_runtime.py")]
+    code, out, err = run(capsys, str(path))
+    assert (code, err) == (0, "") and out.endswith("usage: 1 / 2 tokens\nstate: idle\n")
+    loaded = [sys.modules[m].__file__ or "" for m in set(sys.modules) - before]
+    assert loaded and all(name.startswith(str(where)) for name in loaded if name)
+
+
+def test_a_captured_turn_of_the_echo_agent_replays_to_the_clients_state(
+    lane: WireLane, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Our client runs a turn of examples/echo_agent.py on the lane's version with a recorder
+    tapped in; `replay` reads the lane from the transcript and rebuilds the client's state."""
+    agent = [sys.executable, str(ROOT / "examples" / "echo_agent.py")]
+    path = tmp_path / "capture.jsonl"
+
+    async def capture() -> dict[str, Any]:
+        with kit.TranscriptRecorder(path) as recorder:
+            async with kit.spawn_agent(
+                *agent, permissions=kit.allow, protocol=lane.version, tap=recorder
+            ) as peer:
+                session = await peer.new_session()
+                await session.prompt("replay me")
+                snapshot: dict[str, Any] = session.state.snapshot()
+        return snapshot
+
+    seen = asyncio.run(asyncio.wait_for(capture(), 30))
+    assert (seen["state"], seen["stopReason"]) == ("idle", "end_turn")
+    assert snapshot_of(capsys, str(path)) == seen

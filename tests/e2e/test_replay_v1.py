@@ -5,47 +5,25 @@ lane's package, and the v1 model follows the session's prompts for the turn's en
 from __future__ import annotations
 
 import io
-import json
-import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from codegen.cli import main
+from tests.support.transcripts import (
+    answer,
+    initialize,
+    initialized,
+    message,
+    prompt,
+    snapshot_of,
+    text,
+    upd,
+    write,
+)
+from tests.support.transcripts import replay as run
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def message(**fields: Any) -> str:
-    return json.dumps({"jsonrpc": "2.0", **fields})
-
-
-def upd(tag: str, /, session: str = "s1", **fields: Any) -> str:
-    update = {"sessionUpdate": tag, **fields}
-    return message(method="session/update", params={"sessionId": session, "update": update})
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def initialize(version: int) -> str:
-    return message(id=0, method="initialize", params={"protocolVersion": version})
-
-
-def initialized(version: int) -> str:
-    return message(id=0, result={"protocolVersion": version})
-
-
-def prompt(request_id: Any, session: str = "s1") -> str:
-    params = {"sessionId": session, "prompt": [text("Fix the bug")]}
-    return message(id=request_id, method="session/prompt", params=params)
-
-
-def answer(request_id: Any, stop_reason: str) -> str:
-    return message(id=request_id, result={"stopReason": stop_reason})
 
 
 ENTRIES = [
@@ -97,25 +75,6 @@ mode: code
 usage: 1200 / 200000 tokens
 state: idle (end_turn)
 """
-
-
-def write(tmp_path: Path, lines: list[str], name: str = "t.jsonl") -> Path:
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["replay", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def snapshot_of(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    code, out, err = run(capsys, "--json", *args)
-    assert (code, err) == (0, "")
-    result: dict[str, Any] = json.loads(out)
-    return result
 
 
 def test_a_v1_transcript_is_replayed_with_the_v1_package(
@@ -277,48 +236,3 @@ def test_the_session_of_the_first_prompt_is_replayed(
 
 
 # -- the package it decodes with ---------------------------------------------------------------
-def test_the_projects_v1_package_is_the_default_of_the_v1_lane(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.acp-codegen]\nout = "src"\n[[tool.acp-codegen.packages]]\n'
-        'package = "acp1"\nschema = "v1/schema.json"\n',
-        encoding="utf-8",
-    )
-    monkeypatch.chdir(tmp_path)
-    path = write(tmp_path, TRANSCRIPT)
-    code, out, err = run(capsys, str(path))
-    assert (code, out) == (2, "")
-    assert err == (
-        f"acp-codegen: error: the project's v1 package {tmp_path / 'src' / 'acp1'} is not"
-        " generated yet: run `acp-codegen generate`, or pass --bindings PACKAGE_DIR\n"
-    )
-    shutil.copytree(ROOT / "generated" / "acp_v1", tmp_path / "src" / "acp1")
-    before = set(sys.modules)
-    assert run(capsys, str(path)) == (0, TEXT_VIEW, "")
-    runtimes = [sys.modules[m] for m in set(sys.modules) - before if m.endswith("._runtime")]
-    assert [m.__file__ for m in runtimes] == [str(tmp_path / "src" / "acp1" / "_runtime.py")]
-
-
-def test_a_captured_turn_of_the_v1_example_agent_replays_to_the_clients_state(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import asyncio
-
-    import acp_kit as kit
-    from acp_kit import v1 as acp_v1
-
-    agent = [sys.executable, str(ROOT / "examples" / "v1" / "echo_agent.py")]
-    path = tmp_path / "capture.jsonl"
-
-    async def capture() -> dict[str, Any]:
-        with acp_v1.TranscriptRecorder(path) as recorder:
-            async with kit.spawn_agent(*agent, permissions=kit.allow, tap=recorder) as peer:
-                session = await peer.new_session()
-                await session.prompt("replay me")
-                snapshot: dict[str, Any] = session.state.snapshot()
-        return snapshot
-
-    seen = asyncio.run(asyncio.wait_for(capture(), 30))
-    assert (seen["state"], seen["stopReason"]) == ("idle", "end_turn")
-    assert snapshot_of(capsys, str(path)) == seen  # the lane read from its initialize

@@ -1,5 +1,6 @@
-"""`SessionState` on the default lane (npm-sdk-2.4.0, the committed `acp_v2`): the kinds that
-draft adds to the seed's, each with the effect its schema description gives it."""
+"""`SessionState` on the default v2 lane (npm-sdk-2.4.0, the committed `acp_kit.v2`): the kinds
+that draft adds to the seed's, each with the effect its schema description gives it (notices,
+which v1 has too, are in test_session_state.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ from typing import Any
 
 from acp_kit import v2 as acp_v2
 
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
+from tests.support.toolkit_wire import text
 
 
 def replay(*updates: dict[str, Any]) -> dict[str, Any]:
@@ -23,26 +22,6 @@ def replay(*updates: dict[str, Any]) -> dict[str, Any]:
 def test_the_empty_snapshot_has_notices_and_compactions() -> None:
     snap = acp_v2.SessionState().snapshot()
     assert snap["notices"] == [] and snap["compactions"] == {} and snap["unknown"] == []
-
-
-def test_notices_are_kept_in_arrival_order_without_meta() -> None:
-    snap = replay(
-        {"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited"},
-        {
-            "sessionUpdate": "notice",
-            "severity": "info",
-            "title": "Retrying",
-            "description": "in 5 s",
-            "_meta": {"k": 1},
-        },
-        {"sessionUpdate": "notice", "severity": "info", "title": "T", "description": None},
-    )
-    assert snap["notices"] == [
-        {"severity": "warning", "title": "Rate limited"},
-        {"severity": "info", "title": "Retrying", "description": "in 5 s"},
-        {"severity": "info", "title": "T"},
-    ]
-    assert snap["unknown"] == []
 
 
 def test_compaction_updates_upsert_and_patch() -> None:

@@ -1,44 +1,25 @@
-"""The toolkit's lane-neutral runtime modules, run against their source in templates/runtime
-(see tests/support/runtime_package.py): `_lifecycle` (one turn at a time, held prompts,
-cancellation, a close step run exactly once), `_sessions` (the session book behind
-`session/list`) and `_broadcast` (subscriptions)."""
+"""The toolkit's protocol-free modules, run against their source in templates/toolkit (a
+package: they import the runtime's modules beside them): `lifecycle` (one turn at a time, held
+prompts, cancellation, a close step run exactly once), `book` (the session book behind
+`session/list`) and `broadcast` (subscriptions)."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
 import logging
-from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.support import runtime_package
+from templates.runtime import jsonrpc
+from templates.runtime._runtime import DecodeError
+from templates.toolkit import book as sessions
+from templates.toolkit import broadcast, lifecycle
 from tests.support.rpc_wire import run
 
-PACKAGE = "toolkit_probe"
 
-
-@pytest.fixture(scope="module")
-def pkg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    package = runtime_package.load(tmp_path_factory.mktemp("toolkit"), PACKAGE)
-    yield package
-    runtime_package.unload(PACKAGE)
-
-
-def module(pkg: ModuleType, name: str) -> ModuleType:
-    return importlib.import_module(f"{pkg.__name__}.{name}")
-
-
-def test_the_toolkit_runtime_modules_are_the_source_files(pkg: ModuleType) -> None:
-    for name in ("_lifecycle", "_sessions", "_broadcast"):
-        assert Path(module(pkg, name).__file__ or "") == runtime_package.RUNTIME / f"{name}.py"
-
-
-# -- _lifecycle ----------------------------------------------------------------------------------
+# -- lifecycle ----------------------------------------------------------------------------------
 class Steps:
     """A turn whose body is `body`; records what happened in `log`."""
 
@@ -68,12 +49,10 @@ def outcome_names(log: list[Any]) -> list[str]:
     return [entry[2] for entry in log if entry[1] == "close"]
 
 
-def test_a_turn_that_returns_closes_once_with_its_value(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_a_turn_that_returns_closes_once_with_its_value() -> None:
     async def scenario() -> list[Any]:
         log: list[Any] = []
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         task = fg.start(Steps(log))
         assert fg.active
@@ -96,13 +75,9 @@ def test_a_turn_that_returns_closes_once_with_its_value(pkg: ModuleType) -> None
         ("closed", "Disconnected"),
     ],
 )
-def test_how_a_turn_ended_is_told_to_its_close_step(
-    pkg: ModuleType, raised: Any, expected: str
-) -> None:
-    lc = module(pkg, "_lifecycle")
-    jsonrpc = module(pkg, "jsonrpc")
+def test_how_a_turn_ended_is_told_to_its_close_step(raised: Any, expected: str) -> None:
     error = {
-        "turn-cancelled": lc.TurnCancelled(),
+        "turn-cancelled": lifecycle.TurnCancelled(),
         "closed": jsonrpc.ConnectionClosed("gone"),
     }.get(raised, raised)
 
@@ -111,7 +86,7 @@ def test_how_a_turn_ended_is_told_to_its_close_step(
 
     async def scenario() -> list[Any]:
         log: list[Any] = []
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         await fg.start(Steps(log, body))
         return log
@@ -119,9 +94,7 @@ def test_how_a_turn_ended_is_told_to_its_close_step(
     assert outcome_names(run(scenario())) == [expected]
 
 
-def test_cancel_while_running_cancels_the_body_and_closes_cancelled(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_cancel_while_running_cancels_the_body_and_closes_cancelled() -> None:
     async def scenario() -> tuple[list[Any], bool]:
         log: list[Any] = []
         started = asyncio.Event()
@@ -134,7 +107,7 @@ def test_cancel_while_running_cancels_the_body_and_closes_cancelled(pkg: ModuleT
                 log.append("body cancelled")
                 raise
 
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         fg.start(Steps(log, body))
         await started.wait()
@@ -148,9 +121,7 @@ def test_cancel_while_running_cancels_the_body_and_closes_cancelled(pkg: ModuleT
     assert again is False  # nothing left to cancel
 
 
-def test_an_error_raised_while_cancelling_still_closes_cancelled(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_an_error_raised_while_cancelling_still_closes_cancelled() -> None:
     async def scenario() -> list[Any]:
         log: list[Any] = []
         started = asyncio.Event()
@@ -162,7 +133,7 @@ def test_an_error_raised_while_cancelling_still_closes_cancelled(pkg: ModuleType
             except asyncio.CancelledError:
                 raise RuntimeError("the model client failed while aborting") from None
 
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         fg.start(Steps(log, body))
         await started.wait()
@@ -172,9 +143,7 @@ def test_an_error_raised_while_cancelling_still_closes_cancelled(pkg: ModuleType
     assert outcome_names(run(scenario())) == ["Cancelled"]
 
 
-def test_a_body_that_swallows_the_cancel_still_ends_cancelled(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_a_body_that_swallows_the_cancel_still_ends_cancelled() -> None:
     async def scenario() -> tuple[list[Any], int]:
         log: list[Any] = []
         started = asyncio.Event()
@@ -196,7 +165,7 @@ def test_a_body_that_swallows_the_cancel_still_ends_cancelled(pkg: ModuleType) -
                 await asyncio.sleep(0)  # the close step can await: its cancel was handled
                 await super().close(outcome)
 
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         fg.start(Closing(log, body))
         await started.wait()
@@ -208,14 +177,10 @@ def test_a_body_that_swallows_the_cancel_still_ends_cancelled(pkg: ModuleType) -
     assert cancelling == 0
 
 
-def test_a_turn_cancelled_before_its_first_step_opens_and_closes_without_running(
-    pkg: ModuleType,
-) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_a_turn_cancelled_before_its_first_step_opens_and_closes_without_running() -> None:
     async def scenario() -> list[Any]:
         log: list[Any] = []
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         task = fg.start(Steps(log))
         fg.cancel()  # same loop turn: the task has not begun
@@ -225,9 +190,7 @@ def test_a_turn_cancelled_before_its_first_step_opens_and_closes_without_running
     assert run(scenario()) == [("turn", "open"), ("turn", "close", "Cancelled", None)]
 
 
-def test_a_cancel_during_the_close_step_does_not_interrupt_it(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_a_cancel_during_the_close_step_does_not_interrupt_it() -> None:
     async def scenario() -> list[Any]:
         log: list[Any] = []
         closing = asyncio.Event()
@@ -239,7 +202,7 @@ def test_a_cancel_during_the_close_step_does_not_interrupt_it(pkg: ModuleType) -
                 await proceed.wait()
                 await super().close(outcome)
 
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         fg.start(SlowClose(log))
         await closing.wait()
@@ -252,16 +215,14 @@ def test_a_cancel_during_the_close_step_does_not_interrupt_it(pkg: ModuleType) -
 
 
 def test_a_failing_close_step_is_logged_and_frees_the_slot(
-    pkg: ModuleType, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    lc = module(pkg, "_lifecycle")
-
     class BadClose(Steps):
         async def close(self, outcome: Any) -> None:
             raise KeyError("bug")
 
     async def scenario() -> bool:
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         await fg.start(BadClose([]))
         await asyncio.wait_for(fg.admit(), 1)  # the slot is free again
@@ -272,15 +233,11 @@ def test_a_failing_close_step_is_logged_and_frees_the_slot(
     assert [r.getMessage() for r in caplog.records] == ["closing a turn failed"]
 
 
-def test_cancelling_the_task_from_outside_is_re_raised_after_the_close_step(
-    pkg: ModuleType,
-) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_cancelling_the_task_from_outside_is_re_raised_after_the_close_step() -> None:
     async def scenario() -> tuple[list[Any], bool]:
         log: list[Any] = []
         steps = Steps(log, lambda: asyncio.sleep(60))
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         task = fg.start(steps)
         await steps.running.wait()
@@ -293,13 +250,11 @@ def test_cancelling_the_task_from_outside_is_re_raised_after_the_close_step(
     assert cancelled
 
 
-def test_prompts_are_held_in_arrival_order_while_a_turn_runs(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_prompts_are_held_in_arrival_order_while_a_turn_runs() -> None:
     async def scenario() -> list[Any]:
         log: list[Any] = []
         release = asyncio.Event()
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
 
         async def prompt(name: str, body: Any = None) -> None:
             await fg.admit()
@@ -326,12 +281,10 @@ def test_prompts_are_held_in_arrival_order_while_a_turn_runs(pkg: ModuleType) ->
     ]
 
 
-def test_cancel_fails_every_held_prompt(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_cancel_fails_every_held_prompt() -> None:
     async def scenario() -> tuple[list[Any], int]:
         log: list[Any] = []
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         steps = Steps(log, lambda: asyncio.sleep(60))
         fg.start(steps)
@@ -348,12 +301,10 @@ def test_cancel_fails_every_held_prompt(pkg: ModuleType) -> None:
     assert held == 0
 
 
-def test_a_held_prompt_withdrawn_by_the_client_gives_up_its_place(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_a_held_prompt_withdrawn_by_the_client_gives_up_its_place() -> None:
     async def scenario() -> list[str]:
         order: list[str] = []
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()  # a turn's slot, released below
         withdrawn = asyncio.ensure_future(fg.admit())
         kept = asyncio.ensure_future(fg.admit())
@@ -368,11 +319,9 @@ def test_a_held_prompt_withdrawn_by_the_client_gives_up_its_place(pkg: ModuleTyp
     assert run(scenario()) == ["kept admitted"]
 
 
-def test_a_slot_handed_to_a_withdrawn_prompt_is_passed_on(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_a_slot_handed_to_a_withdrawn_prompt_is_passed_on() -> None:
     async def scenario() -> bool:
-        fg = lc.Foreground()
+        fg = lifecycle.Foreground()
         await fg.admit()
         withdrawn = asyncio.ensure_future(fg.admit())
         kept = asyncio.ensure_future(fg.admit())
@@ -386,39 +335,36 @@ def test_a_slot_handed_to_a_withdrawn_prompt_is_passed_on(pkg: ModuleType) -> No
     assert run(scenario())
 
 
-def test_start_needs_the_slot(pkg: ModuleType) -> None:
-    lc = module(pkg, "_lifecycle")
-
+def test_start_needs_the_slot() -> None:
     async def scenario() -> None:
         with pytest.raises(RuntimeError, match="needs the slot admit"):
-            lc.Foreground().start(Steps([]))
+            lifecycle.Foreground().start(Steps([]))
 
     run(scenario())
 
 
-def test_failures_are_described_in_one_line_and_a_traceback_only_for_bugs(
-    pkg: ModuleType,
-) -> None:
-    lc = module(pkg, "_lifecycle")
-    rpc_error = module(pkg, "jsonrpc").RpcError(-32603, "Internal error", "db down")
-    assert lc.describe_failure(rpc_error) == ('error Internal error (-32603): "db down"', False)
-    decode_error = pkg.DecodeError("expected a string, got an integer").at("outcome")
-    assert lc.describe_failure(decode_error) == (
+def test_failures_are_described_in_one_line_and_a_traceback_only_for_bugs() -> None:
+    rpc_error = jsonrpc.RpcError(-32603, "Internal error", "db down")
+    assert lifecycle.describe_failure(rpc_error) == (
+        'error Internal error (-32603): "db down"',
+        False,
+    )
+    decode_error = DecodeError("expected a string, got an integer").at("outcome")
+    assert lifecycle.describe_failure(decode_error) == (
         "the client sent an invalid answer: $.outcome: expected a string, got an integer",
         False,
     )
-    assert lc.describe_failure(KeyError("x")) == ("KeyError: 'x'", True)
+    assert lifecycle.describe_failure(KeyError("x")) == ("KeyError: 'x'", True)
 
 
-# -- _sessions -----------------------------------------------------------------------------------
+# -- book -----------------------------------------------------------------------------------
 class Listed:
     def __init__(self, id: str, cwd: str) -> None:
         self.id = id
         self.cwd = cwd
 
 
-def test_the_book_pages_in_creation_order_and_filters_by_directory(pkg: ModuleType) -> None:
-    sessions = module(pkg, "_sessions")
+def test_the_book_pages_in_creation_order_and_filters_by_directory() -> None:
     book = sessions.SessionBook()
     for n, cwd in enumerate(["/a", "/b", "/a/", "/a/./", "/a/sub", "/a"]):
         book.add(Listed(f"s{n}", cwd))
@@ -434,8 +380,7 @@ def test_the_book_pages_in_creation_order_and_filters_by_directory(pkg: ModuleTy
     assert book.page(cwd="/nowhere") == ([], None)
 
 
-def test_a_full_last_page_has_no_next_cursor(pkg: ModuleType) -> None:
-    sessions = module(pkg, "_sessions")
+def test_a_full_last_page_has_no_next_cursor() -> None:
     book = sessions.SessionBook()
     book.add(Listed("s0", "/"))
     book.add(Listed("s1", "/"))
@@ -443,8 +388,7 @@ def test_a_full_last_page_has_no_next_cursor(pkg: ModuleType) -> None:
     assert book.page(size=2)[1] is None
 
 
-def test_sessions_closed_between_pages_do_not_shift_the_pages(pkg: ModuleType) -> None:
-    sessions = module(pkg, "_sessions")
+def test_sessions_closed_between_pages_do_not_shift_the_pages() -> None:
     book = sessions.SessionBook()
     for n in range(5):
         book.add(Listed(f"s{n}", "/"))
@@ -457,32 +401,28 @@ def test_sessions_closed_between_pages_do_not_shift_the_pages(pkg: ModuleType) -
 
 
 @pytest.mark.parametrize("cursor", ["", "7", "after:", "after:x", "after:-1", "after:١"])
-def test_a_cursor_the_book_did_not_hand_out_is_refused(pkg: ModuleType, cursor: str) -> None:
-    sessions = module(pkg, "_sessions")
+def test_a_cursor_the_book_did_not_hand_out_is_refused(cursor: str) -> None:
     with pytest.raises(sessions.InvalidCursor, match="not a cursor this agent handed out"):
         sessions.SessionBook().page(cursor=cursor)
 
 
-def test_a_session_id_is_added_once(pkg: ModuleType) -> None:
-    sessions = module(pkg, "_sessions")
+def test_a_session_id_is_added_once() -> None:
     book = sessions.SessionBook()
     book.add(Listed("s", "/"))
     with pytest.raises(ValueError, match="'s' is already open"):
         book.add(Listed("s", "/other"))
 
 
-def test_timestamps_are_rfc3339_utc_with_milliseconds(pkg: ModuleType) -> None:
-    stamp = module(pkg, "_sessions").now_rfc3339()
+def test_timestamps_are_rfc3339_utc_with_milliseconds() -> None:
+    stamp = sessions.now_rfc3339()
     assert len(stamp) == len("2026-12-01T09:43:18.123Z") and stamp.endswith("Z")
     assert stamp[10] == "T" and stamp[19] == "."
 
 
-# -- _broadcast ----------------------------------------------------------------------------------
-def test_callbacks_and_streams_see_every_item_in_order(pkg: ModuleType) -> None:
-    bc = module(pkg, "_broadcast")
-
+# -- broadcast ----------------------------------------------------------------------------------
+def test_callbacks_and_streams_see_every_item_in_order() -> None:
     async def scenario() -> tuple[list[Any], list[Any], list[Any]]:
-        hub = bc.Broadcast()
+        hub = broadcast.Broadcast()
         plain: list[Any] = []
         awaited: list[Any] = []
 
@@ -503,15 +443,13 @@ def test_callbacks_and_streams_see_every_item_in_order(pkg: ModuleType) -> None:
 
 
 def test_a_failing_callback_is_logged_and_the_others_still_run(
-    pkg: ModuleType, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    bc = module(pkg, "_broadcast")
-
     def bad(item: Any) -> None:
         raise ValueError(item)
 
     async def scenario() -> list[Any]:
-        hub = bc.Broadcast()
+        hub = broadcast.Broadcast(name="session s1")
         seen: list[Any] = []
         hub.subscribe(bad)
         hub.subscribe(seen.append)
@@ -520,14 +458,12 @@ def test_a_failing_callback_is_logged_and_the_others_still_run(
 
     with caplog.at_level(logging.ERROR):
         assert run(scenario()) == ["x"]
-    assert [r.getMessage() for r in caplog.records] == ["a subscriber failed"]
+    assert [r.getMessage() for r in caplog.records] == ["a subscriber of session s1 failed"]
 
 
-def test_unsubscribing_and_closing_a_stream_stop_delivery(pkg: ModuleType) -> None:
-    bc = module(pkg, "_broadcast")
-
+def test_unsubscribing_and_closing_a_stream_stop_delivery() -> None:
     async def scenario() -> tuple[list[Any], list[Any]]:
-        hub = bc.Broadcast()
+        hub = broadcast.Broadcast()
         seen: list[Any] = []
         unsubscribe = hub.subscribe(seen.append)
         async with hub.stream() as stream:
@@ -542,11 +478,9 @@ def test_unsubscribing_and_closing_a_stream_stop_delivery(pkg: ModuleType) -> No
     assert run(scenario()) == ([1], [1])
 
 
-def test_a_full_stream_slows_the_publisher_down(pkg: ModuleType) -> None:
-    bc = module(pkg, "_broadcast")
-
+def test_a_full_stream_slows_the_publisher_down() -> None:
     async def scenario() -> tuple[bool, list[Any]]:
-        hub = bc.Broadcast()
+        hub = broadcast.Broadcast()
         stream = hub.stream(buffer=2)
         await hub.publish(1)
         await hub.publish(2)
@@ -561,11 +495,55 @@ def test_a_full_stream_slows_the_publisher_down(pkg: ModuleType) -> None:
     assert run(scenario()) == (True, [1, 2, 3])
 
 
-def test_a_stream_nobody_holds_is_dropped_and_never_blocks(pkg: ModuleType) -> None:
-    bc = module(pkg, "_broadcast")
+def test_a_stream_kept_full_past_the_stall_timeout_is_dropped_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> tuple[list[Any], list[Any], int]:
+        hub = broadcast.Broadcast[int](stall_timeout=0.05, name="session s1")
+        held = hub.stream(buffer=2)  # never read
+        read = hub.stream(buffer=10)
+        for n in range(5):
+            await hub.publish(n)  # waits 0.05 s once at the third, then goes on without `held`
+        hub.close()
+        return [n async for n in held], [n async for n in read], held.buffered
 
+    with caplog.at_level(logging.WARNING):
+        held, read, left = run(scenario())
+    assert (held, read, left) == ([0, 1], [0, 1, 2, 3, 4], 0)  # its buffered items, then the end
+    assert [r.getMessage() for r in caplog.records] == [
+        "an updates() stream of session s1 was not read for 0.05 s with 2 items waiting:"
+        " dropped (read it, or leave its `async for`)"
+    ]
+
+
+def test_an_async_callback_that_holds_publishing_up_is_unsubscribed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        hub = broadcast.Broadcast[int](stall_timeout=0.05, name="session s1")
+        slow: list[Any] = []
+        fast: list[Any] = []
+
+        async def stuck(item: int) -> None:
+            slow.append(item)
+            await asyncio.sleep(60)
+
+        hub.subscribe(stuck)
+        hub.subscribe(fast.append)
+        for n in range(3):
+            await hub.publish(n)
+        return slow, fast
+
+    with caplog.at_level(logging.WARNING):
+        assert run(scenario()) == ([0], [0, 1, 2])
+    assert [r.getMessage() for r in caplog.records] == [
+        "a subscriber of session s1 took over 0.05 s: unsubscribed it"
+    ]
+
+
+def test_a_stream_nobody_holds_is_dropped_and_never_blocks() -> None:
     async def scenario() -> int:
-        hub = bc.Broadcast()
+        hub = broadcast.Broadcast()
         hub.stream(buffer=1)  # not kept
         gc.collect()
         for item in range(5):
@@ -575,11 +553,9 @@ def test_a_stream_nobody_holds_is_dropped_and_never_blocks(pkg: ModuleType) -> N
     assert run(scenario()) == 0
 
 
-def test_leaving_an_async_for_early_drops_the_stream(pkg: ModuleType) -> None:
-    bc = module(pkg, "_broadcast")
-
+def test_leaving_an_async_for_early_drops_the_stream() -> None:
     async def scenario() -> int:
-        hub = bc.Broadcast()
+        hub = broadcast.Broadcast()
 
         async def first_item() -> Any:
             async for item in hub.stream(buffer=1):
@@ -598,22 +574,18 @@ def test_leaving_an_async_for_early_drops_the_stream(pkg: ModuleType) -> None:
     assert run(scenario()) == 0
 
 
-def test_a_stream_opened_after_close_is_empty(pkg: ModuleType) -> None:
-    bc = module(pkg, "_broadcast")
-
+def test_a_stream_opened_after_close_is_empty() -> None:
     async def scenario() -> tuple[list[Any], bool]:
-        hub = bc.Broadcast()
+        hub = broadcast.Broadcast()
         hub.close()
         return [item async for item in hub.stream()], hub.closed
 
     assert run(scenario()) == ([], True)
 
 
-def test_close_ends_a_full_stream_after_its_buffered_items(pkg: ModuleType) -> None:
-    bc = module(pkg, "_broadcast")
-
+def test_close_ends_a_full_stream_after_its_buffered_items() -> None:
     async def scenario() -> list[Any]:
-        hub = bc.Broadcast()
+        hub = broadcast.Broadcast()
         stream = hub.stream(buffer=2)
         await hub.publish(1)
         await hub.publish(2)

@@ -4,7 +4,7 @@ They play what interop/v1_agent.mjs and interop/v1_client.mjs play on the TypeSc
 
     python -m tests.support.pypi_v1_peers agent
     python -m tests.support.pypi_v1_peers client [--prompt TEXT] [--cancel chunk|permission]
-                                                 [--reject] -- AGENT_CMD [ARGS...]
+                                                 [--reject] [--sessions] -- AGENT_CMD [ARGS...]
 
 The agent's turn: plan (3 entries), agent_message_chunk x N (echoing the prompt: "You said: ",
 its words, "."), plan (the first entry completed), tool_call call_001 pending,
@@ -13,7 +13,9 @@ session/request_permission, then tool_call_update in_progress + completed (allow
 between chunks; session/cancel (or a `cancelled` permission answer) ends it `cancelled`.
 
 The client prints one line: {"stopReason": ..., "updates": [...], "permissions": [...]}, the
-updates as the SDK decoded them (dumped by alias, unset fields left out).
+updates as the SDK decoded them (dumped by alias, unset fields left out); with `--sessions`,
+also what `session/list`, `session/load`, `session/resume` and `session/close` did after the turn
+(`sessions`: listed, the kinds replayed, listed after close).
 """
 
 from __future__ import annotations
@@ -188,11 +190,31 @@ async def run_client(args: argparse.Namespace, command: list[str]) -> dict[str, 
         answer = await conn.prompt(
             session_id=session.session_id, prompt=[acp.text_block(args.prompt)]
         )
-    return {
-        "stopReason": answer.stop_reason,
-        "updates": client.updates,
-        "permissions": client.permissions,
-    }
+        result = {
+            "stopReason": answer.stop_reason,
+            "updates": client.updates,
+            "permissions": client.permissions,
+        }
+        if args.sessions:
+            result["sessions"] = await sessions_of(conn, client, session.session_id)
+    return result
+
+
+async def sessions_of(conn: Any, client: RecordingClient, session_id: str) -> dict[str, Any]:
+    """After the turn: the session listed (as this session or another), loaded (the kinds it
+    replays), resumed, closed, and listed again."""
+
+    def listed(page: Any) -> list[str]:
+        return ["this" if s.session_id == session_id else "other" for s in page.sessions]
+
+    before = listed(await conn.list_sessions(cwd=os.getcwd()))
+    client.updates.clear()
+    await conn.load_session(cwd=os.getcwd(), session_id=session_id, mcp_servers=[])
+    replayed = [u["sessionUpdate"] for u in client.updates]
+    await conn.resume_session(session_id=session_id, cwd=os.getcwd())
+    await conn.close_session(session_id=session_id)
+    after = listed(await conn.list_sessions(cwd=os.getcwd()))
+    return {"listed": before, "replayed": replayed, "afterClose": after}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt", default="hello")
     parser.add_argument("--cancel", choices=["chunk", "permission"])
     parser.add_argument("--reject", action="store_true")
+    parser.add_argument("--sessions", action="store_true")
     argv = sys.argv[1:] if argv is None else argv
     command = argv[argv.index("--") + 1 :] if "--" in argv else []
     args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)

@@ -145,21 +145,3 @@ def error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]
 
 
 INITIALIZE_PARAMS = {"protocolVersion": 2, "info": {"name": "test-client", "version": "1.0"}}
-
-# The sessionUpdate kinds of one full turn of examples/echo_agent.py, in order.
-FULL_TURN = [
-    "user_message",
-    "state_update",
-    "plan_update",
-    "agent_message_chunk",
-    "agent_message_chunk",
-    "agent_message_chunk",
-    "tool_call_update",
-    "state_update",
-    "state_update",
-    "tool_call_update",
-    "tool_call_content_chunk",
-    "tool_call_update",
-    "usage_update",
-    "state_update",
-]

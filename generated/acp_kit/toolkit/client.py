@@ -41,7 +41,12 @@ from .dialect import Dialect, dialect_for, not_found
 from .lane import Lane, ProtocolFeatures, pick
 from .policies import PermissionPolicy, ask_user
 from .remote import IncompatibleAgent, RemoteSession, TurnResult
-from .router import UnsupportedVersion, client_lane
+from .router import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    UnsupportedVersion,
+    client_lane,
+    refused_version,
+)
 from .workspace import Workspace
 
 __all__ = [
@@ -475,7 +480,12 @@ async def connect_agent(
         raise ValueError(f"protocol version {protocol} is not one this client has ({have})")
     asked = max(offered) if protocol is None else protocol
     connection.start()
-    raw = await connection.request("initialize", _initialize_params(client, offered, asked))
+    try:
+        raw = await connection.request("initialize", _initialize_params(client, offered, asked))
+    except RpcError as exc:
+        if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        raise IncompatibleAgent(refused_version(exc, offered, asked)) from None
     try:
         lane = client_lane(raw, offered, asked)
     except UnsupportedVersion as exc:

@@ -14,6 +14,7 @@ listed and loadable.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
 from ..runtime._runtime import UNSET, UnsetType
@@ -84,22 +85,35 @@ class V1Dialect(Dialect):
         reason, tool_status, error = ending
         if error is None:
             turn.stop_reason = reason
+            turn.session.state = ("idle", reason, None)  # what a v2 connection's resume reports
             return  # after a cancel, the client marks the tool calls still open cancelled
         turn.error = error
         for tool in turn.tool_calls:
             await tool.close(tool_status)
 
+    async def open_turn(self, turn: Turn) -> None:
+        if turn.after is not None:  # a held prompt: the previous turn's answer comes first
+            await asyncio.shield(turn.after)  # a cancel of this turn leaves it alone
+
     async def serve_prompt(self, side: AgentSide, turn: Turn) -> Any:
         session = turn.session
-        session.foreground.start(turn)
-        if not session.active:  # closed while this prompt was held
-            session.foreground.cancel()
-        await session.foreground.wait_or_cancel()
-        if turn.error is not None:
-            raise answer_error(turn.error)
-        if turn.stop_reason is None:  # the client went away: no answer can reach it
-            raise RpcError.request_cancelled()
-        return self.m.PromptResponse(stop_reason=turn.stop_reason)
+        # The answer ends the turn for the client: a prompt held behind this one begins its
+        # turn once this answer is written (it is, in the step this coroutine returns in).
+        answered = asyncio.get_running_loop().create_future()
+        turn.after, session.answering = session.answering, answered
+        try:
+            session.foreground.start(turn)
+            if not session.active:  # closed while this prompt was held
+                session.foreground.cancel()
+            await session.foreground.wait_or_cancel()
+            if turn.error is not None:
+                raise answer_error(turn.error)
+            if turn.stop_reason is None:  # the client went away: no answer can reach it
+                raise RpcError.request_cancelled()
+            return self.m.PromptResponse(stop_reason=turn.stop_reason)
+        finally:
+            if not answered.done():
+                answered.set_result(None)
 
     async def ask_permission(
         self,

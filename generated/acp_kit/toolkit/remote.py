@@ -80,6 +80,7 @@ class RemoteSession:
         self._hub: Broadcast[Any] = Broadcast(name=f"session {session_id}")
         self._log: list[tuple[Any, State | None]] = []  # since the oldest running prompt() began
         self._logging = 0
+        self._answered = 0  # (v1) where in the log the latest answered turn ended
         self._changed = asyncio.Event()
         self._permissions: set[asyncio.Task[Any]] = set()
 
@@ -113,6 +114,7 @@ class RemoteSession:
         start = len(self._log) if self._logging else 0
         if not self._logging:
             self._log.clear()
+            self._answered = 0
         self._logging += 1
         v1 = not lane.features.state_updates
         if v1:
@@ -130,10 +132,20 @@ class RemoteSession:
 
     async def _turn(self, blocks: list[Any], start: int, v1: bool) -> TurnResult:
         request = self.lane.models.PromptRequest(session_id=self.id, prompt=blocks)
-        answer = await self.client.stub.session_prompt(request)
+        try:
+            answer = await self.client.stub.session_prompt(request)
+        except RpcError:
+            if v1:  # what came before the error answer was that turn's
+                await self.client.connection.notifications_handled()
+                self._answered = len(self._log)
+            raise
         if v1:
+            # The turn's updates came after the previous prompt's answer (a held prompt's turn
+            # begins once the turn ahead of it was answered) and before this one.
             await self.client.connection.notifications_handled()
-            updates = [update for update, _ in self._log[start:]]
+            end = len(self._log)
+            updates = [update for update, _ in self._log[max(start, self._answered) : end]]
+            self._answered = end
             text = self._text_of(updates)
             return TurnResult(None, str(answer.stop_reason), None, updates, text)
         first, last, state = await self._turn_end(start, len(self._log), answer.message_id)

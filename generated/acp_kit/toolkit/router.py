@@ -15,7 +15,7 @@ and keeping what parses when it asked for another (a newer client's request may 
 older schema: a missing or malformed v2 `info` becomes `{name: "unknown", version:
 "unknown"}`, and a v2 client's `info` is its v1 `clientInfo`). After that the connection is
 handed to the lane's handler (`AgentSide`) and never routed again: a later `initialize` is
-that lane's to answer.
+that lane's to answer (read as the first one was, and answered with the same version).
 
 On the client side, `client_lane` reads the agent's answer the same way: the version it names
 picks the lane (one this client has), or the connection fails with one clear error naming both
@@ -24,6 +24,8 @@ sides' versions.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, cast
 
@@ -94,14 +96,26 @@ def initialize_params(lane: Lane, params: dict[str, Any], requested: int) -> Any
         return decode(m.InitializeRequest, minimal)
 
 
+def read_initialize(lane: Lane, params: Any) -> Any:
+    """An `initialize` request (raw JSON) as `lane` reads it (see `initialize_params`);
+    RpcError -32602 when it is not one."""
+    requested = requested_version(params)
+    try:
+        return initialize_params(lane, params, requested)
+    except DecodeError as exc:
+        raise RpcError.invalid_params(exc) from None
+
+
 Handlers = Mapping[str, Callable[[], RoleBase]]
 """Lane name → a function making that lane's handler (an `AgentBase` of the lane's `rpc`)."""
 
 
 class AgentRouter(RoleBase):
     """A connection's handler until `initialize`: it picks the lane, hands the connection to
-    that lane's handler, and lets it answer. Before that, only `initialize` is served (anything
-    else is -32601, and the connection carries on).
+    that lane's handler, and lets it answer. Before that, only `initialize` is served: anything
+    else is -32601 (and the connection carries on), except requests read after an `initialize`
+    request and before its answer, which the chosen lane serves once it answered (a client
+    that pipelines gets its answers in order).
 
     It routes to a toolkit `Agent` (an `AgentSide` of the lane chosen), or to handlers of your
     own, one per lane: `AgentRouter({"v1": MyV1Agent, "v2": MyV2Agent})`, each an `AgentBase`
@@ -131,27 +145,61 @@ class AgentRouter(RoleBase):
         self.principal = principal
         self.handler: RoleBase | None = None
         """The lane's handler, once `initialize` chose it."""
+        self._routing: asyncio.Future[RoleBase | None] | None = None
+        routes = dict(AgentRouter.ROUTES)
+        self._pipelined_attrs: dict[str, Any] = {}
+        for lane in self.offered.values():
+            for method, route in lane.rpc.AGENT_ROUTES.items():
+                if route.kind == "request" and method not in routes:
+                    attr = f"_pipelined_{route.attr}"
+                    routes[method] = Route(attr, "request", None, None)
+                    self._pipelined_attrs[attr] = functools.partial(self._pipelined, method)
+        self.__dict__["ROUTES"] = routes  # this connection's: its lanes' methods
+        # A request is served by the connection's handler when its task starts: after the
+        # rebind, that is the lane's handler, which forwards these the same way.
+        self.__dict__.update(self._pipelined_attrs)
 
     async def initialize(self, params: Any) -> Any:
-        requested = requested_version(params)
-        lane = select(requested, self.offered)
+        routing = self._routing = self._routing or asyncio.get_running_loop().create_future()
         try:
-            typed = initialize_params(lane, params, requested)
-        except DecodeError as exc:
-            raise RpcError.invalid_params(exc) from None
+            lane = select(requested_version(params), self.offered)
+            typed = read_initialize(lane, params)
+        except RpcError:
+            self._routing = None
+            if not routing.done():
+                routing.set_result(None)  # requests that came meanwhile: not initialized
+            raise
         if self.agent is not None:  # side_class puts the lane's AgentBase under AgentSide
             handler = cast(RoleBase, side_class(lane)(self.agent, lane, self.principal))
         else:
             handler = self.handlers[lane.name]()
+        handler.__dict__.update(self._pipelined_attrs)
         self.connection.rebind(handler)
         self.handler = handler
-        answer: Any = await handler.initialize(typed)  # type: ignore[attr-defined]
-        return answer
+        try:
+            answer: Any = await handler.initialize(typed)  # type: ignore[attr-defined]
+            return answer
+        finally:  # the answer is written in the step this returns in: theirs come after it
+            if not routing.done():
+                routing.set_result(handler)
 
     @property
     def side(self) -> AgentSide | None:
         """The toolkit's handler of the connection, once chosen (None for handlers of your own)."""
         return self.handler if isinstance(self.handler, AgentSide) else None
+
+    async def _pipelined(self, method: str, params: Any) -> Any:
+        """A request read while an `initialize` was being answered, served by the lane's
+        handler once it answered (-32601 when no initialize came, or it failed)."""
+        handler = None if self._routing is None else await asyncio.shield(self._routing)
+        route = None if handler is None else handler.ROUTES.get(method)
+        if handler is None or route is None or route.kind != "request":
+            raise RpcError.method_not_found(method)
+        try:
+            value = params if route.params is None else decode(route.params, params or {})
+        except DecodeError as exc:
+            raise RpcError.invalid_params(exc) from None
+        return await getattr(handler, route.attr)(value)
 
     async def disconnected(self) -> None:
         """The connection is gone: its sessions' work stops."""
@@ -176,3 +224,17 @@ def client_lane(answer: Any, offered: Mapping[int, Lane], asked: int) -> Lane:
             f" (it asked for {asked})"
         )
     return lane
+
+
+def refused_version(error: RpcError, offered: Mapping[int, Lane], asked: int) -> str:
+    """What an agent's -32022 answer to `initialize` means, naming both sides' versions."""
+    data = error.data
+    theirs = data.get("supported") if isinstance(data, dict) else None
+    ours = ", ".join(str(v) for v in sorted(offered))
+    if isinstance(theirs, list) and theirs and all(type(v) is int for v in theirs):
+        listed = ", ".join(str(v) for v in sorted(theirs))
+        return (
+            f"the agent speaks protocol version {listed}; this client speaks {ours}"
+            f" (it asked for {asked})"
+        )
+    return f"the agent speaks no protocol version up to {asked}; this client speaks {ours}"

@@ -19,6 +19,7 @@ others they raise NotSupported, and MissingCapability when the client did not ad
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -83,6 +84,8 @@ class AgentSession:
         """The turn running now, if any."""
         self.turns = 0
         """Turns started so far."""
+        self.answering: asyncio.Future[None] | None = None
+        """(v1) Done once the latest prompt's answer is written (see `V1Dialect.serve_prompt`)."""
         self.foreground: Foreground[TurnStopReason | CustomStopReason | None] = Foreground()
         self.remembered_permissions: dict[str, Any] = {}
         self.tool_calls: dict[str, ToolCallHandle] = {}

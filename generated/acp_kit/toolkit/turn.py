@@ -25,7 +25,7 @@ What exists in one version only is in `turn.features`, and a helper that needs i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any, Final, NewType
 
 from ..runtime._runtime import UNSET, UnsetType
@@ -176,6 +176,8 @@ class Turn:
         self.tool_calls: list[ToolCallHandle] = []
         """The tool calls this turn reported, in order."""
         self.asking = 0  # permission requests pending
+        self.after: Awaitable[None] | None = None
+        """(v1) The previous prompt's answer: this turn reports nothing before it is written."""
 
     @property
     def session(self) -> AgentSession:
