@@ -118,6 +118,12 @@ class Agent:
         if self.stored is not None:
             await self.stored.open()
 
+    async def flush(self) -> None:
+        """Return once everything the sessions reported is durable (at once without a store);
+        StoreError when the store could not write it."""
+        if self.stored is not None:
+            await self.stored.store.flush()
+
     async def close(self) -> None:
         """Stop every session's work, then commit what is queued and close the store."""
         await self.shutdown()
@@ -486,23 +492,29 @@ async def serve_agent(
 ) -> None:
     """Serve `agent` on `transport` (default: this process's stdin and stdout) until the
     client closes it; both protocol versions, chosen at `initialize`. Its session store, if
-    it has one, is opened first (StoreOpenError before anything is read) and closed at the
-    end, everything queued committed."""
+    it has one, is opened first (StoreOpenError before anything is read; connections served
+    at once share it) and flushed at the end: everything written is durable when this returns
+    (`agent.close()` closes it; `run_agent` does)."""
     from .router import AgentRouter
 
     await agent.open()
+    router = AgentRouter(agent)
+    if transport is None:
+        connection = await connect_stdio(router, **options)
+    else:
+        connection = Connection(router, transport, **options)
+        connection.start()
     try:
-        router = AgentRouter(agent)
-        if transport is None:
-            connection = await connect_stdio(router, **options)
-        else:
-            connection = Connection(router, transport, **options)
-            connection.start()
-        try:
-            await connection.wait_closed()
-        finally:
-            await router.disconnected()
-            await connection.close()
+        await connection.wait_closed()
+    finally:
+        await router.disconnected()
+        await connection.close()
+        await agent.flush()
+
+
+async def _serve_then_close(agent: Agent, options: ConnectionOptions) -> None:
+    try:
+        await serve_agent(agent, **options)
     finally:
         await agent.close()
 
@@ -520,7 +532,7 @@ def run_agent(agent: Agent, **options: Unpack[ConnectionOptions]) -> None:
             stream=sys.stderr, level=logging.WARNING, format=f"[{agent.name}] %(message)s"
         )
     try:
-        asyncio.run(serve_agent(agent, **options))
+        asyncio.run(_serve_then_close(agent, options))
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except StoreOpenError as exc:
