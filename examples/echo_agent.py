@@ -3,6 +3,7 @@
 clients alike: the protocol version is the one the client asks for at `initialize`.
 
     python examples/echo_agent.py          # speaks ACP on stdin/stdout, logs on stderr
+    python examples/echo_agent.py --store sessions.db   # sessions outlive the process
 
 Each prompt is one turn: a plan, the reply `You said: <prompt>.` streamed in chunks, the plan's
 first step completed, a tool call "Echo tool" behind a permission request, then the usage. On
@@ -13,11 +14,14 @@ by hand.
 
 The toolkit does the rest of what the session capabilities promise: session/cancel,
 session/list (by cwd, paged), session/resume and (v1) session/load with their replays,
-session/close, session/delete.
+session/close, session/delete. With `--store PATH` it keeps them in a SQLite file (made 0600
+when missing), so a restarted agent lists, loads and resumes them as before; a file it cannot
+use is one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 from pathlib import Path
@@ -57,5 +61,11 @@ def reply_chunks(text: str) -> list[str]:
     return ["You said: ", *(words or ["(nothing)"]), "."]
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="An ACP echo agent on stdio (v1 and v2).")
+    parser.add_argument("--store", metavar="PATH", help="keep the sessions in this SQLite file")
+    return parser.parse_args(argv)
+
+
 if __name__ == "__main__":
-    acp.run_agent(EchoAgent())
+    acp.run_agent(EchoAgent(store=parse_args().store))
