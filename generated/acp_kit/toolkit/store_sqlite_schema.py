@@ -125,6 +125,22 @@ def _check_file(path: Path) -> bool:
     return bool(header)
 
 
+FILE_MODE: Final = 0o600
+"""A new store file's permissions: it holds prompts and replies, for its owner's eyes only.
+SQLite gives its -wal and -shm files the database file's permissions."""
+
+
+def _create(path: Path) -> None:
+    """Make the missing file, readable and writable by its owner only (another process may
+    make it first: then it is theirs, as it is)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreOpenError(f"{path}: cannot be created ({exc.strerror or exc})") from None
+
+
 def _inspect(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse a file of another program or of a newer schema (reads only)."""
     application_id = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -179,6 +195,8 @@ def open_database(
     secret cursors are signed with. Raises StoreOpenError, having written nothing, when the
     file cannot be used."""
     existing = _check_file(path)
+    if not existing:
+        _create(path)
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
     except sqlite3.Error as exc:
