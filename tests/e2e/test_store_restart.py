@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from tests.support import echo_turn
-from tests.support.stored_echo import expected_replay
 from tests.support.rpc_wire import run
 from tests.support.store_backends import postgres_fixture  # noqa: F401 (a fixture)
+from tests.support.stored_echo import expected_replay
 from tests.support.toolkit_wire import V1, V2, LineSource, ProcessWire, WireLane, selected
 
 REPO = Path(__file__).resolve().parents[2]
