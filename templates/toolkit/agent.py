@@ -122,12 +122,18 @@ class Agent:
         """Return once everything the sessions reported is durable (at once without a store);
         StoreError when the store could not write it."""
         if self.stored is not None:
+            for session in self.sessions:
+                if session.stored is not None:
+                    session.stored.spill()
             await self.stored.store.flush()
 
     async def close(self) -> None:
         """Stop every session's work, then commit what is queued and close the store."""
         await self.shutdown()
         if self.stored is not None:
+            for session in self.sessions:
+                if session.stored is not None:
+                    session.stored.spill()
             await self.stored.close()
 
     # -- what a subclass writes ----------------------------------------------------------

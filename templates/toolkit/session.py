@@ -163,6 +163,8 @@ class AgentSession:
 
     async def flush(self) -> None:
         """Return once everything reported so far is durable (at once without a store)."""
+        if self.stored is not None:
+            self.stored.spill()
         if self.agent.stored is not None:
             await self.agent.stored.flush()
 

@@ -13,17 +13,24 @@ classes, rebuilding the very objects a live history holds, and lets them render 
 the replaying connection's dialect — the code a live replay runs — so a session replays the
 same updates whether it was made in this process or an earlier one, over either version.
 Entries of other kinds (none the toolkit makes today) are not stored.
+
+What one step of a turn streams into a message (the chunks `say()` sends without the event
+loop running anything else) is written as one item, its plain text joined — the replay joins
+it anyway (`content.merge_text`) — and the session's own fields once: the store's cost is per
+step, not per chunk, and what a step wrote reaches the store's worker when the step ends.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..runtime._runtime import UNSET, DecodeError, UnsetType, decode, encode
+from .content import _plain
 from .lane import Lane, lane
-from .store import HistoryEntry, SessionStore
+from .store import HistoryEntry, SessionStore, StoreError
 from .tool_call import FINAL_STATUSES, ToolCallHandle
 from .turn import Message, PlanHandle
 
@@ -86,11 +93,39 @@ class StoredPlan:
 class StoredHistory:
     """One session's history in a store: the writes its turns make, and its replay."""
 
-    __slots__ = ("store", "session_id")
+    __slots__ = ("store", "session_id", "_streamed", "_session", "_spilling")
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         self.store = store
         self.session_id = session_id
+        self._streamed: tuple[str, list[Any]] | None = None  # (message id, blocks) this step
+        self._session: AgentSession | None = None  # whose fields this step changed
+        self._spilling = False  # a spill is scheduled at the end of this step
+
+    def spill(self) -> None:
+        """Write what this step streamed into a message, and the session's fields."""
+        self._spilling = False
+        streamed, self._streamed = self._streamed, None
+        if streamed is not None:
+            message_id, blocks = streamed
+            for block in blocks:
+                self.store.append(self.session_id, "message", message_id, encode(block))
+        session, self._session = self._session, None
+        if session is not None:
+            self.store.update(self.session_id, state=session_state(session))
+
+    def _later(self) -> None:
+        if not self._spilling:
+            self._spilling = True
+            asyncio.get_running_loop().call_soon(self._spill_now)
+
+    def _spill_now(self) -> None:
+        if not self._spilling:
+            return  # spilled already
+        try:
+            self.spill()
+        except StoreError as exc:  # the next write or flush of the turn raises it too
+            _log.error("session %s: %s", self.session_id, exc)
 
     # -- writes (queued: they return at once) ------------------------------------------------
     def record(self, entry: Replayable, on: Lane) -> None:
@@ -103,8 +138,21 @@ class StoredHistory:
             self.changed(entry, on, content=True)
 
     def add_block(self, message: Message, block: Any) -> None:
-        """A block streamed into a message."""
-        self.store.append(self.session_id, "message", message.message_id, encode(block))
+        """A block streamed into a message (written when this step ends, plain text joined)."""
+        streamed = self._streamed
+        if streamed is None or streamed[0] != message.message_id:
+            self.spill()
+            self._streamed = (message.message_id, [block])
+            self._later()
+            return
+        blocks = streamed[1]
+        last = blocks[-1]
+        kind = type(last)
+        if type(block) is kind and kind.__name__ == "ContentBlockText" and _plain(block, kind):
+            if _plain(last, kind):
+                blocks[-1] = kind(text=last.text + block.text)
+                return
+        blocks.append(block)
 
     def changed(self, entry: Replayable, on: Lane, *, content: bool = False) -> None:
         """A tool call's fields (and, with `content`, its content) or a plan's entries changed."""
@@ -125,8 +173,10 @@ class StoredHistory:
         self.store.append(self.session_id, "tool_call", tool.tool_call_id, encode(item))
 
     def save(self, session: AgentSession) -> None:
-        """The session's own fields changed (see `session_state`)."""
-        self.store.update(self.session_id, state=session_state(session))
+        """The session's own fields changed (see `session_state`): written when this step
+        ends, with what else it changed."""
+        self._session = session
+        self._later()
 
     # -- the replay ----------------------------------------------------------------------------
     async def entries(
@@ -134,6 +184,7 @@ class StoredHistory:
     ) -> AsyncIterator[Replayable]:
         """The history as replayable objects, read a page at a time; a tool call of the running
         turn (in `live`) is the live one. An entry that cannot be read back is skipped, logged."""
+        self.spill()
         async for stored in self.store.history(self.session_id):
             try:
                 entry = _restore(stored, replaying, live)

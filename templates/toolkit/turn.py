@@ -348,7 +348,6 @@ class Turn:
         self._ended = True
         try:
             await self.dialect.close_turn(self, outcome)
-            await self._session.flush()  # durable before v1's answer, and at once after v2's idle
         finally:
             self._session.forget_turn(self)
 

@@ -6,8 +6,10 @@
 which never waits), or `ThreadRunner` on a worker thread that owns the engine (SQLite,
 PostgreSQL), so the event loop never waits on a disk or a server.
 
-The worker takes every job queued since it last looked: runs of writes are committed in one
-transaction each (a group commit of what accumulated while the previous one ran), and calls
+Writes are handed to the worker once per turn of the event loop (the writes of one step of a
+turn travel together: one lock, one wake-up), and the worker takes every job queued since it
+last looked: runs of writes are committed in one transaction each (a group commit of what
+accumulated while the previous one ran), and calls
 (reads, creations, deletions, flush barriers) run in queue order between them, so a read
 sees every write queued before it. Queued writes are bounded (`max_backlog` bytes of JSON):
 past it, a write waits for the worker (`SessionStore.drain()` lets a coroutine wait instead).
@@ -150,6 +152,8 @@ class ThreadRunner(Runner):
         self._idle = False  # the worker is waiting on `_ready` (only then is it woken)
         self._crowded = 0  # writers waiting on `_room`
         self._jobs: deque[WriteOp | _Call] = deque()
+        self._batch: list[WriteOp] = []  # writes of this turn of the event loop, not handed over
+        self._batch_size = 0
         self._taken: list[WriteOp | _Call] = []  # the jobs the worker is going through
         self._backlog = 0
         self._failure: str | None = None  # why writes stopped
@@ -162,7 +166,7 @@ class ThreadRunner(Runner):
 
     @property
     def backlog(self) -> int:
-        return self._backlog
+        return self._backlog + self._batch_size
 
     async def start(self, engine: Engine, clock: Callable[[], datetime]) -> bytes:
         self._engine, self._clock, self._label = engine, clock, engine.label
@@ -195,29 +199,60 @@ class ThreadRunner(Runner):
                 self._ready.notify()
 
     def submit(self, op: WriteOp) -> None:
-        self._enqueue(op, op.size() + 1)
+        if self._failure is not None:
+            raise StoreError(self._failure)
+        if not self._accepting or self._loop is None:
+            raise StoreClosed(f"{self._label}: the store is not open")
+        if not self._batch:
+            self._loop.call_soon(self._hand_over)
+        self._batch.append(op)
+        self._batch_size += op.size() + 1
+        if self._batch_size >= self._max_backlog // 4:  # a big step: no need to wait
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Give the worker this loop turn's writes (before any later call, in order)."""
+        if not self._batch:
+            return
+        batch, size = self._batch, self._batch_size
+        self._batch, self._batch_size = [], 0
+        with self._ready:
+            if self._failure is not None or not self._accepting:
+                return  # dropped, as queued writes are when writes stop
+            while self._backlog >= self._max_backlog and self._failure is None:
+                self._crowded += 1
+                self._room.wait()
+                self._crowded -= 1
+            self._backlog += size
+            self._jobs.extend(batch)
+            if self._idle:
+                self._ready.notify()
 
     async def call(self, fn: Callable[[Engine], T]) -> T:
         assert self._loop is not None
         future: asyncio.Future[Any] = self._loop.create_future()
+        self._hand_over()
         self._enqueue(_Call(fn, future), 0)
         return cast(T, await future)
 
     def post(self, fn: Callable[[Engine], object]) -> None:
+        self._hand_over()
         self._enqueue(_Call(fn, None), 0)
 
     async def flush(self) -> None:
         assert self._loop is not None
         future: asyncio.Future[Any] = self._loop.create_future()
+        self._hand_over()
         self._enqueue(_Call(None, future), 0)
         await future
 
     async def drain(self) -> None:
-        if self._backlog > self._max_backlog // 2:
+        if self.backlog > self._max_backlog // 2:
             await self.flush()
 
     def _last_job(self, future: asyncio.Future[Any] | None) -> bool:
         """Queue the worker's final job (commit, close the engine, end); False if queued."""
+        self._hand_over()
         with self._ready:
             if not self._accepting:
                 return False
