@@ -149,6 +149,7 @@ class V2Dialect(Dialect):
             for tool in turn.tool_calls:
                 await tool.close(tool_status)
         finally:
+            await turn.session.settle(("idle", reason, error_value))
             await self.set_state(turn, "idle", reason, error_value)
 
     async def serve_prompt(self, side: AgentSide, turn: Turn) -> Any:

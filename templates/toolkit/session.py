@@ -161,6 +161,14 @@ class AgentSession:
         if self.stored is not None:
             self.stored.add_content(tool, item)
 
+    async def settle(self, state: State) -> None:
+        """The turn ends in `state`: with a store, that and everything before it is made
+        durable before the client is told (another worker may serve the next request)."""
+        self.state = state
+        if self.stored is not None:
+            self.stored.save(self)
+            await self.flush()
+
     async def flush(self) -> None:
         """Return once everything reported so far is durable (at once without a store)."""
         if self.stored is not None:

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Final
 
 from .store import SessionStore
-from .store_runner import MAX_BACKLOG, ThreadRunner
+from .store_runner import COMMIT_INTERVAL, MAX_BACKLOG, ThreadRunner
 from .store_types import DEFAULT_RETENTION, DriverMissing, Retention, utc_now
 
 INSTALL_HINT: Final = "pip install 'psycopg[binary]>=3.2'"
@@ -42,7 +42,8 @@ class PostgresStore(SessionStore):
     """The session store in PostgreSQL; see the module docstring. `dsn` is a libpq
     connection string or URL (its password never appears in messages); `schema` is where
     the store's tables live (lower-case letters, digits, `_`); `connect_timeout` in seconds;
-    `max_backlog` bounds queued writes (bytes)."""
+    `max_backlog` bounds queued writes (bytes); `commit_interval` is the shortest time (seconds)
+    between two commits nobody waits for."""
 
     __slots__ = ()
 
@@ -54,6 +55,7 @@ class PostgresStore(SessionStore):
         retention: Retention = DEFAULT_RETENTION,
         connect_timeout: float = 10.0,
         max_backlog: int = MAX_BACKLOG,
+        commit_interval: float = COMMIT_INTERVAL,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         if not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema):
@@ -66,5 +68,5 @@ class PostgresStore(SessionStore):
         from .store_postgres_engine import PostgresEngine
 
         engine = PostgresEngine(dsn, schema=schema, connect_timeout=connect_timeout)
-        runner = ThreadRunner(max_backlog=max_backlog)
+        runner = ThreadRunner(max_backlog=max_backlog, commit_interval=commit_interval)
         super().__init__(engine, runner, retention=retention, clock=clock)

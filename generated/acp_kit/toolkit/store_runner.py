@@ -9,7 +9,8 @@ PostgreSQL), so the event loop never waits on a disk or a server.
 Writes are handed to the worker once per turn of the event loop (the writes of one step of a
 turn travel together: one lock, one wake-up), and the worker takes every job queued since it
 last looked: runs of writes are committed in one transaction each (a group commit of what
-accumulated while the previous one ran), and calls
+accumulated while the previous one ran, and at most one every `commit_interval` seconds while
+nobody waits: a crash loses at most that long of writes), and calls
 (reads, creations, deletions, flush barriers) run in queue order between them, so a read
 sees every write queued before it. Queued writes are bounded (`max_backlog` bytes of JSON):
 past it, a write waits for the worker (`SessionStore.drain()` lets a coroutine wait instead).
@@ -38,6 +39,9 @@ from .store_types import StoreClosed, StoreError
 T = TypeVar("T")
 MAX_BACKLOG: Final = 64 << 20
 """Bytes of queued writes past which a write waits for the worker, by default."""
+COMMIT_INTERVAL: Final = 0.005
+"""Seconds between the commits of writes nobody waits for, at least, by default: a turn streaming
+fast is committed in groups, not update by update; a flush or a read commits at once."""
 _RETRY_DELAYS: Final = (0.05, 0.2, 0.5, 1.0, 2.0)  # seconds before each retry of a busy commit
 _log: Final = logging.getLogger(__name__)
 
@@ -142,10 +146,17 @@ class _Call:
 class ThreadRunner(Runner):
     """Owns a worker thread that owns the engine; see the module docstring."""
 
-    def __init__(self, *, max_backlog: int = MAX_BACKLOG) -> None:
+    def __init__(
+        self, *, max_backlog: int = MAX_BACKLOG, commit_interval: float = COMMIT_INTERVAL
+    ) -> None:
         if type(max_backlog) is not int or max_backlog < 1:
             raise ValueError(f"max_backlog must be a positive int, got {max_backlog!r}")
+        if not 0 <= commit_interval <= 1:
+            raise ValueError(f"commit_interval must be 0 to 1 s, got {commit_interval!r}")
         self._max_backlog = max_backlog
+        self._interval = commit_interval
+        self._last_commit = 0.0  # time.monotonic() of the last commit
+        self._pacing = False  # the worker waits out the interval (woken for calls only)
         lock = threading.Lock()
         self._ready = threading.Condition(lock)  # the worker waits here for jobs
         self._room = threading.Condition(lock)  # writers wait here while the backlog is full
@@ -195,7 +206,7 @@ class ThreadRunner(Runner):
                     self._crowded -= 1
                 self._backlog += size
             self._jobs.append(job)
-            if self._idle:
+            if self._idle or (self._pacing and not size):  # a call does not wait the interval
                 self._ready.notify()
 
     def submit(self, op: WriteOp) -> None:
@@ -203,12 +214,13 @@ class ThreadRunner(Runner):
             raise StoreError(self._failure)
         if not self._accepting or self._loop is None:
             raise StoreClosed(f"{self._label}: the store is not open")
+        size = op.size() + 1
+        if self._batch and self._backlog + self._batch_size + size > self._max_backlog:
+            self._hand_over()  # waits for room: the backlog stays within its cap
         if not self._batch:
             self._loop.call_soon(self._hand_over)
         self._batch.append(op)
-        self._batch_size += op.size() + 1
-        if self._batch_size >= self._max_backlog // 4:  # a big step: no need to wait
-            self._hand_over()
+        self._batch_size += size
 
     def _hand_over(self) -> None:
         """Give the worker this loop turn's writes (before any later call, in order)."""
@@ -219,8 +231,12 @@ class ThreadRunner(Runner):
         with self._ready:
             if self._failure is not None or not self._accepting:
                 return  # dropped, as queued writes are when writes stop
-            while self._backlog >= self._max_backlog and self._failure is None:
+            while (
+                self._backlog and self._backlog + size > self._max_backlog and self._failure is None
+            ):
                 self._crowded += 1
+                self._pacing = False  # commit now: a writer waits
+                self._ready.notify()
                 self._room.wait()
                 self._crowded -= 1
             self._backlog += size
@@ -305,6 +321,7 @@ class ThreadRunner(Runner):
                     self._idle = True
                     self._ready.wait()
                     self._idle = False
+                self._pace()
                 jobs = self._taken = list(self._jobs)
                 self._jobs.clear()
             writes: list[WriteOp] = []
@@ -321,6 +338,19 @@ class ThreadRunner(Runner):
             if writes:
                 self._commit(writes)
 
+    def _pace(self) -> None:
+        """With only writes queued, wait out the commit interval (holding `_ready`): writes
+        that come meanwhile join this commit. A call, a crowded writer or the end cut it short."""
+        self._pacing = True
+        while self._pacing and self._accepting and self._failure is None:
+            if any(isinstance(job, _Call) for job in self._jobs) or self._crowded:
+                break
+            left = self._last_commit + self._interval - time.monotonic()
+            if left <= 0:
+                break
+            self._ready.wait(left)
+        self._pacing = False
+
     def _commit(self, ops: list[WriteOp]) -> None:
         """One transaction for `ops`, tried again while the engine says it may work."""
         assert self._engine is not None and self._clock is not None
@@ -330,6 +360,7 @@ class ThreadRunner(Runner):
                     return  # writes have stopped: these are dropped with the rest
                 try:
                     self._engine.write(ops, self._clock())
+                    self._last_commit = time.monotonic()
                     return
                 except TransientError as exc:
                     if delay is None:

@@ -41,7 +41,7 @@ from .store_engine import (
     decode,
     decode_record,
 )
-from .store_runner import MAX_BACKLOG, ThreadRunner
+from .store_runner import COMMIT_INTERVAL, MAX_BACKLOG, ThreadRunner
 from .store_sqlite_schema import Synchronous, describe, open_database
 from .store_types import (
     ANY_OWNER,
@@ -369,7 +369,8 @@ class SQLiteEngine(Engine):
 class SQLiteStore(SessionStore):
     """The session store in a SQLite file; see the module docstring. `busy_timeout` is how
     long (seconds) a write waits for another process's transaction; `verify` runs SQLite's
-    quick check of the whole file at `open()`; `max_backlog` bounds queued writes (bytes)."""
+    quick check of the whole file at `open()`; `max_backlog` bounds queued writes (bytes);
+    `commit_interval` is the shortest time (seconds) between two commits nobody waits for."""
 
     __slots__ = ()
 
@@ -382,6 +383,7 @@ class SQLiteStore(SessionStore):
         busy_timeout: float = 5.0,
         verify: bool = True,
         max_backlog: int = MAX_BACKLOG,
+        commit_interval: float = COMMIT_INTERVAL,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         if synchronous not in ("FULL", "NORMAL"):
@@ -394,5 +396,5 @@ class SQLiteStore(SessionStore):
             synchronous=synchronous,
             verify=verify,
         )
-        runner = ThreadRunner(max_backlog=max_backlog)
+        runner = ThreadRunner(max_backlog=max_backlog, commit_interval=commit_interval)
         super().__init__(engine, runner, retention=retention, clock=clock)
