@@ -54,7 +54,9 @@ def run_agent(store: str | None) -> None:
             await turn.usage(turn.session.turns, 200_000)
             return "end_turn"
 
-    kit.run_agent(Streamer(store=store))
+    sync = os.environ.get("STORE_E2E_SYNCHRONOUS")  # FULL or NORMAL: a SQLiteStore's
+    spec: Any = kit.SQLiteStore(store, synchronous=sync) if store and sync else store  # type: ignore[arg-type]
+    kit.run_agent(Streamer(store=spec))
 
 
 # --- the client ----------------------------------------------------------------------------

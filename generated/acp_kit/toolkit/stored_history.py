@@ -97,7 +97,7 @@ class StoredPlan:
 class StoredHistory:
     """One session's history in a store: the writes its turns make, and its replay."""
 
-    __slots__ = ("store", "session_id", "_streamed", "_session", "_spilling")
+    __slots__ = ("store", "session_id", "_streamed", "_session", "_spilling", "_saved")
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         self.store = store
@@ -105,6 +105,7 @@ class StoredHistory:
         self._streamed: tuple[str, list[Any]] | None = None  # (message id, blocks) this step
         self._session: AgentSession | None = None  # whose fields this step changed
         self._spilling = False  # a spill is scheduled at the end of this step
+        self._saved: dict[str, Any] | None = None  # the session's fields as last written
 
     def spill(self) -> None:
         """Write what this step streamed into a message, and the session's fields."""
@@ -116,7 +117,10 @@ class StoredHistory:
                 self.store.append(self.session_id, "message", message_id, encode(block))
         session, self._session = self._session, None
         if session is not None:
-            self.store.update(self.session_id, state=session_state(session))
+            state = session_state(session)
+            if state != self._saved:  # (a turn's end saves what its settling saved)
+                self._saved = state
+                self.store.update(self.session_id, state=state)
 
     def _later(self) -> None:
         if not self._spilling:
