@@ -115,7 +115,7 @@ class Bench:
                 pydantic_decode(loads(line)["params"])
 
         reference = self.add(self.in_process("decode", "json.loads", loads_only))
-        case = "json.loads + acp_v2.decode"
+        case = "json.loads + acp_kit.v2.decode"
         if isinstance(ours, str):
             self.add(Row("decode", case, note=ours), goal="≤ 2×")
         else:
@@ -136,7 +136,7 @@ class Bench:
         row = self.in_process("decode", "hand-written decoder (e2e chunks)", by_hand)
         row.per_message = (row.seconds or 0) / len(data)
         reference = self.add(row)
-        case = "acp_v2.decode (e2e chunks)"
+        case = "acp_kit.v2.decode (e2e chunks)"
         if isinstance(ours, str):
             self.add(Row("decode", case, note=ours), goal="≤ 1.1×")
             return
@@ -237,7 +237,7 @@ class Bench:
                 model.model_dump_json(by_alias=True, exclude_unset=True)
 
         reference = self.add(self.in_process("encode", "json.dumps (raw dicts)", dumps_raw))
-        case = "json.dumps(acp_v2.encode(value))"
+        case = "json.dumps(acp_kit.v2.encode(value))"
         if isinstance(ours, str):
             self.add(Row("encode", case, note=ours), goal="≤ 2×")
         else:
@@ -309,7 +309,7 @@ class Bench:
         if runs:
             seconds = statistics.median(runs)
             row = Row(
-                "import", "acp_v2 -X importtime (cumulative)", seconds, f"median of {len(runs)}"
+                "import", "acp_kit.v2 -X importtime (cumulative)", seconds, f"median of {len(runs)}"
             )
             row.met = seconds <= 0.100
             self.add(row, goal="≤ 100 ms")

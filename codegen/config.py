@@ -70,9 +70,14 @@ class Config:
             )
 
     def lane_package(self, lane: str) -> Path | None:
-        """The folder of the configured lane `lane` ("v1", "v2"), the stable one first: a
-        one-lane package, or a lane's subpackage."""
-        for wanted in (f"{lane}/schema.json", f"{lane}/"):
+        """The folder of the configured lane `lane` ("v1", "v2", "v2_unstable"), the stable one
+        first: a one-lane package, or a lane's subpackage."""
+        version, _, unstable = lane.partition("_")
+        if unstable:  # only the unstable schema of that version will do
+            wanted_paths: tuple[str, ...] = (f"{version}/schema.unstable.json",)
+        else:
+            wanted_paths = (f"{lane}/schema.json", f"{lane}/")
+        for wanted in wanted_paths:
             for p in self.packages:
                 for schema in p.schemas:
                     if schema == wanted or (wanted.endswith("/") and schema.startswith(wanted)):

@@ -91,7 +91,7 @@ CORE_EXPORTS += ("OpenInt", "decode", "encode")
 # A lane's own modules, rendered from its schema.
 LANE_MODULES = (
     ModuleSpec("models", template="models.py.j2"),
-    ModuleSpec("methods", ("METHODS", "MethodInfo"), template="methods.py.j2"),
+    ModuleSpec("methods", ("METHODS", "METHODS_BY_KIND", "MethodInfo"), template="methods.py.j2"),
     ModuleSpec("_wire", template="wire.py.j2", context="models"),
     ModuleSpec(
         "rpc",
@@ -196,6 +196,12 @@ TOOLKIT_MODULES = (
         source="toolkit/agent.py",
         lazy=True,
     ),
+    ModuleSpec(
+        "toolkit.subagents",
+        ("Subagent", "SubagentTurn", "SubagentWork"),
+        source="toolkit/subagents.py",
+        lazy=True,
+    ),
     ModuleSpec("toolkit.router", ("AgentRouter",), source="toolkit/router.py", lazy=True),
     ModuleSpec(
         "toolkit.policies",
@@ -207,6 +213,12 @@ TOOLKIT_MODULES = (
         "toolkit.remote",
         ("RemoteSession", "TurnResult"),
         source="toolkit/remote.py",
+        lazy=True,
+    ),
+    ModuleSpec(
+        "toolkit.children",
+        ("NotPermitted", "RemoteChild"),
+        source="toolkit/children.py",
         lazy=True,
     ),
     ModuleSpec("toolkit.files", source="toolkit/files.py"),

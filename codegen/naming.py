@@ -32,7 +32,9 @@ Rules:
 - Fields: camelCase → snake_case, `_meta` → `meta`; keywords and reserved attributes get `_`.
 - Enum members: UPPER_SNAKE of the title when there is one, else of the value.
 - Methods: the meta.json key when it is a usable identifier, else the wire name in snake_case
-  (see `method_name`).
+  (see `method_name`); a wire name that is both a request and a notification names its request
+  so, and its notification with `_notification` appended (`mcp_message`,
+  `mcp_message_notification`).
 Two different things with the same Python name (in one module, one class or one role's
 dispatcher) are an error naming both pointers.
 """
@@ -110,7 +112,8 @@ class Names:
     open_variants: dict[str, str] = field(default_factory=dict)
     fallback_variants: dict[str, str] = field(default_factory=dict)
     members: dict[tuple[str, str | int], str] = field(default_factory=dict)
-    methods: dict[str, str] = field(default_factory=dict)  # wire method → handler name
+    # (wire method, "request" | "notification") → handler name
+    methods: dict[tuple[str, str], str] = field(default_factory=dict)
     # (untagged union, branch index) → the class of that inline object alternative
     inline: dict[tuple[str, int], str] = field(default_factory=dict)
     # class → the Python name of its exclusive alternatives' field (`scope`)
@@ -432,11 +435,12 @@ def _method_names(methods: tuple[Method, ...], names: Names, diags: Diagnostics)
     """The handler name of every method some role handles; two methods of one role (its
     base class and stub) with one name are an error."""
     seen: dict[tuple[str, str], Method] = {}  # (role, python name) → the method that has it
+    requests = {m.name for m in methods if m.kind == "request"}
     for method in methods:
         if not method.roles:
             continue
-        py = method_name(method)
-        names.methods[method.name] = py
+        py = method_name(method, twin=method.kind == "notification" and method.name in requests)
+        names.methods[(method.name, method.kind)] = py
         for role in method.roles:
             other = seen.setdefault((role, py), method)
             if other is not method:
@@ -449,13 +453,17 @@ def _method_names(methods: tuple[Method, ...], names: Names, diags: Diagnostics)
                 break
 
 
-def method_name(method: Method) -> str:
+def method_name(method: Method, *, twin: bool = False) -> str:
     """The Python method name of a JSON-RPC method: its meta.json key when that is a usable
     identifier (`session_prompt`), else one derived from the wire name (`session/prompt` →
-    `session_prompt`); names the generated bases and stubs already use get a trailing `_`."""
+    `session_prompt`); the notification `twin` of a request of the same wire name gets
+    `_notification` appended (`mcp_message_notification`); names the generated bases and stubs
+    already use get a trailing `_`."""
     key = method.key
     if not (key.isidentifier() and key.isascii() and key == key.lower()) or key[0] == "_":
         key = _method_snake(method.name)
+    if twin:
+        key += "_notification"
     if keyword.iskeyword(key) or key in METHOD_RESERVED:
         key += "_"
     return key

@@ -149,14 +149,19 @@ def _apply_line(acp: ModuleType, result: Replay, number: int, text: str) -> None
         return
     if len(result.sessions) < 10:
         result.sessions.setdefault(target)
+    child = None  # a child session of the replayed one (subagent sessions)
     if result.session_id is None:
         result.session_id = target
     elif target != result.session_id:
-        result.other_sessions += 1
-        return
+        find = getattr(result.state, "child", None)
+        child = None if find is None else find(target)
+        if child is None:
+            result.other_sessions += 1
+            return
     result.updates += 1
     try:
-        result.state.apply(acp.decode(acp.SessionUpdate, params["update"]))
+        update = acp.decode(acp.SessionUpdate, params["update"])
+        (result.state if child is None else child).apply(update)
     except acp.DecodeError as exc:
         result.skip(number, f"bad update: $.params.update{exc.path[1:]}: {exc.reason}")
         return
@@ -233,13 +238,16 @@ def detect_lane(
     kinds: Callable[[], Mapping[str, frozenset[str]]],
     max_line: int = MAX_LINE_BYTES,
 ) -> tuple[str | None, Peeked]:
-    """The lane ("v1", "v2", ...) a transcript speaks, from its first lines, and the stream to
-    replay (those lines given back first). The agent's `initialize` answer decides
-    (`protocolVersion` N is lane vN), else the client's `initialize` request, else the first
-    `session/update` whose kind only one lane knows (`kinds()`: each lane's update kinds, asked
-    for only then). None when the first lines tell nothing."""
+    """The lane ("v1", "v2", "v2_unstable", ...) a transcript speaks, from its first lines, and
+    the stream to replay (those lines given back first). The agent's `initialize` answer
+    decides the version (`protocolVersion` N is lane vN), else the client's `initialize`
+    request, else the first `session/update` whose kind only one version knows (`kinds()`: each
+    lane's update kinds, asked for only then). A version's unstable lane is chosen when an
+    update in those lines has a kind only it knows (`subagent_update`, ...). None when the first
+    lines tell nothing."""
     lines: list[bytes] = []
     asked: str | None = None
+    answered: str | None = None
     telling: str | None = None
     while len(lines) < PEEK_LINES and (line := stream.readline(max_line + 1)):
         lines.append(line)
@@ -250,15 +258,22 @@ def detect_lane(
             continue
         if message.get("method") == "initialize":
             asked = _lane_of(message.get("params")) or asked
-        elif "method" not in message and (answered := _lane_of(message.get("result"))):
-            return answered, Peeked(lines, stream)
+        elif "method" not in message and answered is None:
+            answered = _lane_of(message.get("result"))
         elif message.get("method") == UPDATE_METHOD:
-            if asked is not None:
-                break
-            telling = telling or _telling_lane(message, kinds)
-            if telling is not None:
-                break
-    return asked or telling, Peeked(lines, stream)
+            tag = _tag_of(message)
+            if tag is None:
+                continue
+            known = answered or asked or telling
+            if known is None:
+                telling = _telling_lane(tag, kinds)
+            elif tag in kinds().get(f"{known}_unstable", frozenset()) and tag not in kinds().get(
+                known, frozenset()
+            ):
+                return f"{known}_unstable", Peeked(lines, stream)
+            if telling is not None and telling.endswith("_unstable"):
+                return telling, Peeked(lines, stream)
+    return answered or asked or telling, Peeked(lines, stream)
 
 
 def _parsed(line: bytes) -> dict[str, Any] | None:
@@ -276,16 +291,22 @@ def _lane_of(body: Any) -> str | None:
     return None
 
 
-def _telling_lane(
-    message: dict[str, Any], kinds: Callable[[], Mapping[str, frozenset[str]]]
-) -> str | None:
+def _tag_of(message: dict[str, Any]) -> str | None:
     params = message.get("params")
     update = params.get("update") if isinstance(params, dict) else None
     tag = update.get("sessionUpdate") if isinstance(update, dict) else None
-    if not isinstance(tag, str):
-        return None
+    return tag if isinstance(tag, str) else None
+
+
+def _telling_lane(tag: str, kinds: Callable[[], Mapping[str, frozenset[str]]]) -> str | None:
+    """The lane an update kind tells: the stable lane of the one version that knows it, or
+    that version's unstable lane when only it knows it."""
     lanes = [lane for lane, known in kinds().items() if tag in known]
-    return lanes[0] if len(lanes) == 1 else None
+    versions = {lane.removesuffix("_unstable") for lane in lanes}
+    if len(versions) != 1:
+        return None
+    (version,) = versions
+    return version if version in lanes else lanes[0]
 
 
 def _reason(exc: BaseException) -> str:

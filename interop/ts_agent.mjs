@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // ACP v2 test agent built on the official TypeScript SDK
-// (@agentclientprotocol/sdk 2.4.0, entry point "experimental/v2"), speaking
-// newline-delimited JSON-RPC on stdin/stdout. Logs go to stderr only.
+// (@agentclientprotocol/sdk 2.4.0, entry point "experimental/v2", or with
+// `--unstable` "experimental/v2/unstable"), speaking newline-delimited
+// JSON-RPC on stdin/stdout. Logs go to stderr only.
+//
+// usage: node ts_agent.mjs [--unstable]
 //
 // Every `session/prompt` is answered as soon as it is accepted (the SDK's v2
 // PromptResponse needs `messageId`), then the whole turn is reported as
@@ -21,6 +24,14 @@
 // ends with state_update(idle, cancelled). A turn that fails ends with
 // state_update(idle, error) and the error.
 //
+// With --unstable, a prompt whose text contains "delegate" first runs a child
+// session (a subagent, not cancellable by the client) between the plan_update
+// and the echo: subagent_update announcing `sess_child_<turn>` on the parent,
+// session_message to it (outgoing view on the parent, incoming on the child),
+// then on the child: state_update(running, mirrored on the parent),
+// agent_message_chunk x 2, session_message back to the parent,
+// state_update(idle, end_turn, mirrored).
+//
 // Whatever the SDK prints through `console` (how it reports the messages it
 // refuses or ignores: "Error handling notification", "Invalid message", ...)
 // is copied to stderr as one line `[ts_agent] SDK console.<level>: ...`, so a
@@ -31,7 +42,10 @@ import { Readable, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { format } from "node:util";
 
-import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+const UNSTABLE = process.argv.slice(2).includes("--unstable");
+const acp = await import(
+  UNSTABLE ? "@agentclientprotocol/sdk/experimental/v2/unstable" : "@agentclientprotocol/sdk/experimental/v2"
+);
 
 const AGENT_INFO = {
   name: "acp-codegen-interop-ts-agent",
@@ -147,6 +161,10 @@ async function runTurn(client, session, turnNumber, prompt, userMessageId, signa
         ],
       },
     });
+
+    if (UNSTABLE && text.includes("delegate")) {
+      await delegate(client, sessionId, turnNumber, text, checkpoint);
+    }
 
     const chunks = replyChunks(text);
     for (let i = 0; i < chunks.length; i++) {
@@ -265,6 +283,44 @@ async function runTurn(client, session, turnNumber, prompt, userMessageId, signa
       log("could not report idle:", sendError);
     }
   }
+}
+
+/**
+ * A child session's whole piece of work, reported on the wire (see the header).
+ *
+ * @param {acp.AgentContext} client
+ * @param {string} parentId
+ * @param {number} turnNumber
+ * @param {string} text
+ * @param {() => void} checkpoint
+ */
+async function delegate(client, parentId, turnNumber, text, checkpoint) {
+  const childId = `sess_child_${turnNumber}`;
+  const on = async (sessionId, update) => client.notify("session/update", { sessionId, update });
+  const mirror = (state) => on(parentId, { sessionUpdate: "subagent_update", sessionId: childId, state });
+  await on(parentId, {
+    sessionUpdate: "subagent_update",
+    sessionId: childId,
+    title: "Helper",
+    description: "echoes in a child session",
+    _meta: { "example.com/role": "helper" },
+  });
+  const out = `msg_out_${turnNumber}`;
+  const incoming = `msg_in_${turnNumber}`;
+  const task = [{ type: "text", text }];
+  const link = { senderSessionId: parentId, recipientSessionId: childId };
+  await on(parentId, { sessionUpdate: "session_message", messageId: out, ...link, recipientMessageId: incoming, content: task });
+  await on(childId, { sessionUpdate: "session_message", messageId: incoming, ...link, senderMessageId: out, content: task });
+  await on(childId, { sessionUpdate: "state_update", state: "running" });
+  await mirror({ state: "running" });
+  checkpoint();
+  await on(childId, { sessionUpdate: "agent_message_chunk", messageId: "msg_child", content: { type: "text", text: "Child: " } });
+  await on(childId, { sessionUpdate: "agent_message_chunk", messageId: "msg_child", content: { type: "text", text } });
+  const back = { senderSessionId: childId, recipientSessionId: parentId };
+  await on(childId, { sessionUpdate: "session_message", messageId: `msg_report_${turnNumber}`, ...back, content: [{ type: "text", text: "done" }] });
+  await on(parentId, { sessionUpdate: "session_message", messageId: `msg_reported_${turnNumber}`, ...back, senderMessageId: `msg_report_${turnNumber}`, content: [{ type: "text", text: "done" }] });
+  await on(childId, { sessionUpdate: "state_update", state: "idle", stopReason: "end_turn" });
+  await mirror({ state: "idle", stopReason: "end_turn" });
 }
 
 const app = acp

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // ACP v2 test client built on the official TypeScript SDK
-// (@agentclientprotocol/sdk 2.4.0, entry point "experimental/v2").
+// (@agentclientprotocol/sdk 2.4.0, entry point "experimental/v2", or with
+// --unstable "experimental/v2/unstable").
 //
-// usage: node ts_client.mjs [--prompt TEXT] [--cancel] [--sessions]
+// usage: node ts_client.mjs [--unstable] [--prompt TEXT] [--cancel] [--sessions]
 //                           [--timeout SECONDS] [--] AGENT_CMD [ARGS...]
 //
 // Spawns AGENT_CMD (stdin/stdout carry ACP, its stderr is passed through),
@@ -15,6 +16,7 @@
 //   {"stopReason":"end_turn","updates":["user_message","state_update",...]}
 //
 // --cancel       send session/cancel right after the first agent_message_chunk
+//                (of the prompt's session or of a child: the cancel is the parent's)
 //                (permission requests are then answered `cancelled`), then
 //                still wait for idle; the stop reason should be "cancelled".
 // --sessions     after the turn, exercise the other baseline session methods
@@ -25,6 +27,13 @@
 //                "sessions": {"listed": [...], "replayed": [...], "afterClose": [...]}
 //                (each listed session as "this" or "other", the replayed kinds).
 // --timeout S    overall deadline in seconds (default 20).
+// --unstable     speak through the SDK's unstable v2 entry point (its validators
+//                know the unstable schema: subagent_update, session_message, ...).
+//
+// Updates of other sessions than the prompt's (an agent's child sessions,
+// announced by a subagent_update) are not the turn's: their kinds are added to
+// the line as "children": {"<sessionId>": [...]} (the key only when there are
+// any), and only the prompt's session's idle state_update ends the turn.
 //
 // Strict, with no way to relax it: the run fails when the SDK refuses the
 // session/prompt result (e.g. no `messageId`), when it drops a session/update
@@ -41,10 +50,22 @@ import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { format } from "node:util";
 
-import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+/** Whether --unstable is among this script's own options (before AGENT_CMD). */
+function wantsUnstable(argv) {
+  for (let i = 0; i < argv.length && argv[i].startsWith("--") && argv[i] !== "--"; i++) {
+    if (argv[i] === "--unstable") return true;
+    if (argv[i] === "--prompt" || argv[i] === "--timeout") i++; // skip the value
+  }
+  return false;
+}
+
+const UNSTABLE = wantsUnstable(process.argv.slice(2));
+const acp = await import(
+  UNSTABLE ? "@agentclientprotocol/sdk/experimental/v2/unstable" : "@agentclientprotocol/sdk/experimental/v2"
+);
 
 const USAGE =
-  "usage: ts_client.mjs [--prompt TEXT] [--cancel] [--sessions] [--timeout SECONDS] [--] AGENT_CMD [ARGS...]";
+  "usage: ts_client.mjs [--unstable] [--prompt TEXT] [--cancel] [--sessions] [--timeout SECONDS] [--] AGENT_CMD [ARGS...]";
 
 /**
  * Everything the SDK prints through `console` (it has no other channel for
@@ -116,6 +137,8 @@ function parseArgs(argv) {
       options.cancel = true;
     } else if (arg === "--sessions") {
       options.sessions = true;
+    } else if (arg === "--unstable") {
+      // read before the SDK was imported (UNSTABLE)
     } else if (arg === "--timeout") {
       const value = Number(argv[++i]);
       if (!(value > 0)) throw new UsageError("--timeout needs a positive number of seconds");
@@ -172,6 +195,10 @@ async function main() {
     updates: /** @type {string[]} */ ([]),
     /** kinds of every session/update seen on the wire, valid or not */
     rawUpdates: /** @type {string[]} */ ([]),
+    /** kinds delivered for other sessions (children), by session id */
+    children: /** @type {Record<string, string[]>} */ ({}),
+    /** every kind the SDK delivered, whatever the session (for the dropped-update check) */
+    delivered: /** @type {string[]} */ ([]),
     sessionId: /** @type {string | undefined} */ (undefined),
     promptSent: false,
     promptAccepted: false,
@@ -243,6 +270,12 @@ async function main() {
     .onNotification("session/update", ({ params }) => {
       const update = /** @type {any} */ (params.update);
       const kind = update.sessionUpdate;
+      if (!state.finished) state.delivered.push(kind);
+      if (state.sessionId !== undefined && params.sessionId !== state.sessionId) {
+        if (!state.finished) (state.children[params.sessionId] ??= []).push(kind);
+        if (options.cancel && kind === "agent_message_chunk") sendCancel(); // the parent's
+        return;
+      }
       if (state.finished) {
         if (state.replay) {
           state.replay.push(kind);
@@ -301,14 +334,15 @@ async function main() {
     const extra = options.sessions ? { sessions: await sessions.promise } : {};
     // Let notifications already read finish their trip through the SDK.
     await new Promise((resolve) => setImmediate(resolve));
-    const rejected = notDelivered(state.rawUpdates, state.updates);
+    const rejected = notDelivered(state.rawUpdates, state.delivered);
     if (rejected.length > 0) {
       throw new Error(`the SDK rejected ${rejected.length} session/update notification(s) of kind ${safeJson(rejected)}`);
     }
     if (sdkConsole.length > 0) {
       throw new Error(`the SDK printed ${sdkConsole.length} message(s) about the agent's messages, first: ${sdkConsole[0]}`);
     }
-    const line = JSON.stringify({ stopReason: state.stopReason, updates: state.updates, ...extra });
+    const children = Object.keys(state.children).length > 0 ? { children: state.children } : {};
+    const line = JSON.stringify({ stopReason: state.stopReason, updates: state.updates, ...children, ...extra });
     await new Promise((resolve) => process.stdout.write(`${line}\n`, resolve));
     await shutdown(child, childExited, timer);
     process.exit(0);

@@ -15,8 +15,7 @@ import base64
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
@@ -34,7 +33,7 @@ from ..replay import (
     replay,
 )
 
-LANES = ("v1", "v2")
+LANES = ("v1", "v2", "v2_unstable")
 DEFAULT_LANE = "v2"
 
 
@@ -60,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lane",
         choices=LANES,
         help="the protocol lane the transcript speaks (default: the protocolVersion of its"
-        " initialize, else the first update kind only one lane has, else v2)",
+        " initialize, else the first update kind only one version has, else v2; the unstable"
+        " lane when an update of its own kinds, such as subagent_update, comes early)",
     )
     parser.add_argument(
         "--bindings",
@@ -122,31 +122,48 @@ def _replay(args: argparse.Namespace, stream: BinaryIO, name: str) -> Replay:
     if args.bindings is not None:
         among = package_lanes(args.bindings)
         if lane is None and len(among) > 1:  # a package of several lanes: the transcript's
-            kinds = partial(_lane_kinds, lambda lane: load_bindings(args.bindings, lane), among)
-            detected, source = detect_lane(stream, kinds, args.max_line)
+            found = _LaneKinds(lambda lane: load_bindings(args.bindings, lane), among)
+            detected, source = detect_lane(stream, lambda: found, args.max_line)
             lane = detected if detected in among else max(among)
         bindings = load_bindings(args.bindings, lane)
         return replay(bindings, source, name, args.session, args.max_line)
     if lane is None:
-        kinds = partial(_lane_kinds, lambda lane: load_bindings(_default_bindings(lane)), LANES)
-        detected, source = detect_lane(stream, kinds, args.max_line)
+        known = _LaneKinds(lambda lane: load_bindings(_default_bindings(lane)), LANES)
+        detected, source = detect_lane(stream, lambda: known, args.max_line)
         lane = detected if detected in LANES else DEFAULT_LANE
     acp = load_bindings(_default_bindings(lane))
     return replay(acp, source, name, args.session, args.max_line)
 
 
-def _lane_kinds(
-    load: Callable[[str], ModuleType], lanes: Sequence[str]
-) -> Mapping[str, frozenset[str]]:
-    """The update kinds of each of `lanes` that `load` finds a package of."""
-    kinds: dict[str, frozenset[str]] = {}
-    for lane in lanes:
-        try:
-            acp = load(lane)
-        except InputError:
-            continue
-        kinds[lane] = frozenset(acp.session_state.KNOWN_KINDS)
-    return kinds
+class _LaneKinds(Mapping[str, frozenset[str]]):
+    """The update kinds of each of `lanes` that `load` finds a package of; a lane is loaded
+    only when it is asked for (the check for an unstable lane's kinds asks for two)."""
+
+    def __init__(self, load: Callable[[str], ModuleType], lanes: Sequence[str]) -> None:
+        self._load = load
+        self._lanes = tuple(lanes)
+        self._found: dict[str, frozenset[str] | None] = {}
+
+    def __getitem__(self, lane: str) -> frozenset[str]:
+        if lane not in self._found:
+            if lane not in self._lanes:
+                raise KeyError(lane)
+            try:
+                acp = self._load(lane)
+            except InputError:
+                self._found[lane] = None
+            else:
+                self._found[lane] = frozenset(acp.session_state.KNOWN_KINDS)
+        found = self._found[lane]
+        if found is None:
+            raise KeyError(lane)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (lane for lane in self._lanes if lane in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _report(result: Replay, name: str) -> None:
@@ -192,7 +209,7 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
         out.append("")
         for message in snapshot["messages"]:
             label = "" if message["messageId"] is None else f" ({message['messageId']})"
-            out.append(f"{message['role']}{label}:")
+            out.append(f"{message['role']}{label}{_between(message)}:")
             out.extend(_indent(_blocks(message["content"]), 2) or ["  (no content)"])
     if snapshot["toolCalls"]:
         out += ["", "tool calls:"]
@@ -226,6 +243,10 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
         for compaction in snapshot["compactions"].values():
             out.append(f"  {compaction['compactionId']}: {compaction.get('status')}")
             out.extend(_indent(_blocks(compaction.get("summary") or []), 4))
+    if snapshot.get("children"):
+        out += ["", "child sessions:"]
+        for child in snapshot["children"].values():
+            out.extend(_indent(_child(child), 2))
     if snapshot["unknown"]:
         kinds = ", ".join(str(u.get("sessionUpdate")) for u in snapshot["unknown"])
         out += ["", f"unknown updates: {kinds}"]
@@ -233,6 +254,30 @@ def render_text(snapshot: dict[str, Any], session_id: str | None, applied: int) 
     stop = f" ({snapshot['stopReason']})" if snapshot["stopReason"] is not None else ""
     out.append(f"state: {snapshot['state']}{stop}")
     return "\n".join(out) + "\n"
+
+
+def _between(message: dict[str, Any]) -> str:
+    """An inter-session message's sender and recipient (` sess_a → sess_b`)."""
+    sender, recipient = message.get("senderSessionId"), message.get("recipientSessionId")
+    if sender is None and recipient is None:
+        return ""
+    return f" {sender or '?'} → {recipient or '?'}"
+
+
+def _child(child: dict[str, Any]) -> list[str]:
+    """A child session: its title and state, then its own conversation, indented."""
+    title = f" ({child['title']})" if "title" in child else ""
+    session = child["session"]
+    stop = f" ({session['stopReason']})" if session.get("stopReason") is not None else ""
+    lines = [f"{child['sessionId']}{title}: {session['state']}{stop}"]
+    for message in session["messages"]:
+        lines.append(f"  {message['role']} ({message['messageId']}){_between(message)}:")
+        lines.extend(_indent(_blocks(message["content"]), 4) or ["    (no content)"])
+    for call in session["toolCalls"].values():
+        lines.append(f"  tool call {call['toolCallId']}: {call.get('status', 'no status')}")
+    for grandchild in (session.get("children") or {}).values():
+        lines.extend(_indent(_child(grandchild), 2))
+    return lines
 
 
 def _entries(plan: dict[str, Any]) -> list[str]:

@@ -36,7 +36,7 @@ def find_methods(
     file the pointers of methods it lists name."""
     roles = _envelope_roles(defs)
     by_method: dict[str, dict[Part, str]] = {}
-    sides: dict[str, str] = {}
+    sides: dict[tuple[str, Part], str] = {}  # (wire, part) → its definition's x-side
     for name, node in defs.items():
         if not isinstance(node, dict) or not isinstance(node.get("x-method"), str):
             continue
@@ -49,49 +49,52 @@ def find_methods(
             continue
         by_method.setdefault(wire, {}).setdefault(role, name)
         if isinstance(node.get("x-side"), str) and role != "response":
-            sides[wire] = node["x-side"]
+            sides.setdefault((wire, role), node["x-side"])
     stable_names = set(_meta_entries(stable_meta, "").keys()) if stable_meta else None
     out: list[Method] = []
     listed = _meta_entries(meta, meta_name + "#")
-    if not listed:  # no meta.json: the annotations alone
-        listed = {
-            w: (w.replace("/", "_"), _side(sides.get(w)), _annotated_at(by_method[w]))
-            for w in by_method
-        }
+    from_meta = bool(listed)
+    if not from_meta:  # no meta.json: the annotations alone
+        listed = {w: (w.replace("/", "_"), _side(_first_side(sides, w)), "") for w in by_method}
     for wire, (key, side, at) in listed.items():
         found = by_method.get(wire, {})
-        kind: Literal["request", "notification"] = (
-            "notification" if "notification" in found else "request"
-        )
         if not found:
             diags.warning("", f"method {wire!r} from meta.json has no x-method definitions")
-        if "notification" in found and "request" in found:
-            # One wire name, two kinds (unstable `proxy/successor`): a dispatcher keys its
-            # routes by name, so the request's types are generated but not routed.
-            diags.warning(
-                f"#/$defs/{found['request']}",
-                f"{wire!r} is both a request ({found['request']}) and a notification"
-                f" ({found['notification']}); only the notification is routed",
+        # One wire name may be both a request and a notification (unstable `mcp/message`,
+        # `proxy/successor`): two methods, told apart on the wire by the `id`, each handled by
+        # the side its own definition names.
+        kinds: list[Literal["request", "notification"]] = [
+            k for k in ("request", "notification") if k in found
+        ] or ["request"]
+        for kind in kinds:
+            annotated = sides.get((wire, kind))
+            own = side
+            if annotated is not None and annotated != side:
+                if len(kinds) > 1 or not from_meta:
+                    own = _side(annotated)
+                else:
+                    diags.warning(
+                        f"#/$defs/{found.get(kind, '')}",
+                        f"x-side {annotated!r} disagrees with meta.json ({side!r}) for {wire!r}",
+                    )
+            out.append(
+                Method(
+                    name=wire,
+                    key=key,
+                    side=own,
+                    kind=kind,
+                    params=found.get(kind),
+                    result=found.get("response") if kind == "request" else None,
+                    unstable=stable_names is not None and wire not in stable_names,
+                    pointer=at or _annotated_at(found, kind),
+                )
             )
-        annotated = sides.get(wire)
-        if annotated is not None and annotated != side:
-            diags.warning(
-                f"#/$defs/{found.get(kind, '')}",
-                f"x-side {annotated!r} disagrees with meta.json ({side!r}) for {wire!r}",
-            )
-        out.append(
-            Method(
-                name=wire,
-                key=key,
-                side=side,
-                kind=kind,
-                params=found.get(kind),
-                result=found.get("response") if kind == "request" else None,
-                unstable=stable_names is not None and wire not in stable_names,
-                pointer=at,
-            )
-        )
     return tuple(out)
+
+
+def _first_side(sides: dict[tuple[str, Part], str], wire: str) -> str | None:
+    """The x-side of a method's request, else of its notification."""
+    return sides.get((wire, "request")) or sides.get((wire, "notification"))
 
 
 def _meta_entries(meta: dict[str, Any] | None, base: str) -> dict[str, tuple[str, Side, str]]:
@@ -108,9 +111,9 @@ def _meta_entries(meta: dict[str, Any] | None, base: str) -> dict[str, tuple[str
     return out
 
 
-def _annotated_at(roles: dict[Part, str]) -> str:
-    """The `x-method` annotation of a method's first definition (params, else result)."""
-    name = roles.get("request") or roles.get("notification") or roles.get("response") or ""
+def _annotated_at(roles: dict[Part, str], kind: Part) -> str:
+    """The `x-method` annotation of a method's definition of `kind` (else its result)."""
+    name = roles.get(kind) or roles.get("response") or ""
     return pointer_join(def_pointer(name), "x-method")
 
 

@@ -39,8 +39,9 @@ class FieldContext:
     check: Check  # how its (non-null) value is checked
     decode: str  # the statements that decode it from `data` into `self` (`checks.field_decode`)
     to_json: str  # its value in `self`, encoded: an expression
-    encode: Encode  # how `to_json` encodes it (`_wire.py` writes it the same way)
+    encode: Encode  # how `to_json` encodes it
     enum_type: str  # encode `enum`: the plain type its members encode as (`str`, `int`)
+    write: str  # its JSON text as `_wire.py` writes it from `o`: an expression
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -202,6 +203,7 @@ class MethodContext:
     result_type: str
     params_annotation: str  # `_m.X`, or `Any`: the annotation of a handler's `params`
     result_annotation: str  # `_m.X`, `Any`, or `None` for a notification
+    twin: bool = False  # a notification whose wire name is also a request's
 
 
 @dataclass(slots=True, eq=False, repr=False)

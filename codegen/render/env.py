@@ -31,11 +31,20 @@ def environment(template_dir: Path) -> jinja2.Environment:
     env.filters["pylit"] = pylit
     env.filters["docstring"] = docstring
     env.filters["json_text"] = json_text
+    env.filters["code"] = code_span
     return env
 
 
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates are cached per user: compiling them costs more than rendering."""
+def code_span(value: object) -> str:
+    """`value` as a Markdown code span in a table cell: a pipe or a line break would end the
+    cell, and a backquote the span."""
+    text = str(value).replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    return f"`{text}`"
+
+
+def user_cache() -> Path | None:
+    """This version's folder in the user's cache (made if missing), or None when it cannot be
+    made: what is kept there only saves time, it is never needed."""
     folder = (
         Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         / "acp-codegen"
@@ -45,7 +54,13 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    return jinja2.FileSystemBytecodeCache(str(folder))
+    return folder
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates are cached per user: compiling them costs more than rendering."""
+    folder = user_cache()
+    return None if folder is None else jinja2.FileSystemBytecodeCache(str(folder))
 
 
 _SCALARS = frozenset({str, int, bool, type(None)})

@@ -41,7 +41,11 @@ def lower(
 ) -> dict[str, ModuleContext]:
     """The context of each templated module of `modules`, by module name."""
     models = ModelsLowering(model, names).context(banner)
-    methods = tuple(_method(m, names) for m in model.methods)
+    requests = {m.name for m in model.methods if m.kind == "request"}
+    methods = tuple(
+        _method(m, names, twin=m.kind == "notification" and m.name in requests)
+        for m in model.methods
+    )
     made: dict[str, ModuleContext] = {
         "models": models,
         "methods": MethodsContext(banner, methods),
@@ -65,7 +69,8 @@ def lower(
     return {name: made[name] for name in wanted}
 
 
-def _method(method: Method, names: Names) -> MethodContext:
+def _method(method: Method, names: Names, *, twin: bool) -> MethodContext:
+    """`twin`: a notification whose wire name is also a request's."""
     params = names.types.get(method.params or "", "")
     result = names.types.get(method.result or "", "")
     request = method.kind == "request"
@@ -78,7 +83,7 @@ def _method(method: Method, names: Names) -> MethodContext:
         result_annotation = f"_m.{result}" if result else "Any"
     return MethodContext(
         name=method.name,
-        py=names.methods.get(method.name, ""),
+        py=names.methods.get((method.name, method.kind), ""),
         side=method.side,
         kind=method.kind,
         unstable=method.unstable,
@@ -89,6 +94,7 @@ def _method(method: Method, names: Names) -> MethodContext:
         result_type=f"_m.{result}" if result else "None",
         params_annotation=f"_m.{params}" if params else "Any",
         result_annotation=result_annotation,
+        twin=twin,
     )
 
 

@@ -24,7 +24,7 @@ from ..ir import (
     union_levels,
 )
 from ..naming import Names
-from .checks import OnNull, field_decode
+from .checks import OnNull, TypeCheck, field_decode
 from .context import (
     AliasContext,
     ClassContext,
@@ -36,7 +36,7 @@ from .context import (
     UnionContext,
 )
 from .prose import wrap
-from .shapes import EXPECTED, Shapes, to_json
+from .shapes import EXPECTED, Shapes, to_json, to_text
 from .unions import tagged_union, union_base, untagged_union
 
 
@@ -295,6 +295,13 @@ class ModelsLowering:
             to_json=to_json(encode, enum_type, "self." + py, nullable=shape.nullable),
             encode=encode,
             enum_type=enum_type,
+            write=to_text(
+                encode,
+                enum_type,
+                "o." + py,
+                nullable=shape.nullable,
+                text=isinstance(check, TypeCheck) and check.pytype == "str",
+            ),
         )
 
     def _alias(self, t: Alias, py: str) -> AliasContext:

@@ -95,6 +95,12 @@ SESSION_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "notice": ("_notice", ("severity", "title")),
     "compaction_update": ("_compaction_update", ("compactionId", "status")),
     "compaction_summary_chunk": ("_compaction_chunk", ("compactionId", "content")),
+    # Subagent sessions (npm-sdk-2.4.0's unstable schema): a child session announced and
+    # patched on its parent, inter-session messages in a transcript, and removed plans.
+    "subagent_update": ("_subagent_update", ("sessionId",)),
+    "session_message": ("_session_message", ("messageId",)),
+    "session_message_chunk": ("_session_message_chunk", ("messageId", "content")),
+    "plan_removed": ("_plan_removed", ("planId",)),
 }
 # v1's session model (`session_state_v1.py.j2`, v1's `session_state.py`): chunks without
 # message ids, `tool_call` then `tool_call_update` (null keeps a field), one plan, modes,
@@ -124,4 +130,6 @@ MESSAGE_ROLES = {
     "agent_message_chunk": "agent",
     "agent_thought": "thought",
     "agent_thought_chunk": "thought",
+    "session_message": "session",
+    "session_message_chunk": "session",
 }

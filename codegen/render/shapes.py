@@ -202,6 +202,26 @@ def to_json(encode: Encode, enum_type: str, target: str, *, nullable: bool) -> s
     return target
 
 
+def to_text(encode: Encode, enum_type: str, target: str, *, nullable: bool, text: bool) -> str:
+    """The JSON text of the field value `target` as `_wire.py` writes it: what `to_json`
+    gives, dumped (`text`: the field's values are strings)."""
+    unless = f'"null" if {target} is None else ' if nullable else ""
+    if encode == "model":
+        written = f"_WRITERS[type({target})]({target})"
+        return f"({unless}{written})" if nullable else written
+    if encode == "list_model":
+        return f'({unless}"[" + ",".join([_o(i) for i in {target}]) + "]")'
+    if encode == "map_model":
+        return f'({unless}"{{" + ",".join([_k(k) + _o(i) for k, i in {target}.items()]) + "}}")'
+    if encode == "enum":
+        return f"({unless}_v({enum_type}({target})))"
+    if encode == "generic":
+        return f"_v(_enc({target}))"
+    if text:
+        return f"(_quote({target}) if type({target}) is str else _v({target}))"
+    return f"_v({target})"
+
+
 def number_expected(what: str, shape: Shape) -> str:
     lo, hi = shape.minimum, shape.maximum
     if lo is not None and hi is not None:

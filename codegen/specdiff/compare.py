@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..ir import (
     Alias,
     EnumType,
+    Method,
     ObjectType,
     Shape,
     TaggedUnion,
@@ -50,21 +51,28 @@ class Comparer:
 
     # -- methods --------------------------------------------------------------------------
     def methods(self) -> None:
-        old = {m.name: m for m in self.ctx.old.model.methods}
-        new = {m.name: m for m in self.ctx.new.model.methods}
-        for name, m in old.items():
+        for name, m, n in _method_pairs(self.ctx.old.model.methods, self.ctx.new.model.methods):
             path = f"method:{name}"
-            n = new.get(name)
             if n is None:
+                assert m is not None
                 moved = self.method_pairs.get(name)
                 hint = f"probably renamed to `{moved}` (same side and payloads)" if moved else ""
-                what = "notification" if m.kind == "notification" else "request"
                 self.ctx.add(
                     "method-removed",
                     path,
-                    f"{what} `{name}` (handled by the {m.side}) removed",
+                    f"{m.kind} `{name}` (handled by the {m.side}) removed",
                     direction=method_direction(m),
                     hint=hint,
+                )
+                continue
+            if m is None:
+                was = next((o for o, x in self.method_pairs.items() if x == name), None)
+                self.ctx.add(
+                    f"method-added-{n.kind}",
+                    path,
+                    f"{n.kind} `{name}` (handled by the {n.side}) added",
+                    direction=method_direction(n),
+                    hint=f"probably renamed from `{was}`" if was else "",
                 )
                 continue
             direction = method_direction(n)
@@ -87,17 +95,6 @@ class Comparer:
                 ("result", m.result, n.result),
             ):
                 self._payload(path, role, o_name, n_name)
-        for name, n in new.items():
-            if name in old:
-                continue
-            was = next((o for o, x in self.method_pairs.items() if x == name), None)
-            self.ctx.add(
-                f"method-added-{n.kind}",
-                f"method:{name}",
-                f"{n.kind} `{name}` (handled by the {n.side}) added",
-                direction=method_direction(n),
-                hint=f"probably renamed from `{was}`" if was else "",
-            )
 
     def batches(self) -> None:
         """The JSON-RPC batch messages the root schema allows (named after their sender)."""
@@ -307,3 +304,32 @@ def _kind_name(t: TypeDef) -> str:
 
 def compare(old: Input, new: Input) -> list[Change]:
     return Comparer(old, new).run()
+
+
+def _method_pairs(
+    old: tuple[Method, ...], new: tuple[Method, ...]
+) -> list[tuple[str, Method | None, Method | None]]:
+    """(name, old method, new method), old ones first, then the new ones. A name with one
+    method on each side pairs them (so a request that became a notification is one change);
+    a name that is both a request and a notification on a side pairs by kind."""
+    olds: dict[str, list[Method]] = {}
+    news: dict[str, list[Method]] = {}
+    for m in old:
+        olds.setdefault(m.name, []).append(m)
+    for m in new:
+        news.setdefault(m.name, []).append(m)
+    out: list[tuple[str, Method | None, Method | None]] = []
+    for name, before in olds.items():
+        after = news.get(name, [])
+        if len(before) == 1 and len(after) == 1:
+            out.append((name, before[0], after[0]))
+            continue
+        for m in before:
+            out.append((name, m, next((n for n in after if n.kind == m.kind), None)))
+    for name, after in news.items():
+        before = olds.get(name, [])
+        if len(before) == 1 and len(after) == 1:
+            continue
+        kinds = {m.kind for m in before}
+        out += [(name, None, n) for n in after if n.kind not in kinds]
+    return out

@@ -84,9 +84,11 @@ def type_renames(
             renames[o] = n
             why[o] = reason
 
-    new_methods = {m.name: m for m in new.methods}
+    by_name = {m.name: m for m in reversed(new.methods)}  # a name's first method
+    by_kind = {(m.name, m.kind): m for m in new.methods}
     for m in old.methods:
-        nm = new_methods.get(method_pairs.get(m.name, m.name))
+        moved = method_pairs.get(m.name, m.name)
+        nm = by_kind.get((moved, m.kind)) or by_name.get(moved)
         if nm is not None:
             pair(m.params, nm.params, f"the params of `{nm.name}`")
             pair(m.result, nm.result, f"the result of `{nm.name}`")

@@ -28,6 +28,7 @@ from .jsonrpc import (
     ConnectionClosed,
     Message,
     Route,
+    RouteKey,
     RpcError,
     error_reply,
     reply_line,
@@ -41,7 +42,7 @@ class Handler(Protocol):
     """What the dispatcher needs of a handler (`RoleBase` in connection.py is one)."""
 
     @property
-    def ROUTES(self) -> Mapping[str, Route]: ...  # noqa: N802 - the class attribute's name
+    def ROUTES(self) -> Mapping[RouteKey, Route]: ...  # noqa: N802 - the class attribute's name
 
     @property
     def CANCEL_METHOD(self) -> str | None: ...  # noqa: N802
@@ -184,10 +185,8 @@ class Dispatcher:
         # Valid ids are None, str or int (never bool), so 1 and "1" stay apart as keys.
         if rid in self._incoming:
             return self._reject(sink, rid, "a request with this id is still running")
-        route = self.handler.ROUTES.get(method)
-        if (route is None and not method.startswith("_")) or (
-            route is not None and route.kind != "request"
-        ):
+        route = self.handler.ROUTES.get((method, "request"))
+        if route is None and not method.startswith("_"):
             sink(error_reply(rid, RpcError.method_not_found(method)))
             return True
         answer = self._send_reply if batch is None else batch.add
@@ -292,13 +291,11 @@ class Dispatcher:
     def _note_server(self, method: str) -> NoteServer | None:
         """The handler's method and the params decoder for a notification (None: ignored)."""
         handler = self.handler
-        route = handler.ROUTES.get(method)
+        route = handler.ROUTES.get((method, "notification"))
         if route is None:
             if not method.startswith("_"):
                 return None
             return functools.partial(handler.ext_notification, method), None
-        if route.kind != "notification":
-            return None
         tp = route.params
         decoder = None if tp is None else DECODERS.get(tp, functools.partial(decode, tp))
         server = (getattr(handler, route.attr), decoder)

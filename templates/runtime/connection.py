@@ -42,7 +42,7 @@ from ._output import CLOSE_FLUSH_SECONDS as CLOSE_FLUSH_SECONDS
 from ._output import WRITE_BUFFER_BYTES, WRITE_CHUNK, Output, Taps, Wakeup
 from ._reading import LineReader
 from ._runtime import JsonValue, decode
-from .jsonrpc import MAX_MESSAGE_BYTES, Route, RpcError, Tap
+from .jsonrpc import MAX_MESSAGE_BYTES, Route, RouteKey, RpcError, Tap
 from .transport import READ_CHUNK as READ_CHUNK
 from .transport import ByteReader, ByteWriter, StreamTransport, Transport
 
@@ -71,7 +71,9 @@ class RoleBase:
     """Base of `AgentBase` and `ClientBase`: the route table, the connection it serves, and the
     hooks for `_`-prefixed extension methods."""
 
-    ROUTES: ClassVar[Mapping[str, Route]] = {}
+    ROUTES: ClassVar[Mapping[RouteKey, Route]] = {}
+    """(method, kind) → how it is served: a message is routed by its method and by whether it
+    has an `id` (a request) or not (a notification)."""
     CANCEL_METHOD: ClassVar[str | None] = None
     """The protocol-level notification that cancels an in-flight request, if the schema has one."""
     BATCHES: ClassVar[bool] = True

@@ -100,13 +100,19 @@ class ConnectionClosed(ConnectionError):
     for their answer when it happened."""
 
 
+Kind = Literal["request", "notification"]
+RouteKey = tuple[str, Kind]
+"""A route table's key: the method name and the kind of message (a request has an `id`). One
+name may be both (the unstable v2 `mcp/message`, `proxy/successor`): two routes."""
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     """How the dispatcher serves one method: the handler's method, whether it is answered, and
     the types its params decode to (None: raw JSON) and its result encodes from."""
 
     attr: str
-    kind: Literal["request", "notification"]
+    kind: Kind
     params: Any
     result: Any
 

@@ -44,7 +44,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Unpack
 
-from ..runtime._runtime import UNSET, encode
+from ..runtime._runtime import UNSET, JsonValue, encode
 from ..runtime.connection import Connection, ConnectionOptions
 from ..runtime.jsonrpc import Route, RpcError
 from ..runtime.stdio import connect_stdio
@@ -72,10 +72,11 @@ class Agent:
     Class attributes: `name`, `version`, `title` (its `Implementation`); `image_prompts`,
     `audio_prompts`, `embedded_context` (the prompt content it accepts beyond text and resource
     links: other blocks are refused with -32602); `mcp_transports` (the MCP servers it accepts
-    in session setup beyond what every agent of a version must: `"http"`, `"sse"`, and v2's
-    `"stdio"`); `sessions_per_page`; `lanes` (the lanes it serves, by name; None: the stable
-    lane of every version the package holds); the bounds `history_turns`, `history_bytes`,
-    `max_sessions`, `idle_timeout` (seconds).
+    in session setup beyond what every agent of a version must: `"http"`, `"sse"`, v2's
+    `"stdio"`, and the unstable v2 lane's `"acp"`, whose server the agent reaches with
+    `side.client.mcp_message(...)`); `sessions_per_page`; `lanes` (the lanes it serves, by
+    name; None: the stable lane of every version the package holds); the bounds
+    `history_turns`, `history_bytes`, `max_sessions`, `idle_timeout` (seconds).
 
     `store`: where sessions are kept beyond memory — a SQLite file's path (created 0600 when
     missing), a `postgresql://` URL (the `postgres` extra), or a `SessionStore`; None (the
@@ -150,12 +151,12 @@ class Agent:
         the class attributes): a subclass may change it or return another."""
         return capabilities
 
-    async def on_ext_request(self, side: AgentSide, method: str, params: Any) -> Any:
-        """A `_`-prefixed request (an extension): its params as raw JSON; return the result as
-        JSON. By default -32601."""
+    async def on_ext_request(self, side: AgentSide, method: str, params: JsonValue) -> JsonValue:
+        """A `_`-prefixed request (an extension): its params as raw JSON (None when it has
+        none); return the result as JSON. By default -32601."""
         raise RpcError.method_not_found(method)
 
-    async def on_ext_notification(self, side: AgentSide, method: str, params: Any) -> None:
+    async def on_ext_notification(self, side: AgentSide, method: str, params: JsonValue) -> None:
         """A `_`-prefixed notification (an extension): ignored unless overridden."""
 
     # -- what the toolkit does ---------------------------------------------------------------
@@ -233,6 +234,7 @@ class AgentSide:
         agent = self.agent
         agent.evict(room=1)
         session = AgentSession(agent, self, f"sess_{uuid.uuid4().hex}", cwd, roots, servers)
+        session.request = params
         await agent.on_new_session(session)
         if agent.stored is not None:
             await agent.stored.created(session, self.lane)
@@ -242,6 +244,7 @@ class AgentSide:
     async def session_load(self, params: Any) -> Any:
         session = await self._reopen(params.session_id, params.cwd)
         _, session.additional_directories, session.mcp_servers = self._setup(params)
+        session.request = params
         self._reopened(session)
         await session.replay()  # the whole conversation precedes the answer
         return self.lane.models.LoadSessionResponse()
@@ -256,6 +259,7 @@ class AgentSide:
             cursor = encode(replay).get("type")
             raise invalid("$.replayFrom", f"unsupported replay cursor {cursor!r}")
         _, session.additional_directories, session.mcp_servers = self._setup(params)
+        session.request = params
         self._reopened(session)
         if from_start:
             await session.replay()
@@ -344,6 +348,12 @@ class AgentSide:
         session = self.agent.sessions.get(params.session_id)
         if session is not None and session.side is self:
             session.foreground.cancel()
+        elif self.features.subagents:  # a child session's work, when it may be cancelled
+            from .subagents import find_child
+
+            child = find_child(self, params.session_id)
+            if child is not None:
+                child.request_cancel()
 
     async def tool_call_cancel(self, params: Any) -> Any:
         """Cancels a tool call made `cancellable` (see `ToolCallHandle.run`); -32602 for one
@@ -363,10 +373,10 @@ class AgentSide:
         raise invalid("$.terminalId", f"terminal {params.terminal_id!r} is unknown")
 
     # -- extensions --------------------------------------------------------------------------
-    async def ext_method(self, method: str, params: Any) -> Any:
+    async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
         return await self.agent.on_ext_request(self, method, params)
 
-    async def ext_notification(self, method: str, params: Any) -> None:
+    async def ext_notification(self, method: str, params: JsonValue) -> None:
         await self.agent.on_ext_notification(self, method, params)
 
     # -- helpers -----------------------------------------------------------------------------
@@ -454,8 +464,12 @@ class AgentSide:
             self._check_path(root, f"$.additionalDirectories[{index}]")
         servers = listed(getattr(params, "mcp_servers", None))
         baseline = {"stdio"} if self.lane.dialect == "v1" else set()
+        unknown = getattr(self.lane.models, "McpServerOther", ())  # a transport of no schema
         for index, server in enumerate(servers):
             transport = encode(server).get("type", "stdio")
+            if isinstance(server, unknown) and not str(transport).startswith("_"):
+                reason = f"protocol version {self.lane.version} has no {transport!r} MCP servers"
+                raise invalid(f"$.mcpServers[{index}]", reason)
             if transport not in baseline and transport not in self.agent.mcp_transports:
                 reason = f"this agent does not accept {transport!r} MCP servers"
                 raise invalid(f"$.mcpServers[{index}]", reason)
@@ -488,7 +502,7 @@ def side_class(lane: Lane) -> type[AgentSide]:
     """`AgentSide` with the lane's `AgentBase` under it; its `initialize` takes raw JSON, as the
     router's does (a repeated request is read as leniently as the first)."""
     base = lane.rpc.AgentBase
-    routes = {**base.ROUTES, "initialize": Route("initialize", "request", None, None)}
+    routes = {**base.ROUTES, ("initialize", "request"): Route("initialize", "request", None, None)}
     made: type[AgentSide] = type(f"AgentSide_{lane.name}", (AgentSide, base), {"ROUTES": routes})
     return made
 

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping, Sequence
 from typing import IO, Any, Final, Unpack
 
-from ..runtime._runtime import UNSET, DecodeError, decode, encode
+from ..runtime._runtime import UNSET, DecodeError, JsonValue, decode, encode
 from ..runtime.connection import Connection, ConnectionOptions, RoleBase
 from ..runtime.jsonrpc import RpcError
 from ..runtime.process import EXIT_TIMEOUT, ProcessConnection, connect_process
@@ -219,11 +219,12 @@ class Client:
         )
         return self.dialect.m.ReleaseTerminalResponse()
 
-    async def ext_method(self, method: str, params: Any) -> Any:
-        """A `_`-prefixed request from the agent (raw JSON params): -32601 unless overridden."""
+    async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
+        """A `_`-prefixed request from the agent (raw JSON params, None when it has none):
+        -32601 unless overridden."""
         raise RpcError.method_not_found(method)
 
-    async def ext_notification(self, method: str, params: Any) -> None:
+    async def ext_notification(self, method: str, params: JsonValue) -> None:
         """A `_`-prefixed notification from the agent: ignored unless overridden."""
 
     # -- bookkeeping -----------------------------------------------------------------------

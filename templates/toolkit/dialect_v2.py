@@ -198,9 +198,11 @@ class V2Dialect(Dialect):
             ),
         )
         transports = agent.mcp_transports
+        over_acp = "acp" in transports and hasattr(m, "McpAcpCapabilities")  # unstable v2
         mcp = m.McpCapabilities(
             stdio=m.McpStdioCapabilities() if "stdio" in transports else UNSET,
             http=m.McpHttpCapabilities() if "http" in transports else UNSET,
+            **({"acp": m.McpAcpCapabilities()} if over_acp else {}),
         )
         session = m.SessionCapabilities(
             prompt=prompt if encode(prompt) else UNSET,

@@ -59,6 +59,9 @@ class ProtocolFeatures:
     """The protocol has the client's terminals (v1): see `AgentSession.create_terminal`."""
     load_session: bool
     """`session/load` (v1); v2 resumes with a replay instead (`session/resume`)."""
+    subagents: bool
+    """Child sessions (`subagent_update`, inter-session messages: npm-sdk-2.4.0's unstable v2):
+    `turn.subagent(...)`, `RemoteSession.children`."""
     tool_call_statuses: frozenset[str]
     plan_entry_statuses: frozenset[str]
 
@@ -90,6 +93,7 @@ class Lane:
             client_files=hasattr(m, "ReadTextFileRequest"),
             client_terminals=hasattr(m, "CreateTerminalRequest"),
             load_session=hasattr(m, "LoadSessionRequest"),
+            subagents=hasattr(m, "SessionUpdateSubagentUpdate"),
             tool_call_statuses=self.values.get("ToolCallStatus", frozenset()),
             plan_entry_statuses=self.values.get("PlanEntryStatus", frozenset()),
         )

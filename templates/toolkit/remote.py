@@ -19,6 +19,7 @@ from .content import text_block
 from .lane import Lane, ProtocolFeatures
 
 if TYPE_CHECKING:
+    from .children import RemoteChild
     from .client import Client
 
 __all__ = ["RemoteSession", "TurnResult"]
@@ -83,6 +84,14 @@ class RemoteSession:
     @property
     def features(self) -> ProtocolFeatures:
         return self.lane.features
+
+    @property
+    def children(self) -> dict[str, RemoteChild]:
+        """The child sessions the agent announced on this one (subagents), by id, in that
+        order; NotSupported where the protocol has none (see `children.py`)."""
+        from .children import children_of
+
+        return children_of(self)
 
     # -- watching ----------------------------------------------------------------------------
     def subscribe(self, callback: Callback[SessionUpdate]) -> Callable[[], None]:
@@ -174,6 +183,10 @@ class RemoteSession:
             self.state.apply(update)
         except ValueError as exc:
             _log.warning("session %s: an update could not be applied: %s", self.id, exc)
+        if self.features.subagents:  # a child announced: follow it from the next update on
+            from .children import follow
+
+            follow(self, update)
         if self._logging:
             self._log.append((update, self.client.dialect.state_of(update)))
         self._changed.set()
@@ -205,6 +218,10 @@ class RemoteSession:
     def closed(self) -> None:
         self._hub.close()
         self._changed.set()
+        if self.features.subagents:
+            from .children import forget_children
+
+            forget_children(self)
 
     async def _turn_end(self, start: int, answered: int, message_id: str) -> tuple[int, int, State]:
         """Where in the log the turn of `message_id` is: its user message, and the idle state

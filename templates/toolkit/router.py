@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Final, cast
 
 from ..runtime._runtime import DecodeError, decode
 from ..runtime.connection import RoleBase
-from ..runtime.jsonrpc import Route, RpcError
+from ..runtime.jsonrpc import Route, RouteKey, RpcError
 from .agent import Agent, AgentSide, side_class
 from .lane import Lane, pick
 
@@ -118,8 +118,8 @@ class AgentRouter(RoleBase):
     of that lane (`acp_kit.v1.AgentBase`, ...), made for the connection once its lane is known.
     """
 
-    ROUTES: ClassVar[Mapping[str, Route]] = {
-        "initialize": Route("initialize", "request", None, None)
+    ROUTES: ClassVar[Mapping[RouteKey, Route]] = {
+        ("initialize", "request"): Route("initialize", "request", None, None)
     }
     CANCEL_METHOD: ClassVar[str | None] = "$/cancel_request"
     BATCHES: ClassVar[bool] = False
@@ -145,11 +145,11 @@ class AgentRouter(RoleBase):
         routes = dict(AgentRouter.ROUTES)
         self._pipelined_attrs: dict[str, Any] = {}
         for lane in self.offered.values():
-            for method, route in lane.rpc.AGENT_ROUTES.items():
-                if route.kind == "request" and method not in routes:
+            for key, route in lane.rpc.AGENT_ROUTES.items():
+                if route.kind == "request" and key not in routes:
                     attr = f"_pipelined_{route.attr}"
-                    routes[method] = Route(attr, "request", None, None)
-                    self._pipelined_attrs[attr] = functools.partial(self._pipelined, method)
+                    routes[key] = Route(attr, "request", None, None)
+                    self._pipelined_attrs[attr] = functools.partial(self._pipelined, key[0])
         self.__dict__["ROUTES"] = routes  # this connection's: its lanes' methods
         # A request is served by the connection's handler when its task starts: after the
         # rebind, that is the lane's handler, which forwards these the same way.
@@ -188,8 +188,8 @@ class AgentRouter(RoleBase):
         """A request read while an `initialize` was being answered, served by the lane's
         handler once it answered (-32601 when no initialize came, or it failed)."""
         handler = None if self._routing is None else await asyncio.shield(self._routing)
-        route = None if handler is None else handler.ROUTES.get(method)
-        if handler is None or route is None or route.kind != "request":
+        route = None if handler is None else handler.ROUTES.get((method, "request"))
+        if handler is None or route is None:
             raise RpcError.method_not_found(method)
         try:
             value = params if route.params is None else decode(route.params, params or {})

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .agent import Agent, AgentSide
     from .dialect import Dialect
     from .stored_history import StoredHistory
+    from .subagents import Subagent
     from .tool_call import ToolCallHandle
     from .turn import CustomStopReason, Message, Turn, TurnStopReason
 
@@ -70,6 +71,10 @@ class AgentSession:
         self.additional_directories = additional_directories
         self.mcp_servers = mcp_servers
         self.title: str | None = None
+        self.request: Any = None
+        """The `session/new` (or the last `session/load` / `session/resume`) params, in the
+        lane's class: vendor `_meta` keys (`request.meta`) and unknown keys (`request.extra`)
+        included."""
         self.created_at = self.updated_at = now_rfc3339()
         self.active = True
         """Whether prompts are accepted (v1: false after `session/close`, until a load or a
@@ -86,6 +91,8 @@ class AgentSession:
         self.remembered_permissions: dict[str, Any] = {}
         self.tool_calls: dict[str, ToolCallHandle] = {}
         """The tool calls of the history kept, by id (for `tool_call/cancel`)."""
+        self.children: dict[str, Subagent] = {}
+        """The child sessions its turns started (`turn.subagent`), by id."""
         self.state: State = ("idle", None, None)
         """The foreground state last reported, its stop reason and error."""
         self._history: OrderedDict[tuple[str, str], tuple[Replayable, int, int]] = OrderedDict()
@@ -213,6 +220,9 @@ class AgentSession:
         for entry, _, _ in list(self._history.values()):
             for update in entry.replay(dialect):
                 await self.send(update)
+            after = getattr(entry, "replay_after", None)  # a child session's own history
+            if after is not None:
+                await after(dialect)
 
     async def set_title(self, title: str | None) -> None:
         """Name the session (a `session_info_update`; `session/list` shows it)."""

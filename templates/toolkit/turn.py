@@ -46,6 +46,7 @@ from .tool_call import ToolCallHandle
 if TYPE_CHECKING:
     from .dialect import Dialect
     from .session import AgentSession
+    from .subagents import Subagent
 
 CustomStopReason = NewType("CustomStopReason", str)
 """A stop reason of one's own (`_`-prefixed), where the protocol has them
@@ -335,6 +336,21 @@ class Turn:
             total = self.lane.adopt(m.Cost, cost, where="usage(): cost")
         await self.send(m.SessionUpdateUsageUpdate(used=used, size=size, cost=total))
 
+    async def subagent(
+        self,
+        title: str | None = None,
+        *,
+        description: str | None = None,
+        task: Content | Sequence[Content] | None = None,
+        cancellable: bool = True,
+    ) -> Subagent:
+        """Start a child session of this turn's session, told `task` when given (see
+        `subagents.py`); NotSupported where the protocol has no subagents
+        (`features.subagents`)."""
+        from .subagents import start
+
+        return await start(self, title, description=description, task=task, cancellable=cancellable)
+
     # -- the steps the lifecycle runs (see lifecycle.TurnSteps) --------------------------
     async def open(self) -> None:
         user = Message(self.user_message_id, "user", list(self.prompt))
@@ -347,6 +363,10 @@ class Turn:
     async def close(self, outcome: Outcome[TurnStopReason | CustomStopReason | None]) -> None:
         self._ended = True
         try:
+            if self._session.children:  # what its subagents still run ends first
+                from .subagents import stop_children
+
+                await stop_children(self._session)
             await self.dialect.close_turn(self, outcome)
         finally:
             self._session.forget_turn(self)

@@ -9,52 +9,22 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from codegen.cli import main
 from tests.conftest import REPO, mirror_dir, write_schema
-
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-Cli = Callable[..., Run]
+from tests.support.cli import Cli, Run, one_error, run_main
 
 
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
     def run(*args: str | Path, cwd: Path = REPO, mirror: Path | None = None) -> Run:
-        monkeypatch.chdir(cwd)
-        monkeypatch.setenv("ACP_SCHEMA_MIRROR", str(mirror or mirror_dir()))
-        monkeypatch.delenv("ACP_CODEGEN_DEBUG", raising=False)
-        capsys.readouterr()
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as exc:  # argparse
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
-        return Run(code, out, err)
+        env = {"ACP_SCHEMA_MIRROR": str(mirror or mirror_dir())}
+        return run_main(capsys, monkeypatch, args, cwd, env)
 
     return run
-
-
-def one_error(run: Run) -> str:
-    """The single line of a refused run, without its `acp-codegen: error: ` prefix."""
-    assert run.code == 2, run
-    assert run.err.count("\n") == 1 and run.err.endswith("\n"), run.err
-    assert "Traceback" not in run.err
-    prefix = "acp-codegen: error: "
-    assert run.err.startswith(prefix), run.err
-    return run.err[len(prefix) : -1]
 
 
 SMALL = {

@@ -449,7 +449,7 @@ def test_an_agent_that_refuses_the_version_asked_for_is_incompatible_naming_both
     )
 
     class Refusing(RoleBase):
-        ROUTES = {"initialize": Route("initialize", "request", None, None)}
+        ROUTES = {("initialize", "request"): Route("initialize", "request", None, None)}
 
         async def initialize(self, params: Any) -> Any:
             raise kit.RpcError(-32022, "Unsupported protocol version", "no")
@@ -474,7 +474,7 @@ def test_forcing_a_version_the_client_does_not_have_is_a_value_error() -> None:
 class RawAgent(RoleBase):
     """An agent that answers `initialize` with `answer` and nothing else."""
 
-    ROUTES = {"initialize": Route("initialize", "request", None, None)}
+    ROUTES = {("initialize", "request"): Route("initialize", "request", None, None)}
 
     def __init__(self, answer: Any) -> None:
         self.answer = answer
@@ -668,7 +668,7 @@ class LyingAgent(RoleBase):
     """A v2 agent that answers a prompt with one user message id and reports another."""
 
     ROUTES = {
-        name: Route(name.replace("session/", "session_"), "request", None, None)
+        (name, "request"): Route(name.replace("session/", "session_"), "request", None, None)
         for name in ("initialize", "session/new", "session/prompt")
     }
 

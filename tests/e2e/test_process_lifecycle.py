@@ -301,7 +301,7 @@ def test_a_child_gets_a_trimmed_environment_plus_what_it_is_given() -> None:
 # -- a recorder killed mid-stream ----------------------------------------------------------------
 RECORDING_AGENT = """
 import asyncio, sys
-import acp_v2 as acp
+from acp_kit import v2 as acp
 
 class Streamer(acp.AgentBase):
     async def ext_method(self, method, params):

@@ -44,9 +44,9 @@ class Router(connection.RoleBase):
     """Serves `initialize` (raw JSON) and a `session/cancel` of its own, with batches and no
     cancel method, until it rebinds the connection to its lane."""
 
-    ROUTES: ClassVar[Mapping[str, Any]] = {
-        "initialize": Route("initialize", "request", None, None),
-        "session/cancel": Route("note", "notification", None, None),
+    ROUTES: ClassVar[Mapping[tuple[str, str], Any]] = {
+        ("initialize", "request"): Route("initialize", "request", None, None),
+        ("session/cancel", "notification"): Route("note", "notification", None, None),
     }
     CANCEL_METHOD: ClassVar[str | None] = None
     BATCHES: ClassVar[bool] = True

@@ -81,14 +81,15 @@ def test_a_protocol_method_collides_with_either_role(tmp_path: Path) -> None:
 @pytest.mark.parametrize("pkg", [acp_v1, acp_v2], ids=["v1", "v2"])
 def test_routes_cover_every_method_on_its_handling_side(pkg: ModuleType) -> None:
     routes = {"agent": rpc_of(pkg).AGENT_ROUTES, "client": rpc_of(pkg).CLIENT_ROUTES}
-    for name, info in pkg.METHODS.items():
+    for (name, kind), info in pkg.METHODS_BY_KIND.items():
+        assert pkg.METHODS[name] is info  # one kind per name in the stable lanes
         if name == "$/cancel_request":  # handled by the runtime itself
             assert pkg.AgentBase.CANCEL_METHOD == name
-            assert all(name not in table for table in routes.values())
+            assert all((name, kind) not in table for table in routes.values())
             continue
-        route = routes[info.side][name]
+        route = routes[info.side][(name, kind)]
         other = "client" if info.side == "agent" else "agent"
-        assert name not in routes[other]
+        assert (name, kind) not in routes[other]
         assert (route.kind, route.params, route.result) == (info.kind, info.params, info.result)
     assert sum(len(table) for table in routes.values()) == len(pkg.METHODS) - 1
 
@@ -112,19 +113,20 @@ def test_bases_and_stubs_have_one_typed_coroutine_per_method(pkg: ModuleType) ->
 
 def test_v1_client_methods() -> None:
     assert sorted(rpc_of(acp_v1).CLIENT_ROUTES) == [
-        "elicitation/complete",
-        "elicitation/create",
-        "fs/read_text_file",
-        "fs/write_text_file",
-        "session/request_permission",
-        "session/update",
-        "terminal/create",
-        "terminal/kill",
-        "terminal/output",
-        "terminal/release",
-        "terminal/wait_for_exit",
+        ("elicitation/complete", "notification"),
+        ("elicitation/create", "request"),
+        ("fs/read_text_file", "request"),
+        ("fs/write_text_file", "request"),
+        ("session/request_permission", "request"),
+        ("session/update", "notification"),
+        ("terminal/create", "request"),
+        ("terminal/kill", "request"),
+        ("terminal/output", "request"),
+        ("terminal/release", "request"),
+        ("terminal/wait_for_exit", "request"),
     ]
-    assert rpc_of(acp_v1).CLIENT_ROUTES["fs/read_text_file"].attr == "fs_read_text_file"
+    route = rpc_of(acp_v1).CLIENT_ROUTES[("fs/read_text_file", "request")]
+    assert route.attr == "fs_read_text_file"
 
 
 def obj(**props: Any) -> dict[str, Any]:
@@ -157,12 +159,12 @@ def test_odd_method_names_generate_working_dispatch(
 ) -> None:
     pkg = make_package(ODD_SCHEMA, ODD_META)
     assert {k: r.attr for k, r in rpc_of(pkg).AGENT_ROUTES.items()} == {
-        "vendor/doPing": "vendor_do_ping",
-        "$/hello": "hello",  # protocol methods: both roles handle them
+        ("vendor/doPing", "request"): "vendor_do_ping",
+        ("$/hello", "notification"): "hello",  # protocol methods: both roles handle them
     }
     assert {k: r.attr for k, r in rpc_of(pkg).CLIENT_ROUTES.items()} == {
-        "class": "class_",
-        "$/hello": "hello",
+        ("class", "notification"): "class_",
+        ("$/hello", "notification"): "hello",
     }
     assert pkg.AgentBase.CANCEL_METHOD == "$/cancel_request"
 

@@ -63,9 +63,12 @@ class RawPeer:
     """The far end of a Connection under test, over an in-memory transport pair: it writes
     raw lines and reads raw lines."""
 
-    def __init__(self, handler: connection.RoleBase, **options: Any) -> None:
-        self._end, theirs = acp.memory_pair()
-        self.connection = acp.Connection(handler, theirs, **options)
+    def __init__(self, handler: connection.RoleBase, runtime: Any = None, **options: Any) -> None:
+        """`runtime`: the package whose `Connection` and `memory_pair` serve the handler, when
+        it is not acp_kit (a package generated in a test has a runtime of its own)."""
+        made = acp if runtime is None else runtime
+        self._end, theirs = made.memory_pair()
+        self.connection = made.Connection(handler, theirs, **options)
         self.connection.start()
         self._buffer = b""
         self._eof = False

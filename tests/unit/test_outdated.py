@@ -6,16 +6,14 @@ the real registry, skipped when it cannot be reached."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from codegen.cli import main
 from codegen.diagnostics import InputError
 from codegen.outdated import Line, Seen, Source, report
 from codegen.upstream import tag_names
+from tests.support.cli import Cli, Run, run_main
 from tests.support.standin import (
     PACKAGE,
     Registry,
@@ -111,27 +109,10 @@ def test_tags_are_read_from_a_ref_advertisement() -> None:
         )
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-Cli = Callable[..., Run]
-
-
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
     def run(*args: str, cwd: Path) -> Run:
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        try:
-            code = main(["schema", "outdated", *args])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
-        return Run(code, out, err)
+        return run_main(capsys, monkeypatch, ["schema", "outdated", *args], cwd)
 
     return run
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from codegen.cli import main
 from codegen.pins import ensure_with_meta, read_lock
 from tests.conftest import REPO
+from tests.support.cli import Cli, Run, one_error, run_main
 from tests.support.standin import (
     PACKAGE,
     REAL_REGISTRY,
@@ -52,13 +50,6 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
@@ -71,29 +62,12 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-Cli = Callable[..., Run]
-
-
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
     def run(*args: str, cwd: Path) -> Run:
-        monkeypatch.chdir(cwd)
-        monkeypatch.delenv("ACP_CODEGEN_DEBUG", raising=False)
-        capsys.readouterr()
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
-        return Run(code, out, err)
+        return run_main(capsys, monkeypatch, args, cwd)
 
     return run
-
-
-def one_error(run: Run) -> str:
-    assert run.code == 2, run
-    assert run.err.count("\n") == 1 and run.err.startswith("acp-codegen: error: "), run.err
-    return run.err.removeprefix("acp-codegen: error: ").removesuffix("\n")
 
 
 def files_under(root: Path) -> dict[str, bytes]:

@@ -22,6 +22,7 @@ from ..runtime._runtime import (
 )
 from .methods import (
     METHODS,
+    METHODS_BY_KIND,
     MethodInfo,
 )
 from .models import (
@@ -330,6 +331,7 @@ __all__ = [
     "decode",
     "encode",
     "METHODS",
+    "METHODS_BY_KIND",
     "MethodInfo",
     "AgentAuthCapabilities",
     "AgentCapabilities",

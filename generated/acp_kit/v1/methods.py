@@ -22,8 +22,8 @@ class MethodInfo:
     unstable: bool = False
 
 
-METHODS: dict[str, MethodInfo] = {
-    "fs/write_text_file": MethodInfo(
+METHODS_BY_KIND: dict[tuple[str, Literal["request", "notification"]], MethodInfo] = {
+    ("fs/write_text_file", "request"): MethodInfo(
         name="fs/write_text_file",
         side="client",
         kind="request",
@@ -31,7 +31,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.WriteTextFileResponse,
         unstable=False,
     ),
-    "fs/read_text_file": MethodInfo(
+    ("fs/read_text_file", "request"): MethodInfo(
         name="fs/read_text_file",
         side="client",
         kind="request",
@@ -39,7 +39,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.ReadTextFileResponse,
         unstable=False,
     ),
-    "session/request_permission": MethodInfo(
+    ("session/request_permission", "request"): MethodInfo(
         name="session/request_permission",
         side="client",
         kind="request",
@@ -47,7 +47,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.RequestPermissionResponse,
         unstable=False,
     ),
-    "terminal/create": MethodInfo(
+    ("terminal/create", "request"): MethodInfo(
         name="terminal/create",
         side="client",
         kind="request",
@@ -55,7 +55,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.CreateTerminalResponse,
         unstable=False,
     ),
-    "terminal/output": MethodInfo(
+    ("terminal/output", "request"): MethodInfo(
         name="terminal/output",
         side="client",
         kind="request",
@@ -63,7 +63,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.TerminalOutputResponse,
         unstable=False,
     ),
-    "terminal/release": MethodInfo(
+    ("terminal/release", "request"): MethodInfo(
         name="terminal/release",
         side="client",
         kind="request",
@@ -71,7 +71,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.ReleaseTerminalResponse,
         unstable=False,
     ),
-    "terminal/wait_for_exit": MethodInfo(
+    ("terminal/wait_for_exit", "request"): MethodInfo(
         name="terminal/wait_for_exit",
         side="client",
         kind="request",
@@ -79,7 +79,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.WaitForTerminalExitResponse,
         unstable=False,
     ),
-    "terminal/kill": MethodInfo(
+    ("terminal/kill", "request"): MethodInfo(
         name="terminal/kill",
         side="client",
         kind="request",
@@ -87,7 +87,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.KillTerminalResponse,
         unstable=False,
     ),
-    "elicitation/create": MethodInfo(
+    ("elicitation/create", "request"): MethodInfo(
         name="elicitation/create",
         side="client",
         kind="request",
@@ -95,7 +95,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.CreateElicitationResponse,
         unstable=False,
     ),
-    "initialize": MethodInfo(
+    ("initialize", "request"): MethodInfo(
         name="initialize",
         side="agent",
         kind="request",
@@ -103,7 +103,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.InitializeResponse,
         unstable=False,
     ),
-    "authenticate": MethodInfo(
+    ("authenticate", "request"): MethodInfo(
         name="authenticate",
         side="agent",
         kind="request",
@@ -111,7 +111,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.AuthenticateResponse,
         unstable=False,
     ),
-    "logout": MethodInfo(
+    ("logout", "request"): MethodInfo(
         name="logout",
         side="agent",
         kind="request",
@@ -119,7 +119,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.LogoutResponse,
         unstable=False,
     ),
-    "session/new": MethodInfo(
+    ("session/new", "request"): MethodInfo(
         name="session/new",
         side="agent",
         kind="request",
@@ -127,7 +127,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.NewSessionResponse,
         unstable=False,
     ),
-    "session/load": MethodInfo(
+    ("session/load", "request"): MethodInfo(
         name="session/load",
         side="agent",
         kind="request",
@@ -135,7 +135,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.LoadSessionResponse,
         unstable=False,
     ),
-    "session/list": MethodInfo(
+    ("session/list", "request"): MethodInfo(
         name="session/list",
         side="agent",
         kind="request",
@@ -143,7 +143,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.ListSessionsResponse,
         unstable=False,
     ),
-    "session/delete": MethodInfo(
+    ("session/delete", "request"): MethodInfo(
         name="session/delete",
         side="agent",
         kind="request",
@@ -151,7 +151,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.DeleteSessionResponse,
         unstable=False,
     ),
-    "session/resume": MethodInfo(
+    ("session/resume", "request"): MethodInfo(
         name="session/resume",
         side="agent",
         kind="request",
@@ -159,7 +159,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.ResumeSessionResponse,
         unstable=False,
     ),
-    "session/close": MethodInfo(
+    ("session/close", "request"): MethodInfo(
         name="session/close",
         side="agent",
         kind="request",
@@ -167,7 +167,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.CloseSessionResponse,
         unstable=False,
     ),
-    "session/set_mode": MethodInfo(
+    ("session/set_mode", "request"): MethodInfo(
         name="session/set_mode",
         side="agent",
         kind="request",
@@ -175,7 +175,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.SetSessionModeResponse,
         unstable=False,
     ),
-    "session/set_config_option": MethodInfo(
+    ("session/set_config_option", "request"): MethodInfo(
         name="session/set_config_option",
         side="agent",
         kind="request",
@@ -183,7 +183,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.SetSessionConfigOptionResponse,
         unstable=False,
     ),
-    "session/prompt": MethodInfo(
+    ("session/prompt", "request"): MethodInfo(
         name="session/prompt",
         side="agent",
         kind="request",
@@ -191,7 +191,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.PromptResponse,
         unstable=False,
     ),
-    "session/update": MethodInfo(
+    ("session/update", "notification"): MethodInfo(
         name="session/update",
         side="client",
         kind="notification",
@@ -199,7 +199,7 @@ METHODS: dict[str, MethodInfo] = {
         result=None,
         unstable=False,
     ),
-    "elicitation/complete": MethodInfo(
+    ("elicitation/complete", "notification"): MethodInfo(
         name="elicitation/complete",
         side="client",
         kind="notification",
@@ -207,7 +207,7 @@ METHODS: dict[str, MethodInfo] = {
         result=None,
         unstable=False,
     ),
-    "session/cancel": MethodInfo(
+    ("session/cancel", "notification"): MethodInfo(
         name="session/cancel",
         side="agent",
         kind="notification",
@@ -215,7 +215,7 @@ METHODS: dict[str, MethodInfo] = {
         result=None,
         unstable=False,
     ),
-    "$/cancel_request": MethodInfo(
+    ("$/cancel_request", "notification"): MethodInfo(
         name="$/cancel_request",
         side="protocol",
         kind="notification",
@@ -224,3 +224,35 @@ METHODS: dict[str, MethodInfo] = {
         unstable=False,
     ),
 }
+"""Every method, by its wire name and kind: a name may be both a request and a notification
+(told apart on the wire by the `id`)."""
+
+METHODS: dict[str, MethodInfo] = {
+    "fs/write_text_file": METHODS_BY_KIND[("fs/write_text_file", "request")],
+    "fs/read_text_file": METHODS_BY_KIND[("fs/read_text_file", "request")],
+    "session/request_permission": METHODS_BY_KIND[("session/request_permission", "request")],
+    "terminal/create": METHODS_BY_KIND[("terminal/create", "request")],
+    "terminal/output": METHODS_BY_KIND[("terminal/output", "request")],
+    "terminal/release": METHODS_BY_KIND[("terminal/release", "request")],
+    "terminal/wait_for_exit": METHODS_BY_KIND[("terminal/wait_for_exit", "request")],
+    "terminal/kill": METHODS_BY_KIND[("terminal/kill", "request")],
+    "elicitation/create": METHODS_BY_KIND[("elicitation/create", "request")],
+    "initialize": METHODS_BY_KIND[("initialize", "request")],
+    "authenticate": METHODS_BY_KIND[("authenticate", "request")],
+    "logout": METHODS_BY_KIND[("logout", "request")],
+    "session/new": METHODS_BY_KIND[("session/new", "request")],
+    "session/load": METHODS_BY_KIND[("session/load", "request")],
+    "session/list": METHODS_BY_KIND[("session/list", "request")],
+    "session/delete": METHODS_BY_KIND[("session/delete", "request")],
+    "session/resume": METHODS_BY_KIND[("session/resume", "request")],
+    "session/close": METHODS_BY_KIND[("session/close", "request")],
+    "session/set_mode": METHODS_BY_KIND[("session/set_mode", "request")],
+    "session/set_config_option": METHODS_BY_KIND[("session/set_config_option", "request")],
+    "session/prompt": METHODS_BY_KIND[("session/prompt", "request")],
+    "session/update": METHODS_BY_KIND[("session/update", "notification")],
+    "elicitation/complete": METHODS_BY_KIND[("elicitation/complete", "notification")],
+    "session/cancel": METHODS_BY_KIND[("session/cancel", "notification")],
+    "$/cancel_request": METHODS_BY_KIND[("$/cancel_request", "notification")],
+}
+"""Every method by its wire name; a name that is both a request and a notification is listed
+as its request (`METHODS_BY_KIND` has both)."""

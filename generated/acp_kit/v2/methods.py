@@ -22,8 +22,8 @@ class MethodInfo:
     unstable: bool = False
 
 
-METHODS: dict[str, MethodInfo] = {
-    "session/request_permission": MethodInfo(
+METHODS_BY_KIND: dict[tuple[str, Literal["request", "notification"]], MethodInfo] = {
+    ("session/request_permission", "request"): MethodInfo(
         name="session/request_permission",
         side="client",
         kind="request",
@@ -31,7 +31,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.RequestPermissionResponse,
         unstable=False,
     ),
-    "elicitation/create": MethodInfo(
+    ("elicitation/create", "request"): MethodInfo(
         name="elicitation/create",
         side="client",
         kind="request",
@@ -39,7 +39,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.CreateElicitationResponse,
         unstable=False,
     ),
-    "initialize": MethodInfo(
+    ("initialize", "request"): MethodInfo(
         name="initialize",
         side="agent",
         kind="request",
@@ -47,7 +47,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.InitializeResponse,
         unstable=False,
     ),
-    "auth/login": MethodInfo(
+    ("auth/login", "request"): MethodInfo(
         name="auth/login",
         side="agent",
         kind="request",
@@ -55,7 +55,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.LoginAuthResponse,
         unstable=False,
     ),
-    "auth/logout": MethodInfo(
+    ("auth/logout", "request"): MethodInfo(
         name="auth/logout",
         side="agent",
         kind="request",
@@ -63,7 +63,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.LogoutAuthResponse,
         unstable=False,
     ),
-    "session/new": MethodInfo(
+    ("session/new", "request"): MethodInfo(
         name="session/new",
         side="agent",
         kind="request",
@@ -71,7 +71,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.NewSessionResponse,
         unstable=False,
     ),
-    "session/list": MethodInfo(
+    ("session/list", "request"): MethodInfo(
         name="session/list",
         side="agent",
         kind="request",
@@ -79,7 +79,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.ListSessionsResponse,
         unstable=False,
     ),
-    "session/delete": MethodInfo(
+    ("session/delete", "request"): MethodInfo(
         name="session/delete",
         side="agent",
         kind="request",
@@ -87,7 +87,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.DeleteSessionResponse,
         unstable=False,
     ),
-    "session/resume": MethodInfo(
+    ("session/resume", "request"): MethodInfo(
         name="session/resume",
         side="agent",
         kind="request",
@@ -95,7 +95,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.ResumeSessionResponse,
         unstable=False,
     ),
-    "session/close": MethodInfo(
+    ("session/close", "request"): MethodInfo(
         name="session/close",
         side="agent",
         kind="request",
@@ -103,7 +103,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.CloseSessionResponse,
         unstable=False,
     ),
-    "tool_call/cancel": MethodInfo(
+    ("tool_call/cancel", "request"): MethodInfo(
         name="tool_call/cancel",
         side="agent",
         kind="request",
@@ -111,7 +111,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.CancelToolCallResponse,
         unstable=False,
     ),
-    "terminal/cancel": MethodInfo(
+    ("terminal/cancel", "request"): MethodInfo(
         name="terminal/cancel",
         side="agent",
         kind="request",
@@ -119,7 +119,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.CancelTerminalResponse,
         unstable=False,
     ),
-    "session/set_config_option": MethodInfo(
+    ("session/set_config_option", "request"): MethodInfo(
         name="session/set_config_option",
         side="agent",
         kind="request",
@@ -127,7 +127,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.SetSessionConfigOptionResponse,
         unstable=False,
     ),
-    "session/prompt": MethodInfo(
+    ("session/prompt", "request"): MethodInfo(
         name="session/prompt",
         side="agent",
         kind="request",
@@ -135,7 +135,7 @@ METHODS: dict[str, MethodInfo] = {
         result=_m.PromptResponse,
         unstable=False,
     ),
-    "session/update": MethodInfo(
+    ("session/update", "notification"): MethodInfo(
         name="session/update",
         side="client",
         kind="notification",
@@ -143,7 +143,7 @@ METHODS: dict[str, MethodInfo] = {
         result=None,
         unstable=False,
     ),
-    "elicitation/complete": MethodInfo(
+    ("elicitation/complete", "notification"): MethodInfo(
         name="elicitation/complete",
         side="client",
         kind="notification",
@@ -151,7 +151,7 @@ METHODS: dict[str, MethodInfo] = {
         result=None,
         unstable=False,
     ),
-    "session/cancel": MethodInfo(
+    ("session/cancel", "notification"): MethodInfo(
         name="session/cancel",
         side="agent",
         kind="notification",
@@ -159,7 +159,7 @@ METHODS: dict[str, MethodInfo] = {
         result=None,
         unstable=False,
     ),
-    "$/cancel_request": MethodInfo(
+    ("$/cancel_request", "notification"): MethodInfo(
         name="$/cancel_request",
         side="protocol",
         kind="notification",
@@ -168,3 +168,28 @@ METHODS: dict[str, MethodInfo] = {
         unstable=False,
     ),
 }
+"""Every method, by its wire name and kind: a name may be both a request and a notification
+(told apart on the wire by the `id`)."""
+
+METHODS: dict[str, MethodInfo] = {
+    "session/request_permission": METHODS_BY_KIND[("session/request_permission", "request")],
+    "elicitation/create": METHODS_BY_KIND[("elicitation/create", "request")],
+    "initialize": METHODS_BY_KIND[("initialize", "request")],
+    "auth/login": METHODS_BY_KIND[("auth/login", "request")],
+    "auth/logout": METHODS_BY_KIND[("auth/logout", "request")],
+    "session/new": METHODS_BY_KIND[("session/new", "request")],
+    "session/list": METHODS_BY_KIND[("session/list", "request")],
+    "session/delete": METHODS_BY_KIND[("session/delete", "request")],
+    "session/resume": METHODS_BY_KIND[("session/resume", "request")],
+    "session/close": METHODS_BY_KIND[("session/close", "request")],
+    "tool_call/cancel": METHODS_BY_KIND[("tool_call/cancel", "request")],
+    "terminal/cancel": METHODS_BY_KIND[("terminal/cancel", "request")],
+    "session/set_config_option": METHODS_BY_KIND[("session/set_config_option", "request")],
+    "session/prompt": METHODS_BY_KIND[("session/prompt", "request")],
+    "session/update": METHODS_BY_KIND[("session/update", "notification")],
+    "elicitation/complete": METHODS_BY_KIND[("elicitation/complete", "notification")],
+    "session/cancel": METHODS_BY_KIND[("session/cancel", "notification")],
+    "$/cancel_request": METHODS_BY_KIND[("$/cancel_request", "notification")],
+}
+"""Every method by its wire name; a name that is both a request and a notification is listed
+as its request (`METHODS_BY_KIND` has both)."""

@@ -125,6 +125,7 @@ class SessionState:
     """A client's view of one session; `apply` each update, read it with `snapshot()`."""
 
     __slots__ = (
+        "session_id",
         "_messages",
         "_tool_calls",
         "_plans",
@@ -141,7 +142,10 @@ class SessionState:
         "_unknown",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id
+        """The session this is the state of (None: not said; every update given is then taken
+        as its own, unless it names a child)."""
         self._messages: dict[str, _Json] = {}
         self._tool_calls: dict[str, _Json] = {}
         self._plans: dict[str, _Json] = {}
@@ -158,14 +162,22 @@ class SessionState:
         self._unknown: list[_Json] = []
 
     # -- applying updates --------------------------------------------------------------------
-    def apply(self, update: _m.SessionUpdate) -> None:
+    def apply(self, update: _m.SessionUpdate, session_id: str | None = None) -> None:
         """Apply one decoded update (the `params.update` of a `session/update`) in place.
+        `session_id` (the notification's) says whose it is: None, or this state's own id,
+        applies it here.
 
         Raises TypeError for a value that is not a `SessionUpdate`, and ValueError (leaving the
-        state unchanged) for terminal output that is not base64.
+        state unchanged) for an update of another session, and for terminal output that is not
+        base64.
         """
         if not isinstance(update, _m.SessionUpdate):
             raise TypeError(f"expected a SessionUpdate, got {type(update).__name__}")
+        if session_id is not None and session_id != self.session_id:
+            if self.session_id is not None:
+                raise ValueError(
+                    f"an update of session {session_id!r}, which is not {self.session_id!r}"
+                )
         data: _Json = _clone(update.to_json())
         rule = _RULES.get(type(update))
         if rule is None:
@@ -173,9 +185,9 @@ class SessionState:
         else:
             rule(self, data)
 
-    def apply_json(self, data: _Any) -> None:
+    def apply_json(self, data: _Any, session_id: str | None = None) -> None:
         """Decode parsed JSON as a `SessionUpdate` (DecodeError if it is not one), then apply it."""
-        self.apply(_rt.decode(_m.SessionUpdate, data))
+        self.apply(_rt.decode(_m.SessionUpdate, data), session_id)
 
     def _message(self, data: _Json) -> _Json:
         message_id = data["messageId"]
