@@ -11,6 +11,7 @@ See benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import json
 import os
@@ -27,7 +28,7 @@ from typing import Any
 if not __package__:  # run as a script: import the package from the repo root instead
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from benchmarks import baseline, e2e, handwritten, stream  # noqa: E402
+from benchmarks import baseline, e2e, handwritten, store_e2e, stream  # noqa: E402
 
 PARAMS_TYPE, V2_SCHEMA, to_line = stream.PARAMS_TYPE, stream.V2_SCHEMA, stream.to_line
 V1_SCHEMA = str(Path(V2_SCHEMA).parent.parent / "v1" / "schema.json")
@@ -41,6 +42,7 @@ PASSES = (20, 3)  # in-process passes over the whole stream; the best one is rep
 IMPORT_RUNS = (30, 5)  # interpreter starts per command; median (and min) reported
 GENERATE_RUNS = (5, 1)  # generator runs per tool, after one warm-up in a full run; median
 E2E_RUNS = (9, 1)  # end-to-end runs per pair, interleaved, after one warm-up; best (and median)
+STORE_RUNS = ((1000, 5, 10_000), (100, 1, 1000))  # turns, rounds, sessions of the store rows
 
 Decode = Callable[[dict[str, Any]], Any]
 
@@ -66,6 +68,7 @@ class Bench:
         self.import_runs = IMPORT_RUNS[quick]
         self.generate_runs = GENERATE_RUNS[quick]
         self.e2e_runs = E2E_RUNS[quick]
+        self.store_runs = STORE_RUNS[quick]
         self.warm_up = full
         self.messages = stream.generate_messages(seed, min_messages)
         self.lines = [to_line(message) for message in self.messages]
@@ -180,6 +183,43 @@ class Bench:
                     row.goal, row.met = "≥ 5× ours", row.ratio >= 5
                 row.note = f"best over best {best / base_best:.2f}×; " + row.note
             self.rows.append(row)
+
+    # --- the session store: a toolkit agent's sessions in memory vs in a SQLite file ---------
+
+    def session_store(self) -> None:
+        turns, rounds, sessions = self.store_runs
+        _progress(f"store: {turns}-turn session, {rounds} rounds; {sessions} sessions")
+        got = asyncio.run(store_e2e.measure(turns, rounds, sessions))
+        stat = f"median of {rounds} interleaved"
+        case = f"toolkit agent, {turns}-turn session ({got['updates']} updates) over stdio"
+        memory = self.add(
+            Row("store", f"{case}, in memory", statistics.median(got["memory_seconds"]), stat,
+                got["per_update_us"] / 1e6)
+        )  # fmt: skip
+        cpu = (
+            f"agent CPU +{got['agent_cpu_overhead_per_update_us']:.1f} µs/update "
+            f"({got['agent_cpu_overhead_share']:.0%} of its {got['agent_cpu_per_update_us']:.1f})"
+        )
+        row = Row("store", f"{case}, SQLite store", statistics.median(got["sqlite_seconds"]), stat,
+                  note=f"+{got['overhead_per_update_us']:.1f} µs/update; {cpu}")  # fmt: skip
+        row.per_message = row.seconds / got["updates"] if row.seconds else None
+        self.add(row, memory)
+        row.goal, row.met = "overhead ≤ 10% per update", got["overhead_share"] <= 0.10
+        self.add(Row("store", f"session/resume replay of that session ({got['replayed_updates']}"
+                     " updates) in a fresh agent", got["replay_seconds"], "one run"))  # fmt: skip
+        rss = got["rss"]
+        if rss:
+            every = rss["creating_kib_every_1000"]
+            note = (
+                f"creating: {every[0] / 1024:.1f} MiB at 1,000, {every[-1] / 1024:.1f} at "
+                f"{len(every)},000; fresh agent: {rss['fresh_start_kib'] / 1024:.1f} at start, "
+                f"{rss['after_listing_kib'] / 1024:.1f} after listing {rss['listed']}, "
+                f"{rss['after_100_resumes_kib'] / 1024:.1f} after 100 resumes"
+            )
+            flat = rss["after_100_resumes_kib"] <= 1.1 * rss["fresh_start_kib"]
+            self.add(Row("store", f"agent RSS across {sessions} stored sessions", note=note),
+                     goal="flat (≤ 1.1× a fresh agent's)")  # fmt: skip
+            self.rows[-1].met = flat
 
     # --- encode: a typed value (decoded up front) to a JSON line ----------------------------
 
@@ -420,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.imports()
     bench.generate()
     bench.end_to_end()
+    bench.session_store()
 
     env = environment(bench)
     if args.json:

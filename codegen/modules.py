@@ -237,6 +237,39 @@ TOOLKIT_MODULES = (
         lazy=True,
     ),  # fmt: skip
     ModuleSpec("toolkit.workspace", ("Workspace",), source="toolkit/workspace.py", lazy=True),
+    # The session store: the interface, its values, and one module per implementation (the
+    # PostgreSQL engine imports psycopg, an optional extra, so only `PostgresStore` loads it).
+    ModuleSpec("toolkit.store_types", source="toolkit/store_types.py"),
+    ModuleSpec("toolkit.store_engine", source="toolkit/store_engine.py"),
+    ModuleSpec("toolkit.store_runner", source="toolkit/store_runner.py"),
+    ModuleSpec(
+        "toolkit.store",
+        (
+            "DEFAULT_RETENTION",
+            "HistoryEntry",
+            "Retention",
+            "SessionRecord",
+            "SessionSetup",
+            "SessionStore",
+            "StoreError",
+            "StoreOpenError",
+        ),
+        source="toolkit/store.py",
+        lazy=True,
+    ),
+    ModuleSpec(
+        "toolkit.store_memory", ("MemoryStore",), source="toolkit/store_memory.py", lazy=True
+    ),
+    ModuleSpec("toolkit.store_sqlite_schema", source="toolkit/store_sqlite_schema.py"),
+    ModuleSpec(
+        "toolkit.store_sqlite", ("SQLiteStore",), source="toolkit/store_sqlite.py", lazy=True
+    ),
+    ModuleSpec(
+        "toolkit.store_postgres", ("PostgresStore",), source="toolkit/store_postgres.py", lazy=True
+    ),
+    ModuleSpec("toolkit.store_postgres_engine", source="toolkit/store_postgres_engine.py"),
+    ModuleSpec("toolkit.stored_history", source="toolkit/stored_history.py"),
+    ModuleSpec("toolkit.stored_sessions", source="toolkit/stored_sessions.py"),
     ModuleSpec(
         "toolkit.client",
         ("Client", "IncompatibleAgent", "RemoteAgent", "connect_agent", "spawn_agent"),

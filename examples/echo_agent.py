@@ -3,6 +3,7 @@
 clients alike: the protocol version is the one the client asks for at `initialize`.
 
     python examples/echo_agent.py          # speaks ACP on stdin/stdout, logs on stderr
+    python examples/echo_agent.py --store sessions.db   # sessions outlive the process
     python examples/echo_agent.py --listen 127.0.0.1:8000 [--token T]
 
 With `--listen` it serves the same agent over Streamable HTTP and WebSocket on one endpoint,
@@ -19,11 +20,14 @@ by hand.
 
 The toolkit does the rest of what the session capabilities promise: session/cancel,
 session/list (by cwd, paged), session/resume and (v1) session/load with their replays,
-session/close, session/delete.
+session/close, session/delete. With `--store PATH` it keeps them in a SQLite file (made 0600
+when missing), so a restarted agent lists, loads and resumes them as before; a file it cannot
+use is one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -64,29 +68,21 @@ def reply_chunks(text: str) -> list[str]:
     return ["You said: ", *(words or ["(nothing)"]), "."]
 
 
-USAGE = "usage: echo_agent.py [--listen HOST:PORT [--token T]]"
-
-
-def main(argv: list[str]) -> int:
-    if not argv:
-        acp.run_agent(EchoAgent())
-        return 0
-    listen, token = None, os.environ.get("ACP_TOKEN") or None
-    args = list(argv)
-    while args:
-        flag = args.pop(0)
-        if flag in ("--listen", "--token") and args:
-            value = args.pop(0)
-            listen, token = (value, token) if flag == "--listen" else (listen, value)
-        else:
-            print(f"echo_agent.py: error: unexpected {flag!r}\n{USAGE}", file=sys.stderr)
-            return 2
-    if listen is None:
-        print(f"echo_agent.py: error: --token needs --listen\n{USAGE}", file=sys.stderr)
-        return 2
-    acp.run_remote(EchoAgent(), listen, token=token)
-    return 0
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="An ACP echo agent on stdio (v1 and v2).")
+    parser.add_argument("--store", metavar="PATH", help="keep the sessions in this SQLite file")
+    parser.add_argument("--listen", metavar="HOST:PORT", help="serve over HTTP and WebSocket")
+    parser.add_argument("--token", help="the bearer token remote clients must send")
+    args = parser.parse_args(argv)
+    if args.token and not args.listen:
+        parser.error("--token needs --listen")
+    args.token = args.token or os.environ.get("ACP_TOKEN") or None
+    return args
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    options = parse_args()
+    if options.listen:
+        acp.run_remote(EchoAgent(store=options.store), options.listen, token=options.token)
+    else:
+        acp.run_agent(EchoAgent(store=options.store))

@@ -67,6 +67,17 @@ if TYPE_CHECKING:
     from .toolkit.session import AgentSession as AgentSession
     from .toolkit.session import MissingCapability as MissingCapability
     from .toolkit.session import TerminalHandle as TerminalHandle
+    from .toolkit.store import DEFAULT_RETENTION as DEFAULT_RETENTION
+    from .toolkit.store import HistoryEntry as HistoryEntry
+    from .toolkit.store import Retention as Retention
+    from .toolkit.store import SessionRecord as SessionRecord
+    from .toolkit.store import SessionSetup as SessionSetup
+    from .toolkit.store import SessionStore as SessionStore
+    from .toolkit.store import StoreError as StoreError
+    from .toolkit.store import StoreOpenError as StoreOpenError
+    from .toolkit.store_memory import MemoryStore as MemoryStore
+    from .toolkit.store_postgres import PostgresStore as PostgresStore
+    from .toolkit.store_sqlite import SQLiteStore as SQLiteStore
     from .toolkit.subagents import Subagent as Subagent
     from .toolkit.subagents import SubagentTurn as SubagentTurn
     from .toolkit.subagents import SubagentWork as SubagentWork
@@ -140,6 +151,17 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AgentSession": (".toolkit.session", "AgentSession"),
     "MissingCapability": (".toolkit.session", "MissingCapability"),
     "TerminalHandle": (".toolkit.session", "TerminalHandle"),
+    "DEFAULT_RETENTION": (".toolkit.store", "DEFAULT_RETENTION"),
+    "HistoryEntry": (".toolkit.store", "HistoryEntry"),
+    "Retention": (".toolkit.store", "Retention"),
+    "SessionRecord": (".toolkit.store", "SessionRecord"),
+    "SessionSetup": (".toolkit.store", "SessionSetup"),
+    "SessionStore": (".toolkit.store", "SessionStore"),
+    "StoreError": (".toolkit.store", "StoreError"),
+    "StoreOpenError": (".toolkit.store", "StoreOpenError"),
+    "MemoryStore": (".toolkit.store_memory", "MemoryStore"),
+    "PostgresStore": (".toolkit.store_postgres", "PostgresStore"),
+    "SQLiteStore": (".toolkit.store_sqlite", "SQLiteStore"),
     "Subagent": (".toolkit.subagents", "Subagent"),
     "SubagentTurn": (".toolkit.subagents", "SubagentTurn"),
     "SubagentWork": (".toolkit.subagents", "SubagentWork"),
@@ -236,6 +258,17 @@ __all__ = [
     "AgentSession",
     "MissingCapability",
     "TerminalHandle",
+    "DEFAULT_RETENTION",
+    "HistoryEntry",
+    "Retention",
+    "SessionRecord",
+    "SessionSetup",
+    "SessionStore",
+    "StoreError",
+    "StoreOpenError",
+    "MemoryStore",
+    "PostgresStore",
+    "SQLiteStore",
     "Subagent",
     "SubagentTurn",
     "SubagentWork",

@@ -83,7 +83,7 @@ class V2Dialect(Dialect):
             tool_call_id=tool.tool_call_id, content=item
         )
         await tool._turn.send(chunk)
-        tool.content.append(item)
+        tool._turn.session.add_content(tool, item)
 
     def _cancellable(self) -> Any:
         return self.m.ToolCallCapabilities(cancel=self.m.ToolCallCancelCapabilities())
@@ -149,6 +149,7 @@ class V2Dialect(Dialect):
             for tool in turn.tool_calls:
                 await tool.close(tool_status)
         finally:
+            await turn.session.settle(("idle", reason, error_value))
             await self.set_state(turn, "idle", reason, error_value)
 
     async def serve_prompt(self, side: AgentSide, turn: Turn) -> Any:

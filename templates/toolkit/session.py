@@ -4,7 +4,9 @@ replay sends (bounded), the state it last reported, and the connection it is ser
 History is kept lane-neutral — messages, tool calls and plans as objects that render
 themselves in the dialect of whichever connection replays them — so a session opened over one
 protocol version can be replayed over another. It is bounded: the last `history_turns` turns,
-at most `history_bytes` (see `Agent`); older entries are dropped whole, oldest first.
+at most `history_bytes` (see `Agent`); older entries are dropped whole, oldest first. An agent
+with a session store keeps none of it in memory: each entry is written to the store as it
+changes and read back for a replay (`session.stored`, see `stored_history.py`).
 
 The client's files and terminals (`read_text_file`, `write_text_file`, `create_terminal`)
 exist in protocol versions that have them (`features.client_files`, `client_terminals`): on the
@@ -28,9 +30,10 @@ from .lifecycle import Foreground
 if TYPE_CHECKING:
     from .agent import Agent, AgentSide
     from .dialect import Dialect
+    from .stored_history import StoredHistory
     from .subagents import Subagent
     from .tool_call import ToolCallHandle
-    from .turn import CustomStopReason, Turn, TurnStopReason
+    from .turn import CustomStopReason, Message, Turn, TurnStopReason
 
 __all__ = ["AgentSession", "MissingCapability", "TerminalHandle"]
 State = tuple[str, str | None, Any]  # a state_update's state, stop reason and error
@@ -95,6 +98,10 @@ class AgentSession:
         self._history: OrderedDict[tuple[str, str], tuple[Replayable, int, int]] = OrderedDict()
         self._bytes = 0
         self._counters: dict[str, int] = {}
+        self.stored: StoredHistory | None = None if agent.stored is None else (
+            agent.stored.history(session_id)
+        )  # fmt: skip
+        """Where the history lives when the agent has a session store (None: in `_history`)."""
         self.touched = time.monotonic()
         """When it was last used (for eviction: see `Agent.evict`)."""
 
@@ -125,16 +132,56 @@ class AgentSession:
         """`{prefix}_{n}`, n counting from 1 per prefix in this session."""
         n = self._counters.get(prefix, 0) + 1
         self._counters[prefix] = n
+        if self.stored is not None:  # with the entry it names: a restart never reuses it
+            self.stored.save(self)
         return f"{prefix}_{n:0{width}d}"
 
     def record(self, key: tuple[str, str], entry: Replayable, size: int) -> None:
         """Keep an entry for replay, in order of first appearance (a later record of the same
         key keeps the first); `size` is about how many bytes it holds."""
+        if self.stored is not None:
+            self.stored.record(entry, self.dialect.lane)
+            return
         if key in self._history:
             return
         self._history[key] = (entry, self.turns, size)
         self._bytes += size
         self._trim()
+
+    def add_block(self, message: Message, block: Any) -> None:
+        """A block was streamed into a message of the history."""
+        if self.stored is not None:
+            self.stored.add_block(message, block)
+            return
+        message.blocks.append(block)
+        self.grew(message, len(getattr(block, "text", "")) + 32)
+
+    def changed(self, entry: Replayable, on: Lane, *, content: bool = False) -> None:
+        """An entry's state changed in place, on a turn speaking `on` (a tool call's fields, and
+        its content with `content`; a plan's entries): a store is told, memory has it already."""
+        if self.stored is not None:
+            self.stored.changed(entry, on, content=content)
+
+    def add_content(self, tool: ToolCallHandle, item: Any) -> None:
+        """An item was streamed into a tool call's content."""
+        tool.content.append(item)
+        if self.stored is not None:
+            self.stored.add_content(tool, item)
+
+    async def settle(self, state: State) -> None:
+        """The turn ends in `state`: with a store, that and everything before it is made
+        durable before the client is told (another worker may serve the next request)."""
+        self.state = state
+        if self.stored is not None:
+            self.stored.save(self)
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Return once everything reported so far is durable (at once without a store)."""
+        if self.stored is not None:
+            self.stored.spill()
+        if self.agent.stored is not None:
+            await self.agent.stored.flush()
 
     def grew(self, entry: Replayable, size: int) -> None:
         """An entry kept for replay grew by about `size` bytes (a message streamed on)."""
@@ -165,6 +212,11 @@ class AgentSession:
     async def replay(self) -> None:
         """Send the history kept: each message whole, each tool call and plan as it is."""
         dialect = self.dialect
+        if self.stored is not None:
+            async for stored in self.stored.entries(dialect.lane, self.tool_calls):
+                for update in stored.replay(dialect):
+                    await self.send(update)
+            return
         for entry, _, _ in list(self._history.values()):
             for update in entry.replay(dialect):
                 await self.send(update)
@@ -176,6 +228,8 @@ class AgentSession:
         """Name the session (a `session_info_update`; `session/list` shows it)."""
         self.title = title
         self.updated_at = now_rfc3339()
+        if self.stored is not None:
+            self.stored.store.update(self.id, title=title)
         m = self.dialect.lane.models
         await self.send(m.SessionUpdateSessionInfoUpdate(title=title, updated_at=self.updated_at))
 
@@ -194,6 +248,11 @@ class AgentSession:
         if self.turn is turn:
             self.turn = None
         self.updated_at = now_rfc3339()
+        if self.stored is not None:  # its tool calls are final, and in the store
+            self.stored.save(self)
+            for tool in turn.tool_calls:
+                if self.tool_calls.get(tool.tool_call_id) is tool:
+                    del self.tool_calls[tool.tool_call_id]
 
     # -- the client's files and terminals ------------------------------------------------------
     async def read_text_file(

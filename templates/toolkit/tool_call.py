@@ -144,6 +144,7 @@ class ToolCallHandle:
             self.raw_input = raw_input
         if raw_output is not UNSET:
             self.raw_output = raw_output
+        self._turn.session.changed(self, lane, content=not isinstance(items, UnsetType))
 
     async def start(self) -> None:
         """Report it `in_progress` (once permission, if any, was granted)."""
@@ -225,3 +226,4 @@ class ToolCallHandle:
         if not self.done:
             await self._turn.session.send(self._turn.dialect.tool_call_close(self, status))
             self.status = status
+            self._turn.session.changed(self, self._turn.lane)

@@ -136,6 +136,7 @@ class PlanHandle:
         self.entries[index] = lane.models.PlanEntry(
             content=old.content, priority=old.priority, status=checked, meta=old.meta
         )
+        self._turn.session.changed(self, lane)
         await self._turn.send(self._turn.dialect.plan(self.plan_id, self.entries))
 
     async def start(self, index: int) -> None:
@@ -147,6 +148,7 @@ class PlanHandle:
     async def replace(self, *entries: str | PlanEntry) -> None:
         """Report a new list of entries for this plan."""
         self.entries = [self._turn.plan_entry(entry) for entry in entries]
+        self._turn.session.changed(self, self._turn.lane)
         await self._turn.send(self._turn.dialect.plan(self.plan_id, self.entries))
 
 
@@ -312,6 +314,7 @@ class Turn:
             return Permission(remembered, remembered=True)
         offered = self._options(options)
         shown = f'Allow "{tool.title}" to run?' if title is None else title
+        await self._session.flush()  # the turn waits for a person: what it did so far is kept
         picked = await self.dialect.ask_permission(self, tool, shown, description, offered)
         if picked is not None and remember and str(picked.kind).endswith("_always"):
             kept = self._session.remembered_permissions
@@ -391,5 +394,4 @@ class Turn:
 
     async def _chunk(self, message: Message, block: Any) -> None:
         await self.send(self.dialect.chunk(message.role, message.message_id, block))
-        message.blocks.append(block)
-        self._session.grew(message, len(getattr(block, "text", "")) + 32)
+        self._session.add_block(message, block)

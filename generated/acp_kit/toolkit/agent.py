@@ -32,6 +32,9 @@ answered -32002. Memory is bounded: each session keeps `history_turns` turns (at
 `history_bytes`) for replays, at most `max_sessions` sessions are kept (the least recently
 used idle ones are evicted first), and a session idle for `idle_timeout` seconds is evicted;
 a later load or resume of an evicted session is -32002.
+
+`Agent(store="sessions.db")` (a SQLite file; or a `postgresql://` URL, or any `SessionStore`)
+keeps the sessions in a store instead, where they outlive the process: see `stored_sessions.py`.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ import time
 import uuid
 from collections.abc import Iterable
 from functools import cache
-from typing import Any, ClassVar, Final, Unpack
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Unpack
 
 from ..runtime._runtime import UNSET, JsonValue, encode
 from ..runtime.connection import Connection, ConnectionOptions
@@ -56,7 +59,12 @@ from .dialect import invalid, listed, not_found
 from .lane import Lane, ProtocolFeatures, pick
 from .lifecycle import HeldPromptCancelled
 from .session import DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_TURNS, AgentSession
+from .store_types import StoreOpenError
 from .turn import CustomStopReason, Turn, TurnStopReason
+
+if TYPE_CHECKING:
+    from .store import SessionStore
+    from .stored_sessions import StoredSessions, StoreSpec
 
 __all__ = ["Agent", "AgentSide", "run_agent", "serve_agent"]
 _log: Final = logging.getLogger(__name__)
@@ -74,6 +82,11 @@ class Agent:
     `side.client.mcp_message(...)`); `sessions_per_page`; `lanes` (the lanes it serves, by
     name; None: the stable lane of every version the package holds); the bounds
     `history_turns`, `history_bytes`, `max_sessions`, `idle_timeout` (seconds).
+
+    `store`: where sessions are kept beyond memory — a SQLite file's path (created 0600 when
+    missing), a `postgresql://` URL (the `postgres` extra), or a `SessionStore`; None (the
+    default) keeps them in memory only and writes nothing. `serve_agent` opens it before
+    serving (`await agent.open()` does, for servers of your own) and closes it at the end.
     """
 
     name: ClassVar[str] = "acp-agent"
@@ -90,8 +103,44 @@ class Agent:
     max_sessions: ClassVar[int] = 1000
     idle_timeout: ClassVar[float] = 24 * 3600.0
 
-    def __init__(self) -> None:
+    def __init__(self, *, store: StoreSpec | None = None) -> None:
         self.sessions: SessionBook[AgentSession] = SessionBook()
+        """The sessions in memory (with a store: those served on live connections)."""
+        self.stored: StoredSessions | None = None
+        """The toolkit's side of the store (None without one)."""
+        if store is not None:  # the store's modules load only for agents that have one
+            from .stored_sessions import StoredSessions, make_store
+
+            self.stored = StoredSessions(make_store(store))
+
+    @property
+    def store(self) -> SessionStore | None:
+        """The session store, or None when sessions live in memory only."""
+        return None if self.stored is None else self.stored.store
+
+    async def open(self) -> None:
+        """Open the session store (once; nothing without one). StoreOpenError, one line naming
+        the file or server and what is wrong, when it cannot be used; nothing is changed then."""
+        if self.stored is not None:
+            await self.stored.open()
+
+    async def flush(self) -> None:
+        """Return once everything the sessions reported is durable (at once without a store);
+        StoreError when the store could not write it."""
+        if self.stored is not None:
+            for session in self.sessions:
+                if session.stored is not None:
+                    session.stored.spill()
+            await self.stored.store.flush()
+
+    async def close(self) -> None:
+        """Stop every session's work, then commit what is queued and close the store."""
+        await self.shutdown()
+        if self.stored is not None:
+            for session in self.sessions:
+                if session.stored is not None:
+                    session.stored.spill()
+            await self.stored.close()
 
     # -- what a subclass writes ----------------------------------------------------------
     async def prompt(self, turn: Turn) -> TurnStopReason | CustomStopReason | None:
@@ -192,20 +241,22 @@ class AgentSide:
         session = AgentSession(agent, self, f"sess_{uuid.uuid4().hex}", cwd, roots, servers)
         session.request = params
         await agent.on_new_session(session)
+        if agent.stored is not None:
+            await agent.stored.created(session, self.lane)
         agent.sessions.add(session)
         return self.lane.models.NewSessionResponse(session_id=session.id)
 
     async def session_load(self, params: Any) -> Any:
-        session = self._reopen(params.session_id, params.cwd)
+        session = await self._reopen(params.session_id, params.cwd)
         _, session.additional_directories, session.mcp_servers = self._setup(params)
         session.request = params
-        session.active = True
+        self._reopened(session)
         await session.replay()  # the whole conversation precedes the answer
         return self.lane.models.LoadSessionResponse()
 
     async def session_resume(self, params: Any) -> Any:
         m = self.lane.models
-        session = self._reopen(params.session_id, params.cwd)
+        session = await self._reopen(params.session_id, params.cwd)
         replay = getattr(params, "replay_from", UNSET)
         start = getattr(m, "ReplayFromStart", None)
         from_start = start is not None and isinstance(replay, start)
@@ -214,7 +265,7 @@ class AgentSide:
             raise invalid("$.replayFrom", f"unsupported replay cursor {cursor!r}")
         _, session.additional_directories, session.mcp_servers = self._setup(params)
         session.request = params
-        session.active = True
+        self._reopened(session)
         if from_start:
             await session.replay()
         await self.dialect.report_state(session)
@@ -228,6 +279,8 @@ class AgentSide:
         if cursor is not None and (len(cursor) > 256 or "\x00" in cursor):
             raise invalid("$.cursor", "not a cursor this agent handed out")
         self.agent.evict()
+        if self.agent.stored is not None:
+            return await self._stored_list(cwd, cursor)
         try:
             page, next_cursor = self.agent.sessions.page(
                 cwd=cwd,
@@ -246,6 +299,17 @@ class AgentSide:
         m = self.lane.models
         session = self.agent.sessions.get(params.session_id)
         mine = session is not None and session.side is self
+        stored = self.agent.stored
+        if stored is not None:  # stays stored, listed and loadable; memory lets it go
+            if session is not None and mine and (session.active or self.dialect.close_forgets):
+                session.closing = True
+                await session.foreground.stop()
+                session.active = False
+                self.agent.sessions.remove(session.id)
+                stored.closed(session.id)
+            elif not self.dialect.close_forgets:
+                raise not_found(params.session_id)
+            return m.CloseSessionResponse()
         if self.dialect.close_forgets:
             if session is not None and mine:  # closing an unknown session succeeds
                 session.closing = True  # a prompt that comes now is answered -32800
@@ -265,6 +329,8 @@ class AgentSide:
             await session.foreground.stop()
             session.active = False
             self.agent.sessions.remove(session.id)
+        if self.agent.stored is not None:
+            await self.agent.stored.delete(params.session_id, self.principal)
         return self.lane.models.DeleteSessionResponse()  # one that does not exist is gone already
 
     # -- turns -------------------------------------------------------------------------------
@@ -334,10 +400,14 @@ class AgentSide:
             if session.side is self:
                 await session.foreground.stop()
                 session.side = None
+                if self.agent.stored is not None:  # it is in the store: memory lets it go
+                    self.agent.sessions.remove(session.id)
 
-    def _reopen(self, session_id: str, cwd: str) -> AgentSession:
+    async def _reopen(self, session_id: str, cwd: str) -> AgentSession:
         self._check_path(cwd, "$.cwd")
         session = self.agent.sessions.get(session_id)
+        if self.agent.stored is not None and (session is None or session.side is None):
+            session = await self._restore(session_id, cwd)
         if session is None or session.principal != self.principal:
             raise not_found(session_id)
         if not same_directory(cwd, session.cwd):
@@ -348,6 +418,46 @@ class AgentSide:
         session.closing = False
         session.touch()
         return session
+
+    async def _restore(self, session_id: str, cwd: str) -> AgentSession:
+        """A session not served on a live connection here, as the store has it now (another
+        worker may have gone on with it), in memory from now on; -32002 when there is none."""
+        agent = self.agent
+        assert agent.stored is not None
+        restored = await agent.stored.restore(self, session_id)
+        if restored is None:
+            raise not_found(session_id)
+        if not same_directory(cwd, restored.cwd):
+            raise invalid("$.cwd", f"the session's working directory is {restored.cwd}")
+        found = agent.sessions.get(session_id)  # again: a load may have come meanwhile
+        if found is not None and found.side is not None:
+            return found
+        if found is not None:
+            agent.sessions.remove(session_id)
+        agent.evict()
+        agent.sessions.add(restored)
+        return restored
+
+    def _reopened(self, session: AgentSession) -> None:
+        """A load or a resume set the session up again (its directories and servers)."""
+        session.active = True
+        if self.agent.stored is not None:
+            self.agent.stored.reopened(session)
+
+    async def _stored_list(self, cwd: str | None, cursor: str | None) -> Any:
+        from .store_types import InvalidCursor as StoredCursor
+        from .stored_sessions import session_info
+
+        stored = self.agent.stored
+        assert stored is not None
+        try:
+            page = await stored.page(self.principal, cwd, cursor, self.agent.sessions_per_page)
+        except StoredCursor as exc:
+            raise invalid("$.cursor", str(exc)) from None
+        return self.lane.models.ListSessionsResponse(
+            sessions=[session_info(record, self.lane) for record in page.sessions],
+            next_cursor=UNSET if page.next_cursor is None else page.next_cursor,
+        )
 
     def _setup(self, params: Any) -> tuple[str, list[str], list[Any]]:
         """The working directory, the extra roots and the MCP servers, once every path is
@@ -406,9 +516,13 @@ async def serve_agent(
     agent: Agent, transport: Transport | None = None, **options: Unpack[ConnectionOptions]
 ) -> None:
     """Serve `agent` on `transport` (default: this process's stdin and stdout) until the
-    client closes it; both protocol versions, chosen at `initialize`."""
+    client closes it; both protocol versions, chosen at `initialize`. Its session store, if
+    it has one, is opened first (StoreOpenError before anything is read; connections served
+    at once share it) and flushed at the end: everything written is durable when this returns
+    (`agent.close()` closes it; `run_agent` does)."""
     from .router import AgentRouter
 
+    await agent.open()
     router = AgentRouter(agent)
     if transport is None:
         connection = await connect_stdio(router, **options)
@@ -420,19 +534,32 @@ async def serve_agent(
     finally:
         await router.disconnected()
         await connection.close()
+        await agent.flush()
+
+
+async def _serve_then_close(agent: Agent, options: ConnectionOptions) -> None:
+    try:
+        await serve_agent(agent, **options)
+    finally:
+        await agent.close()
 
 
 def run_agent(agent: Agent, **options: Unpack[ConnectionOptions]) -> None:
     """Run `agent` on stdin/stdout until the client closes them, then return.
 
     Logs go to stderr (warnings and up, unless logging was configured already): nothing but
-    ACP may be written to stdout. Ctrl-C exits with status 130, without a traceback.
+    ACP may be written to stdout. Ctrl-C exits with status 130, without a traceback; a
+    session store that cannot be used (corrupted, read-only, a newer schema, no server) is one
+    line on stderr and exit status 2, before anything is served.
     """
     if not logging.getLogger().handlers:
         logging.basicConfig(
             stream=sys.stderr, level=logging.WARNING, format=f"[{agent.name}] %(message)s"
         )
     try:
-        asyncio.run(serve_agent(agent, **options))
+        asyncio.run(_serve_then_close(agent, options))
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except StoreOpenError as exc:
+        print(f"{agent.name}: the session store cannot be used: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

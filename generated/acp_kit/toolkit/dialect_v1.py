@@ -87,10 +87,11 @@ class V1Dialect(Dialect):
         if error is None:
             turn.stop_reason = reason
             turn.session.state = ("idle", reason, None)  # what a v2 connection's resume reports
-            return  # after a cancel, the client marks the tool calls still open cancelled
-        turn.error = error
-        for tool in turn.tool_calls:
-            await tool.close(tool_status)
+        else:  # (after a cancel, the client marks the tool calls still open cancelled)
+            turn.error = error
+            for tool in turn.tool_calls:
+                await tool.close(tool_status)
+        await turn.session.settle(turn.session.state)  # durable before the prompt's answer
 
     async def open_turn(self, turn: Turn) -> None:
         if turn.after is not None:  # a held prompt: the previous turn's answer comes first
