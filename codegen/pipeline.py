@@ -130,13 +130,18 @@ def generate_package(
                 model, names, modules, banner=header, ref=target.ref, sha256=source.sha256
             )
             prefix = f"{package}/{folder}/"
+            rendered: dict[str, str] = {}
             for module in modules:
                 assert module.template is not None
                 variables = contexts[module.context or module.module].variables()
                 path = prefix + module.filename
-                files[path] = env.get_template(module.template).render(variables)
+                rendered[path] = env.get_template(module.template).render(variables)
                 if fmt and module.module == "models":
-                    early.append(stack.enter_context(Formatting({path: files[path]})))
+                    early.append(stack.enter_context(Formatting({path: rendered[path]})))
+            files.update(rendered)
+            if fmt:  # the lane's other modules, while the next lane and the package render
+                lane_rest = {p: t for p, t in rendered.items() if p != prefix + "models.py"}
+                early.append(stack.enter_context(Formatting(lane_rest)))
             exports = contexts["models"].variables()["exports"]
             facts.append(
                 LaneFacts(
