@@ -241,6 +241,7 @@ TOOLKIT_MODULES = (
     # PostgreSQL engine imports psycopg, an optional extra, so only `PostgresStore` loads it).
     ModuleSpec("toolkit.store_types", source="toolkit/store_types.py"),
     ModuleSpec("toolkit.store_engine", source="toolkit/store_engine.py"),
+    ModuleSpec("toolkit.store_fold", source="toolkit/store_fold.py"),
     ModuleSpec("toolkit.store_runner", source="toolkit/store_runner.py"),
     ModuleSpec(
         "toolkit.store",
@@ -261,6 +262,7 @@ TOOLKIT_MODULES = (
         "toolkit.store_memory", ("MemoryStore",), source="toolkit/store_memory.py", lazy=True
     ),
     ModuleSpec("toolkit.store_sqlite_schema", source="toolkit/store_sqlite_schema.py"),
+    ModuleSpec("toolkit.store_sqlite_write", source="toolkit/store_sqlite_write.py"),
     ModuleSpec(
         "toolkit.store_sqlite", ("SQLiteStore",), source="toolkit/store_sqlite.py", lazy=True
     ),

@@ -169,12 +169,16 @@ class AgentSession:
             self.stored.add_content(tool, item)
 
     async def settle(self, state: State) -> None:
-        """The turn ends in `state`: with a store, that and everything before it is made
-        durable before the client is told (another worker may serve the next request)."""
+        """The turn ends in `state`: with a store, that and everything before it is written,
+        and durable before the client is told when the store says so (another worker may
+        serve the next request: `SessionStore.durable_turn_ends`)."""
         self.state = state
         if self.stored is not None:
             self.stored.save(self)
-            await self.flush()
+            if self.stored.store.durable_turn_ends:
+                await self.flush()
+            else:
+                self.stored.spill()
 
     async def flush(self) -> None:
         """Return once everything reported so far is durable (at once without a store)."""

@@ -7,6 +7,7 @@ memory holds no history; the argument's forms."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -302,6 +303,53 @@ def test_resume_after_a_restart_reports_the_stored_state(tmp_path: Path) -> None
     assert moved["error"] == invalid("$.cwd", "the session's working directory is /work")
 
 
+class Quick(kit.Agent):
+    """A turn that never waits on the client: a message and a tool call."""
+
+    name = "quick-agent"
+
+    async def prompt(self, turn: kit.Turn) -> kit.TurnStopReason:
+        await turn.say("done")
+        tool = await turn.tool_call("Read", kind="read")
+        await tool.complete("ok")
+        return "end_turn"
+
+
+@pytest.mark.parametrize("lane", [V1, V2], ids=["v1", "v2"])
+@pytest.mark.parametrize("durable", [False, True], ids=["queued", "durable"])
+def test_a_turn_end_waits_for_its_commit_only_when_the_store_says_so(
+    lane: WireLane, durable: bool, tmp_path: Path
+) -> None:
+    """Another connection holds the file's write lock during the turn: with
+    `durable_turn_ends` the client is told the turn ended only once it could be committed;
+    without (SQLite's default), at once, and the commit follows when the lock goes."""
+    db = tmp_path / "sessions.db"
+
+    async def scenario() -> tuple[bool, list[str]]:
+        agent = Quick(store=SQLiteStore(db, durable_turn_ends=durable, busy_timeout=30))
+        await agent.open()
+        wire = await Wire.open(agent, lane)
+        sid = await wire.new_session(CWD)
+        holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        holder.execute("BEGIN IMMEDIATE")
+        ending = asyncio.ensure_future(wire.ended(wire.prompt_later(sid, "go")))
+        done, _ = await asyncio.wait([ending], timeout=0.5)
+        ended_while_locked = ending in done
+        holder.execute("COMMIT")
+        holder.close()
+        await ending
+        await agent.close()
+        reader = SQLiteStore(db)
+        await reader.open()
+        kinds = [entry.kind async for entry in reader.history(sid)]
+        await reader.close()
+        return ended_while_locked, kinds
+
+    ended_while_locked, kinds = run(scenario())
+    assert ended_while_locked is not durable
+    assert kinds == ["message", "message", "tool_call"]
+
+
 def test_the_store_argument(tmp_path: Path) -> None:
     mine = MemoryStore()
     assert kit.Agent(store=mine).store is mine
@@ -309,6 +357,12 @@ def test_the_store_argument(tmp_path: Path) -> None:
     assert isinstance(kit.Agent(store=str(tmp_path / "a.db")).store, SQLiteStore)
     assert isinstance(kit.Agent(store=tmp_path / "a.db").store, SQLiteStore)
     assert isinstance(kit.Agent(store="postgresql://agent@db/agents").store, PostgresStore)
+    # A turn's end waits for its commit where another worker may serve the next request.
+    stored = kit.Agent(store=tmp_path / "a.db").store
+    assert stored is not None and stored.durable_turn_ends is False
+    assert PostgresStore("postgresql://agent@db/agents").durable_turn_ends is True
+    with pytest.raises(TypeError, match="durable_turn_ends must be a bool, got 1"):
+        SQLiteStore(tmp_path / "a.db", durable_turn_ends=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="store must be a SessionStore, a path or a postgresql"):
         kit.Agent(store=3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="store: an empty path"):

@@ -430,6 +430,6 @@ def test_one_commit_of_many_writes_keeps_first_places_and_last_values(tmp_path: 
     entry_bytes = len('"tool_call""t"{"status":"completed","final":true}"whole"')
     entry_bytes += len('"message""m"null"a""b"') + len('"plan""p"[1,2]')
     assert stored == setup_bytes + entry_bytes
-    # A row holds the items one commit appended to one entry, up to a put that replaces
-    # items: m's "a" (before it), t's "whole", m's "b" ("content 1" went with the put).
-    assert rows == 3
+    # A row holds the items one commit appended to one entry: m's "a" and "b", t's "whole"
+    # ("content 1" went with the put that replaced t's items).
+    assert rows == 2

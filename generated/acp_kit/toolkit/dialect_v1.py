@@ -91,7 +91,7 @@ class V1Dialect(Dialect):
             turn.error = error
             for tool in turn.tool_calls:
                 await tool.close(tool_status)
-        await turn.session.settle(turn.session.state)  # durable before the prompt's answer
+        await turn.session.settle(turn.session.state)  # written before the prompt's answer
 
     async def open_turn(self, turn: Turn) -> None:
         if turn.after is not None:  # a held prompt: the previous turn's answer comes first

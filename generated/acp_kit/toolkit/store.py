@@ -221,6 +221,7 @@ class SessionStore:
         "_written",
         "_writes",
         "_texts",
+        "_durable_turn_ends",
     )
 
     def __init__(
@@ -229,10 +230,14 @@ class SessionStore:
         runner: Runner,
         *,
         retention: Retention,
+        durable_turn_ends: bool = True,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         if not isinstance(retention, Retention):
             raise TypeError(f"retention must be a Retention, got {type(retention).__name__}")
+        if type(durable_turn_ends) is not bool:
+            raise TypeError(f"durable_turn_ends must be a bool, got {durable_turn_ends!r:.40}")
+        self._durable_turn_ends = durable_turn_ends
         self._engine = engine
         self._runner = runner
         self._retention = retention
@@ -246,6 +251,14 @@ class SessionStore:
     @property
     def retention(self) -> Retention:
         return self._retention
+
+    @property
+    def durable_turn_ends(self) -> bool:
+        """Whether an agent's turn ends (v2's idle update, v1's answer) wait until everything
+        the turn wrote is durable, so that another worker sharing the store and serving the
+        session's next request sees all of it; if not, the turn's last writes are committed
+        within `commit_interval` after the client was told."""
+        return self._durable_turn_ends
 
     @property
     def name(self) -> str:

@@ -48,7 +48,8 @@ class PostgresStore(SessionStore):
     connection string or URL (its password never appears in messages); `schema` is where
     the store's tables live (lower-case letters, digits, `_`); `connect_timeout` in seconds;
     `max_backlog` bounds queued writes (bytes); `commit_interval` is the shortest time (seconds)
-    between two commits nobody waits for."""
+    between two commits nobody waits for; `durable_turn_ends` (on: any worker may serve the
+    next request) makes each turn's end wait for its commit (see `SessionStore`)."""
 
     __slots__ = ()
 
@@ -61,6 +62,7 @@ class PostgresStore(SessionStore):
         connect_timeout: float = 10.0,
         max_backlog: int = MAX_BACKLOG,
         commit_interval: float = COMMIT_INTERVAL,
+        durable_turn_ends: bool = True,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         if not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema):
@@ -74,4 +76,6 @@ class PostgresStore(SessionStore):
 
         engine = PostgresEngine(dsn, schema=schema, connect_timeout=connect_timeout)
         runner = ThreadRunner(max_backlog=max_backlog, commit_interval=commit_interval)
-        super().__init__(engine, runner, retention=retention, clock=clock)
+        super().__init__(
+            engine, runner, retention=retention, durable_turn_ends=durable_turn_ends, clock=clock
+        )

@@ -9,11 +9,11 @@ PostgreSQL), so the event loop never waits on a disk or a server.
 
 Writes are handed to the worker once per turn of the event loop (the writes of one step of a
 turn travel together: one lock, one wake-up), and the worker takes every job queued since it
-last looked: runs of writes are committed in one transaction each (a group commit of what
-accumulated while the previous one ran, and at most one every `commit_interval` seconds while
-nobody waits: a crash loses at most that long of writes), and calls
-(reads, creations, deletions, flush barriers) run in queue order between them, so a read
-sees every write queued before it. Queued writes are bounded (`max_backlog` bytes of JSON):
+last looked: runs of writes are folded (`store_fold`) and committed in one transaction each
+(a group commit of what accumulated while the previous one ran, and at most one every
+`commit_interval` seconds while nobody waits: a crash loses at most that long of writes), and
+calls (reads, creations, deletions, flush barriers) run in queue order between them, so a
+read sees every write queued before it. Queued writes are bounded (`max_backlog` bytes of JSON):
 past it, a write waits for the worker (`SessionStore.drain()` lets a coroutine wait instead).
 A write that cannot be committed after retries stops the store's writes: `flush()` and every
 later write raise StoreError naming the store and the cause.
@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import Any, Final, TypeVar, cast
 
 from .store_engine import Engine, TransientError, WriteOp
+from .store_fold import fold
 from .store_types import StoreClosed, StoreError
 
 T = TypeVar("T")
@@ -355,12 +356,13 @@ class ThreadRunner(Runner):
     def _commit(self, ops: list[WriteOp]) -> None:
         """One transaction for `ops`, tried again while the engine says it may work."""
         assert self._engine is not None and self._clock is not None
+        folded = fold(ops)
         try:
             for delay in (*_RETRY_DELAYS, None):
                 if self._failure is not None:
                     return  # writes have stopped: these are dropped with the rest
                 try:
-                    self._engine.write(ops, self._clock())
+                    self._engine.write(folded, self._clock())
                     self._last_commit = time.monotonic()
                     return
                 except TransientError as exc:

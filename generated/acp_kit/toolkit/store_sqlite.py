@@ -31,12 +31,9 @@ from .store import SessionStore
 from .store_engine import (
     PATCHABLE,
     SESSION_COLUMNS,
-    AppendItem,
     Engine,
     NewSession,
     OwnerKey,
-    PatchSession,
-    PutEntry,
     TransientError,
     WriteOp,
     decode,
@@ -44,6 +41,7 @@ from .store_engine import (
 )
 from .store_runner import COMMIT_INTERVAL, MAX_BACKLOG, ThreadRunner
 from .store_sqlite_schema import Synchronous, describe, open_database
+from .store_sqlite_write import SeqCache, SessionWrite
 from .store_types import (
     ANY_OWNER,
     DEFAULT_RETENTION,
@@ -57,7 +55,6 @@ from .store_types import (
 )
 
 _COLUMNS: Final = ", ".join(SESSION_COLUMNS)
-_SEQ_CACHE: Final = 4096  # (session, kind, key) → position, for appends to a known entry
 
 
 def _owner_clause(owner: OwnerKey) -> tuple[str, tuple[object, ...]]:
@@ -66,21 +63,6 @@ def _owner_clause(owner: OwnerKey) -> tuple[str, tuple[object, ...]]:
     if owner is None:
         return " AND owner IS NULL", ()
     return " AND owner = ?", (owner,)
-
-
-Segments = dict[tuple[int, int], list[str]]  # (session, entry) → items appended, in order
-
-
-def _insert_items(conn: sqlite3.Connection, segments: Segments) -> None:
-    """Insert (and forget) the items appended so far: one row per entry, in one call."""
-    conn.executemany(
-        "INSERT INTO items (sid, seq, value, bytes) VALUES (?, ?, ?, ?)",
-        [
-            (sid, seq, f"[{','.join(items)}]", sum(map(len, items)))
-            for (sid, seq), items in segments.items()
-        ],
-    )
-    segments.clear()
 
 
 class SQLiteEngine(Engine):
@@ -95,7 +77,7 @@ class SQLiteEngine(Engine):
         self._synchronous: Synchronous = synchronous
         self._verify = verify
         self._conn: sqlite3.Connection | None = None
-        self._seqs: dict[tuple[int, str, str], int] = {}
+        self._seqs: SeqCache = {}
 
     def open(self) -> bytes:
         conn, secret = open_database(
@@ -143,41 +125,14 @@ class SQLiteEngine(Engine):
     # -- writes ----------------------------------------------------------------------------
     def write(self, ops: Sequence[WriteOp], now: datetime) -> None:
         stamp = rfc3339(now)
-        # A value put again later in the same commit is not written: only its place is.
-        last_put = {
-            (op.session, op.kind, op.key): i
-            for i, op in enumerate(ops)
-            if isinstance(op, PutEntry) and op.items is None
-        }
+        runs: dict[str, list[WriteOp]] = {}
+        for op in ops:
+            runs.setdefault(op.session, []).append(op)
         with self._transaction() as conn:
-            sids: dict[str, int | None] = {}
-            deltas: dict[int, int] = {}
-            items: Segments = {}
-            for i, op in enumerate(ops):
-                if op.session not in sids:
-                    sids[op.session] = self._sid(conn, op.session, ANY_OWNER)
-                sid = sids[op.session]
-                if sid is None:
-                    continue
-                if isinstance(op, AppendItem):
-                    seq, delta = self._entry(conn, sid, op.kind, op.key)
-                    items.setdefault((sid, seq), []).append(op.item)
-                    delta += len(op.item)
-                elif isinstance(op, PutEntry):
-                    if op.items is None and last_put[op.session, op.kind, op.key] != i:
-                        delta = self._entry(conn, sid, op.kind, op.key)[1]
-                    else:
-                        if op.items is not None and items:  # it reads and replaces items
-                            _insert_items(conn, items)
-                        delta = self._put(conn, sid, op)
-                else:
-                    delta = self._patch(conn, sid, op)
-                deltas[sid] = deltas.get(sid, 0) + delta
-            _insert_items(conn, items)
-            conn.executemany(
-                "UPDATE sessions SET updated_at = ?, bytes = bytes + ? WHERE sid = ?",
-                [(stamp, delta, sid) for sid, delta in deltas.items()],
-            )
+            for session, run in runs.items():
+                sid = self._sid(conn, session, ANY_OWNER)
+                if sid is not None:  # (writes to a session deleted meanwhile are dropped)
+                    SessionWrite(conn, sid, self._seqs).apply(run, stamp)
 
     @staticmethod
     def _sid(conn: sqlite3.Connection, session: str, owner: OwnerKey) -> int | None:
@@ -185,83 +140,6 @@ class SQLiteEngine(Engine):
         row = conn.execute(f"SELECT sid FROM sessions WHERE id = ?{clause}", (session, *args))
         found = row.fetchone()
         return None if found is None else int(found[0])
-
-    def _entry(self, conn: sqlite3.Connection, sid: int, kind: str, key: str) -> tuple[int, int]:
-        """The entry's position, made (value null) if missing; and the bytes that added."""
-        seq = self._seqs.get((sid, kind, key))
-        if seq is not None:
-            return seq, 0
-        found = conn.execute(
-            "SELECT seq FROM entries WHERE sid = ? AND kind = ? AND key = ?", (sid, kind, key)
-        ).fetchone()
-        added = 0
-        if found is None:
-            seq = self._insert_entry(conn, sid, kind, key, "null")
-            added = len(kind) + len(key) + len("null")
-        else:
-            seq = int(found[0])
-        self._remember(sid, kind, key, seq)
-        return seq, added
-
-    def _insert_entry(
-        self, conn: sqlite3.Connection, sid: int, kind: str, key: str, value: str
-    ) -> int:
-        last = conn.execute("SELECT max(seq) FROM entries WHERE sid = ?", (sid,)).fetchone()[0]
-        seq = 1 if last is None else int(last) + 1
-        conn.execute(
-            "INSERT INTO entries (sid, seq, kind, key, value) VALUES (?, ?, ?, ?, ?)",
-            (sid, seq, kind, key, value),
-        )
-        return seq
-
-    def _remember(self, sid: int, kind: str, key: str, seq: int) -> None:
-        if len(self._seqs) >= _SEQ_CACHE:
-            self._seqs.clear()
-        self._seqs[sid, kind, key] = seq
-
-    def _put(self, conn: sqlite3.Connection, sid: int, op: PutEntry) -> int:
-        found = conn.execute(
-            "SELECT seq, length(value) FROM entries WHERE sid = ? AND kind = ? AND key = ?",
-            (sid, op.kind, op.key),
-        ).fetchone()
-        if found is None:
-            seq = self._insert_entry(conn, sid, op.kind, op.key, op.value)
-            self._remember(sid, op.kind, op.key, seq)
-            delta = len(op.kind) + len(op.key) + len(op.value)
-        else:
-            seq, old = int(found[0]), int(found[1])
-            conn.execute(
-                "UPDATE entries SET value = ? WHERE sid = ? AND seq = ?", (op.value, sid, seq)
-            )
-            delta = len(op.value) - old
-        if op.items is not None:
-            old_items = conn.execute(
-                "SELECT coalesce(sum(bytes), 0) FROM items WHERE sid = ? AND seq = ?",
-                (sid, seq),
-            ).fetchone()[0]
-            conn.execute("DELETE FROM items WHERE sid = ? AND seq = ?", (sid, seq))
-            if op.items:
-                _insert_items(conn, {(sid, seq): list(op.items)})
-            delta += sum(map(len, op.items)) - int(old_items)
-        return delta
-
-    @staticmethod
-    def _patch(conn: sqlite3.Connection, sid: int, op: PatchSession) -> int:
-        delta = 0
-        if op.texts:
-            columns = [column for column, _ in op.texts]
-            assert all(column in PATCHABLE for column in columns)
-            lengths = ", ".join(f"length({column})" for column in columns)
-            old = conn.execute(f"SELECT {lengths} FROM sessions WHERE sid = ?", (sid,)).fetchone()
-            assignments = ", ".join(f"{column} = ?" for column in columns)
-            conn.execute(
-                f"UPDATE sessions SET {assignments} WHERE sid = ?",
-                (*(text for _, text in op.texts), sid),
-            )
-            delta = sum(len(text) for _, text in op.texts) - sum(old)
-        if op.closed is not None:
-            conn.execute("UPDATE sessions SET closed = ? WHERE sid = ?", (int(op.closed), sid))
-        return delta
 
     def create(self, row: NewSession) -> bool:
         columns = ("id", "owner", "cwd", "cwd_key", "protocol_version", "created_at")
@@ -371,7 +249,10 @@ class SQLiteStore(SessionStore):
     """The session store in a SQLite file; see the module docstring. `busy_timeout` is how
     long (seconds) a write waits for another process's transaction; `verify` runs SQLite's
     quick check of the whole file at `open()`; `max_backlog` bounds queued writes (bytes);
-    `commit_interval` is the shortest time (seconds) between two commits nobody waits for."""
+    `commit_interval` is the shortest time (seconds) between two commits nobody waits for;
+    `durable_turn_ends=True` makes each turn's end wait for its commit, disk flush included (see
+    `SessionStore`), for processes that take turns serving one session's requests; the process
+    serving a session reads its own writes either way."""
 
     __slots__ = ()
 
@@ -385,6 +266,7 @@ class SQLiteStore(SessionStore):
         verify: bool = True,
         max_backlog: int = MAX_BACKLOG,
         commit_interval: float = COMMIT_INTERVAL,
+        durable_turn_ends: bool = False,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         if synchronous not in ("FULL", "NORMAL"):
@@ -398,4 +280,6 @@ class SQLiteStore(SessionStore):
             verify=verify,
         )
         runner = ThreadRunner(max_backlog=max_backlog, commit_interval=commit_interval)
-        super().__init__(engine, runner, retention=retention, clock=clock)
+        super().__init__(
+            engine, runner, retention=retention, durable_turn_ends=durable_turn_ends, clock=clock
+        )

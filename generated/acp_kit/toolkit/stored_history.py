@@ -21,8 +21,10 @@ Entries of other kinds (none the toolkit makes today) are not stored.
 
 What one step of a turn streams into a message (the chunks `say()` sends without the event
 loop running anything else) is written as one item, its plain text joined — the replay joins
-it anyway (`content.merge_text`) — and the session's own fields once: the store's cost is per
-step, not per chunk, and what a step wrote reaches the store's worker when the step ends.
+it anyway (`content.merge_text`) — and each tool call and plan it changed, and the session's
+own fields, once, as they are when the step ends (a new entry is written at once, to take its
+place): the store's cost is per step, not per chunk or status change, and what a step wrote
+reaches the store's worker when the step ends.
 """
 
 from __future__ import annotations
@@ -95,27 +97,65 @@ class StoredPlan:
         return [dialect.plan(self.plan_id, self.entries)]
 
 
+class _Streamed:
+    """The blocks one step streamed into one message, each run of plain text blocks (no
+    annotations, `_meta` or extra keys) kept as its pieces and joined once, when written."""
+
+    __slots__ = ("message_id", "_blocks", "_run")
+
+    def __init__(self, message_id: str) -> None:
+        self.message_id = message_id
+        self._blocks: list[Any] = []
+        self._run: list[Any] = []  # the plain text blocks streamed last, of one class
+
+    def add(self, block: Any) -> None:
+        kind = type(block)
+        if kind.__name__ == "ContentBlockText" and _plain(block, kind):
+            if self._run and type(self._run[0]) is not kind:
+                self._end_run()
+            self._run.append(block)
+            return
+        self._end_run()
+        self._blocks.append(block)
+
+    def _end_run(self) -> None:
+        run, self._run = self._run, []
+        if len(run) == 1:
+            self._blocks.append(run[0])
+        elif run:
+            self._blocks.append(type(run[0])(text="".join(block.text for block in run)))
+
+    def blocks(self) -> list[Any]:
+        self._end_run()
+        return self._blocks
+
+
 class StoredHistory:
     """One session's history in a store: the writes its turns make, and its replay."""
 
-    __slots__ = ("store", "session_id", "_streamed", "_session", "_spilling", "_saved")
+    __slots__ = ("store", "session_id", "_streamed", "_changed", "_session", "_spilling", "_saved")
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         self.store = store
         self.session_id = session_id
-        self._streamed: tuple[str, list[Any]] | None = None  # (message id, blocks) this step
+        self._streamed: _Streamed | None = None  # what this step streamed into a message
+        # The tool calls and plans this step changed: (entry, its lane, whether its content).
+        self._changed: dict[tuple[str, str], tuple[Replayable, Lane, bool]] = {}
         self._session: AgentSession | None = None  # whose fields this step changed
         self._spilling = False  # a spill is scheduled at the end of this step
         self._saved: dict[str, Any] | None = None  # the session's fields as last written
 
     def spill(self) -> None:
-        """Write what this step streamed into a message, and the session's fields."""
+        """Write what this step streamed into a message, the tool calls and plans it changed,
+        and the session's fields."""
         self._spilling = False
         streamed, self._streamed = self._streamed, None
         if streamed is not None:
-            message_id, blocks = streamed
-            for block in blocks:
-                self.store.append(self.session_id, "message", message_id, encode(block))
+            for block in streamed.blocks():
+                self.store.append(self.session_id, "message", streamed.message_id, encode(block))
+        changed, self._changed = self._changed, {}
+        for entry, on, content in changed.values():
+            self._write(entry, on, content=content)
         session, self._session = self._session, None
         if session is not None:
             state = session_state(session)
@@ -144,27 +184,31 @@ class StoredHistory:
             items = [encode(block) for block in entry.blocks]
             self.store.put(self.session_id, "message", entry.message_id, value, items=items)
         elif isinstance(entry, ToolCallHandle | PlanHandle):
-            self.changed(entry, on, content=True)
+            self._write(entry, on, content=True)  # now: its place comes before what follows
 
     def add_block(self, message: Message, block: Any) -> None:
         """A block streamed into a message (written when this step ends, plain text joined)."""
         streamed = self._streamed
-        if streamed is None or streamed[0] != message.message_id:
+        if streamed is None or streamed.message_id != message.message_id:
             self.spill()
-            self._streamed = (message.message_id, [block])
+            streamed = self._streamed = _Streamed(message.message_id)
             self._later()
-            return
-        blocks = streamed[1]
-        last = blocks[-1]
-        kind = type(last)
-        if type(block) is kind and kind.__name__ == "ContentBlockText" and _plain(block, kind):
-            if _plain(last, kind):
-                blocks[-1] = kind(text=last.text + block.text)
-                return
-        blocks.append(block)
+        streamed.add(block)
 
     def changed(self, entry: Replayable, on: Lane, *, content: bool = False) -> None:
-        """A tool call's fields (and, with `content`, its content) or a plan's entries changed."""
+        """A tool call's fields (and, with `content`, its content) or a plan's entries changed:
+        written when this step ends, once however often they changed in it."""
+        name = ("plan", entry.plan_id) if isinstance(entry, PlanHandle) else None
+        if isinstance(entry, ToolCallHandle):
+            name = ("tool_call", entry.tool_call_id)
+        if name is None:
+            return
+        pending = self._changed.get(name)
+        self._changed[name] = (entry, on, content or (pending is not None and pending[2]))
+        self._later()
+
+    def _write(self, entry: Replayable, on: Lane, *, content: bool) -> None:
+        """Put a tool call or a plan as it is now (with its content, with `content`)."""
         if isinstance(entry, PlanHandle):
             value = {"lane": on.name, "entries": encode(entry.entries)}
             self.store.put(self.session_id, "plan", entry.plan_id, value)
