@@ -2,13 +2,15 @@
 memory or in a SQLite file, driven by a raw v2 client.
 
     python benchmarks/store_e2e.py [--turns 1000] [--rounds 3] [--sessions 10000] [--json]
-    python benchmarks/store_e2e.py agent [--store PATH]      # the agent (the client spawns it)
+    python benchmarks/store_e2e.py agent [--store PATH] [--queued]  # the agent (spawned)
 
 - **stream**: one session of `--turns` turns (27 updates a turn: the user message, running,
   20 agent message chunks, a tool call pending → in_progress → completed, usage, idle), the
   client's seconds from the first `session/prompt` to the last turn's idle; memory and SQLite
   rounds interleaved, the median of each. The overhead per update is (SQLite − memory) /
-  updates, and its share of the memory run's time per update (the goal: ≤ 10%).
+  updates, and its share of the memory run's time per update (the goal: ≤ 10%); the same for
+  a SQLite store whose turns end without waiting for their commit (`durable_turn_ends=False`,
+  "queued").
 - **replay**: a fresh agent process on that file resumes the session from the start: seconds
   from `session/resume` to the idle update after its replay (27,000 updates read back).
 - **rss**: the agent's resident memory (VmRSS) while one client creates `--sessions` sessions
@@ -38,7 +40,7 @@ UPDATES_PER_TURN = CHUNKS + 7
 
 
 # --- the agent -----------------------------------------------------------------------------
-def run_agent(store: str | None) -> None:
+def run_agent(store: str | None, queued: bool = False) -> None:
     import acp_kit as kit
 
     class Streamer(kit.Agent):
@@ -54,8 +56,10 @@ def run_agent(store: str | None) -> None:
             await turn.usage(turn.session.turns, 200_000)
             return "end_turn"
 
-    sync = os.environ.get("STORE_E2E_SYNCHRONOUS")  # FULL or NORMAL: a SQLiteStore's
-    spec: Any = kit.SQLiteStore(store, synchronous=sync) if store and sync else store  # type: ignore[arg-type]
+    sync = os.environ.get("STORE_E2E_SYNCHRONOUS", "FULL")  # FULL or NORMAL: a SQLiteStore's
+    spec: Any = store
+    if store:
+        spec = kit.SQLiteStore(store, synchronous=sync, durable_turn_ends=not queued)  # type: ignore[arg-type]
     kit.run_agent(Streamer(store=spec))
 
 
@@ -70,8 +74,9 @@ class Peer:
         self.updates = 0
 
     @classmethod
-    async def spawn(cls, store: str | None) -> Peer:
+    async def spawn(cls, store: str | None, queued: bool = False) -> Peer:
         args = [sys.executable, __file__, "agent", *(["--store", store] if store else [])]
+        args += ["--queued"] if queued else []
         process = await asyncio.create_subprocess_exec(
             *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
         )
@@ -133,9 +138,11 @@ class Peer:
         await self.process.wait()
 
 
-async def stream(store: str | None, turns: int) -> tuple[float, float, int, str]:
+async def stream(
+    store: str | None, turns: int, queued: bool = False
+) -> tuple[float, float, int, str]:
     """Wall seconds and the agent's CPU seconds of `turns` turns; updates; the session."""
-    peer = await Peer.spawn(store)
+    peer = await Peer.spawn(store, queued)
     sid = await peer.new_session()
     peer.updates = 0
     cpu = peer.cpu_seconds()
@@ -202,6 +209,7 @@ async def measure(turns: int, rounds: int, sessions: int) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="store-bench-"))
     memory: list[float] = []
     stored: list[float] = []
+    queued: list[float] = []
     memory_cpu: list[float] = []
     stored_cpu: list[float] = []
     updates = 0
@@ -218,9 +226,13 @@ async def measure(turns: int, rounds: int, sessions: int) -> dict[str, Any]:
         assert stored_updates == updates, (stored_updates, updates)
         stored.append(seconds)
         stored_cpu.append(cpu)
+        seconds, _, queued_updates, _ = await stream(str(folder / f"queued{r}.db"), turns, True)
+        assert queued_updates == updates, (queued_updates, updates)
+        queued.append(seconds)
     replay_seconds, replayed = await replay(db, sid)
     per_update = statistics.median(memory) / updates
     overhead = (statistics.median(stored) - statistics.median(memory)) / updates
+    queued_overhead = (statistics.median(queued) - statistics.median(memory)) / updates
     cpu_per_update = statistics.median(memory_cpu) / updates
     cpu_overhead = (statistics.median(stored_cpu) - statistics.median(memory_cpu)) / updates
     print("rss", file=sys.stderr)
@@ -233,6 +245,9 @@ async def measure(turns: int, rounds: int, sessions: int) -> dict[str, Any]:
         "per_update_us": per_update * 1e6,
         "overhead_per_update_us": overhead * 1e6,
         "overhead_share": overhead / per_update,
+        "queued_seconds": queued,
+        "queued_overhead_per_update_us": queued_overhead * 1e6,
+        "queued_overhead_share": queued_overhead / per_update,
         "memory_agent_cpu_seconds": memory_cpu,
         "sqlite_agent_cpu_seconds": stored_cpu,
         "agent_cpu_per_update_us": cpu_per_update * 1e6,
@@ -249,13 +264,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("role", nargs="?", choices=["agent", "measure"], default="measure")
     parser.add_argument("--store")
+    parser.add_argument("--queued", action="store_true", help="durable_turn_ends=False")
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.role == "agent":
-        run_agent(args.store)
+        run_agent(args.store, args.queued)
         return 0
     result = asyncio.run(measure(args.turns, args.rounds, args.sessions))
     if args.json:

@@ -321,8 +321,8 @@ def test_a_turn_end_waits_for_its_commit_only_when_the_store_says_so(
     lane: WireLane, durable: bool, tmp_path: Path
 ) -> None:
     """Another connection holds the file's write lock during the turn: with
-    `durable_turn_ends` the client is told the turn ended only once it could be committed;
-    without (SQLite's default), at once, and the commit follows when the lock goes."""
+    `durable_turn_ends` (the default) the client is told the turn ended only once it could be
+    committed; without, at once, and the commit follows when the lock goes."""
     db = tmp_path / "sessions.db"
 
     async def scenario() -> tuple[bool, list[str]]:
@@ -357,10 +357,11 @@ def test_the_store_argument(tmp_path: Path) -> None:
     assert isinstance(kit.Agent(store=str(tmp_path / "a.db")).store, SQLiteStore)
     assert isinstance(kit.Agent(store=tmp_path / "a.db").store, SQLiteStore)
     assert isinstance(kit.Agent(store="postgresql://agent@db/agents").store, PostgresStore)
-    # A turn's end waits for its commit where another worker may serve the next request.
+    # A turn's end waits for its commit unless told otherwise.
     stored = kit.Agent(store=tmp_path / "a.db").store
-    assert stored is not None and stored.durable_turn_ends is False
+    assert stored is not None and stored.durable_turn_ends is True
     assert PostgresStore("postgresql://agent@db/agents").durable_turn_ends is True
+    assert SQLiteStore(tmp_path / "a.db", durable_turn_ends=False).durable_turn_ends is False
     with pytest.raises(TypeError, match="durable_turn_ends must be a bool, got 1"):
         SQLiteStore(tmp_path / "a.db", durable_turn_ends=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="store must be a SessionStore, a path or a postgresql"):

@@ -48,8 +48,7 @@ class PostgresStore(SessionStore):
     connection string or URL (its password never appears in messages); `schema` is where
     the store's tables live (lower-case letters, digits, `_`); `connect_timeout` in seconds;
     `max_backlog` bounds queued writes (bytes); `commit_interval` is the shortest time (seconds)
-    between two commits nobody waits for; `durable_turn_ends` (on: any worker may serve the
-    next request) makes each turn's end wait for its commit (see `SessionStore`)."""
+    between two commits nobody waits for; `durable_turn_ends` (see `SessionStore`)."""
 
     __slots__ = ()
 
