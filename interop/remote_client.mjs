@@ -78,7 +78,7 @@ async function main() {
     : createHttpStream(options.url, { headers });
   const timer = setTimeout(() => fail(`timeout after ${options.timeout}s`), options.timeout * 1000);
 
-  /** @type {Map<string, {updates: string[], stopReason: unknown, cancelled: boolean, idle: ReturnType<typeof deferred>, prompted: boolean}>} */
+  /** @type {Map<string, {updates: string[], stopReason: unknown, cancelled: boolean, cancelSent?: Promise<void>, idle: ReturnType<typeof deferred>, prompted: boolean}>} */
   const turns = new Map();
   let agentContext;
   const app = acp
@@ -96,7 +96,8 @@ async function main() {
       turn.updates.push(update.sessionUpdate);
       if (options.cancel && update.sessionUpdate === "agent_message_chunk" && !turn.cancelled) {
         turn.cancelled = true;
-        void agentContext.notify("session/cancel", { sessionId: params.sessionId });
+        // Kept and awaited before the connection closes: closing aborts a POST in flight.
+        turn.cancelSent = agentContext.notify("session/cancel", { sessionId: params.sessionId });
       }
       if (update.sessionUpdate === "state_update" && update.state === "idle" && turn.prompted) {
         turn.stopReason = update.stopReason ?? null;
@@ -134,6 +135,7 @@ async function main() {
         turn.prompted = true;
         await agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: options.prompt }] });
         await turn.idle.promise;
+        await turn.cancelSent;
       }),
     );
     return {
