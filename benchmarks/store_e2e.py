@@ -56,10 +56,10 @@ def run_agent(store: str | None, queued: bool = False) -> None:
             await turn.usage(turn.session.turns, 200_000)
             return "end_turn"
 
-    sync = os.environ.get("STORE_E2E_SYNCHRONOUS", "FULL")  # FULL or NORMAL: a SQLiteStore's
-    spec: Any = store
-    if store:
-        spec = kit.SQLiteStore(store, synchronous=sync, durable_turn_ends=not queued)  # type: ignore[arg-type]
+    options: dict[str, Any] = {"durable_turn_ends": not queued}
+    if sync := os.environ.get("STORE_E2E_SYNCHRONOUS"):  # FULL or NORMAL: a SQLiteStore's
+        options["synchronous"] = sync
+    spec: Any = kit.SQLiteStore(store, **options) if store else None
     kit.run_agent(Streamer(store=spec))
 
 
