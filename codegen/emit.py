@@ -10,6 +10,7 @@ refused before anything is written.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -95,20 +96,93 @@ def refusals(files: dict[str, str], out_dir: Path, packages: list[str]) -> list[
 def write(files: dict[str, str], out_dir: Path, packages: list[str]) -> None:
     """Replace each package directory whole: build it aside, then swap it in. Every target is
     checked first: one that is not ours stops the run with nothing written."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError(f"output folder {out_dir} is a file")
-    if out_dir.is_dir():
-        refused = refusals(files, out_dir, packages)
-        if refused:
-            raise InputError(refused[0])
-    files = with_manifests(files, packages)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for package in packages:
-            _swap_in(_package_files(files, package), out_dir / package)
-    except OSError as exc:  # a bad --out (read-only, ...): bad input, not a bug
-        where = exc.filename or out_dir
-        raise InputError(f"cannot write {where}: {exc.strerror or exc}") from None
+    with Writer(out_dir, packages) as writer:
+        writer.finish(files)
+
+
+class Writer:
+    """`write`, begun before every file is known: `add` puts final files into each package's
+    staging folder at once (the generator calls it while ruff still formats the rest), `finish`
+    checks every target, adds the manifests and swaps the packages in. Until `finish` no target
+    changes; leaving the `with` block without it removes the staging folders (and the folders
+    of `out_dir` it made). An error of `add`'s is raised by `finish`, after the generation's."""
+
+    def __init__(self, out_dir: Path, packages: list[str]) -> None:
+        self._out = out_dir
+        self._packages = packages
+        self._staging: dict[str, Path] = {}
+        self._staged: dict[str, str] = {}  # path relative to out_dir -> text written
+        self._made: list[Path] = []  # the folders of out_dir this made, outermost first
+        self._error: OSError | None = None
+        self._done = False
+
+    def add(self, files: dict[str, str]) -> None:
+        if self._error is not None or (self._out.exists() and not self._out.is_dir()):
+            return  # finish says why
+        try:
+            for rel, text in files.items():
+                package, _, inner = rel.partition("/")
+                if package in self._packages:
+                    _write_file(self._stage(package) / inner, text)
+                    self._staged[rel] = text
+        except OSError as exc:
+            self._error = exc
+
+    def finish(self, files: dict[str, str]) -> None:
+        out_dir = self._out
+        if out_dir.exists() and not out_dir.is_dir():
+            raise InputError(f"output folder {out_dir} is a file")
+        if out_dir.is_dir():
+            refused = refusals(files, out_dir, self._packages)
+            if refused:
+                raise InputError(refused[0])
+        files = with_manifests(files, self._packages)
+        try:
+            if self._error is not None:
+                raise self._error
+            for package in self._packages:
+                staging = self._stage(package)
+                wanted = _package_files(files, package)
+                for inner, text in wanted.items():
+                    if self._staged.get(f"{package}/{inner}") != text:
+                        _write_file(staging / inner, text)
+                for rel in self._staged:
+                    if rel.startswith(package + "/") and rel.split("/", 1)[1] not in wanted:
+                        (staging / rel.split("/", 1)[1]).unlink()
+                target = out_dir / package
+                if os.path.lexists(target):
+                    _exchange(staging, target)  # staging now holds the previous package
+                else:
+                    os.rename(staging, target)
+        except OSError as exc:  # a bad --out (read-only, ...): bad input, not a bug
+            where = exc.filename or out_dir
+            raise InputError(f"cannot write {where}: {exc.strerror or exc}") from None
+        self._done = True
+
+    def _stage(self, package: str) -> Path:
+        """The staging folder of `package` (made, and out_dir with it, on first use)."""
+        if package not in self._staging:
+            if not self._out.is_dir():
+                missing = [self._out, *(p for p in self._out.parents if not p.exists())]
+                self._out.mkdir(parents=True, exist_ok=True)
+                self._made = sorted(missing, key=lambda p: len(p.parts))
+            self._staging[package] = _fresh_dir(self._out, f".{package}.new-")
+        return self._staging[package]
+
+    def close(self) -> None:
+        for staging in self._staging.values():
+            shutil.rmtree(staging, ignore_errors=True)
+        self._staging.clear()
+        if not self._done:
+            for folder in reversed(self._made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only while empty
+
+    def __enter__(self) -> Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _package_files(files: dict[str, str], package: str) -> dict[str, str]:
@@ -184,19 +258,6 @@ def _read_manifest(path: Path) -> dict[str, str]:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _swap_in(files: dict[str, str], target: Path) -> None:
-    staging = _fresh_dir(target.parent, f".{target.name}.new-")
-    try:
-        for rel, text in files.items():
-            _write_file(staging / rel, text)
-        if os.path.lexists(target):
-            _exchange(staging, target)  # staging now holds the previous package
-        else:
-            os.rename(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _fresh_dir(parent: Path, prefix: str) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import keyword
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ def generate(
     return generate_package(target.package, [target], template_dir, diags, flat=True, fmt=fmt)
 
 
+Sink = Callable[[dict[str, str]], None]  # given files once they are final (emit.Writer.add)
+
+
 def lane_name(target: Target, model: Model) -> str:
     """The folder a lane gets in a package of several: its major version (`v2`), and
     `_unstable` for an unstable schema (`v2/schema.unstable.json` → `v2_unstable`)."""
@@ -93,9 +97,12 @@ def generate_package(
     *,
     flat: bool = False,
     fmt: bool = True,
+    sink: Sink | None = None,
 ) -> Generated:
     """A package of `lanes`, each in a subpackage named after it (`lane_name`), beside one
-    runtime and one toolkit; with `flat`, its one lane's names are exported at the root too."""
+    runtime and one toolkit; with `flat`, its one lane's names are exported at the root too.
+    `sink`, when given, gets every file as soon as it is final: the copied ones while ruff
+    formats the rest, each ruff's as it is waited for (models.py last)."""
     if not package.isidentifier() or keyword.iskeyword(package):
         raise InputError(f"package name {package!r} is not a Python identifier")
     if not lanes or (flat and len(lanes) != 1):
@@ -108,6 +115,7 @@ def generate_package(
     copied: set[str] = set()  # formatted source already (`make lint` checks them)
     with contextlib.ExitStack() as stack:
         early: list[Formatting] = []  # models.py, the largest: ruff starts on each at once
+        lane_rests: list[Formatting] = []
         for target in lanes:
             source, model, names = analyse(target.schema_path, diags, target.overrides)
             folder = lane_name(target, model)
@@ -141,7 +149,7 @@ def generate_package(
             files.update(rendered)
             if fmt:  # the lane's other modules, while the next lane and the package render
                 lane_rest = {p: t for p, t in rendered.items() if p != prefix + "models.py"}
-                early.append(stack.enter_context(Formatting(lane_rest)))
+                lane_rests.append(stack.enter_context(Formatting(lane_rest)))
             exports = contexts["models"].variables()["exports"]
             facts.append(
                 LaneFacts(
@@ -160,13 +168,19 @@ def generate_package(
         shared, copied = package_files(package, facts, template_dir, env, flat=flat)
         files.update(shared)
         if fmt:  # the rest in a second ruff, beside the first ones
-            apart = copied.union(*(e.names for e in early))
+            apart = copied.union(*(e.names for e in early + lane_rests))
             rest = stack.enter_context(
                 Formatting({p: t for p, t in files.items() if p not in apart})
             )
-            files.update(rest.result())
-            for formatting in early:
-                files.update(formatting.result())
+            if sink is not None:  # final already: written while ruff formats
+                sink({p: files[p] for p in copied})
+            for formatting in [rest, *lane_rests, *early]:  # models.py, the longest, last
+                result = formatting.result()
+                files.update(result)
+                if sink is not None:
+                    sink(result)
+        elif sink is not None:
+            sink(files)
     model, names = next(iter(seen.values()))
     return Generated(model, names, files, seen, skipped)
 

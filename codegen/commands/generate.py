@@ -16,8 +16,8 @@ from jinja2 import TemplateSyntaxError
 
 from ..config import Config, default_templates, load_config
 from ..diagnostics import Diagnostics, InputError, print_diagnostics
+from ..emit import Writer, refusals
 from ..emit import diff as diff_files
-from ..emit import refusals, write
 from ..pins import (
     Lock,
     NotPinned,
@@ -27,7 +27,7 @@ from ..pins import (
     missing_in_mirror,
     read_lock,
 )
-from ..pipeline import Target, generate_package
+from ..pipeline import Sink, Target, generate_package
 from ..render.ruff import RuffFailed
 
 
@@ -61,13 +61,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     targets, out, templates, user_templates = _targets(args)
+    packages = [package.name for package in targets]
+    if not args.check:
+        with Writer(out, packages) as writer:  # files are written as they are made
+            files, notes = _generate(targets, templates, user_templates, args.verbose, writer.add)
+            writer.finish(files)
+        _say(notes)
+        return 0
+    files, notes = _generate(targets, templates, user_templates, args.verbose, None)
+    text = diff_files(files, out, packages)
+    if text:
+        sys.stdout.write(text)
+        refused = refusals(files, out, packages) if out.is_dir() else []
+        for reason in refused:
+            print(f"acp-codegen: `acp-codegen generate` would stop: {reason}", file=sys.stderr)
+        if not refused:
+            print(
+                f"acp-codegen: {out} is not current: run `acp-codegen generate`",
+                file=sys.stderr,
+            )
+        return 1
+    _say(notes)
+    return 0
+
+
+def _generate(
+    targets: list[Package], templates: Path, user_templates: bool, verbose: bool, sink: Sink | None
+) -> tuple[dict[str, str], list[str]]:
+    """Every package's files, and the notes to say once they are written (or found current)."""
     diags = Diagnostics()
     files: dict[str, str] = {}
-    notes: list[str] = []  # said once the packages are written (or found current)
+    notes: list[str] = []
     try:
         for package in targets:
             made = generate_package(
-                package.name, package.lanes, templates, diags, flat=package.flat
+                package.name, package.lanes, templates, diags, flat=package.flat, sink=sink
             )
             files.update(made.files)
             notes += made.skipped
@@ -87,26 +115,8 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         raise
     finally:
-        print_diagnostics(diags, args.verbose, skip_errors=True)
-    packages = [package.name for package in targets]
-    if args.check:
-        text = diff_files(files, out, packages)
-        if text:
-            sys.stdout.write(text)
-            refused = refusals(files, out, packages) if out.is_dir() else []
-            for reason in refused:
-                print(f"acp-codegen: `acp-codegen generate` would stop: {reason}", file=sys.stderr)
-            if not refused:
-                print(
-                    f"acp-codegen: {out} is not current: run `acp-codegen generate`",
-                    file=sys.stderr,
-                )
-            return 1
-        _say(notes)
-        return 0
-    write(files, out, packages)
-    _say(notes)
-    return 0
+        print_diagnostics(diags, verbose, skip_errors=True)
+    return files, notes
 
 
 def _say(notes: list[str]) -> None:

@@ -77,7 +77,9 @@ class Formatting:
         out = dict(self._files)
         for name in self._py:
             out[name] = (root / name).read_text(encoding="utf-8")
-        return out
+        self._files = out  # what result() gives from now on
+        self.close()  # its folder goes now, while the other ruffs still run
+        return dict(out)
 
     def close(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
