@@ -120,3 +120,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 3
+
+
+def run() -> NoReturn:
+    """The program (`acp-codegen`, `python -m codegen`): `main`, then the process ends at once,
+    its output flushed: freeing every object of the run one by one would only cost time."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe: as Python's own exit reports it
+        code = code or 120
+    os._exit(code)
