@@ -115,7 +115,6 @@ def generate_package(
     copied: set[str] = set()  # formatted source already (`make lint` checks them)
     with contextlib.ExitStack() as stack:
         early: list[Formatting] = []  # models.py, the largest: ruff starts on each at once
-        lane_rests: list[Formatting] = []
         for target in lanes:
             source, model, names = analyse(target.schema_path, diags, target.overrides)
             folder = lane_name(target, model)
@@ -147,9 +146,6 @@ def generate_package(
                 if fmt and module.module == "models":
                     early.append(stack.enter_context(Formatting({path: rendered[path]})))
             files.update(rendered)
-            if fmt:  # the lane's other modules, while the next lane and the package render
-                lane_rest = {p: t for p, t in rendered.items() if p != prefix + "models.py"}
-                lane_rests.append(stack.enter_context(Formatting(lane_rest)))
             exports = contexts["models"].variables()["exports"]
             facts.append(
                 LaneFacts(
@@ -167,14 +163,14 @@ def generate_package(
             )
         shared, copied = package_files(package, facts, template_dir, env, flat=flat)
         files.update(shared)
-        if fmt:  # the rest in a second ruff, beside the first ones
-            apart = copied.union(*(e.names for e in early + lane_rests))
+        if fmt:  # the rest in one more ruff, beside the first ones
+            apart = copied.union(*(e.names for e in early))
             rest = stack.enter_context(
                 Formatting({p: t for p, t in files.items() if p not in apart})
             )
             if sink is not None:  # final already: written while ruff formats
                 sink({p: files[p] for p in copied})
-            for formatting in [rest, *lane_rests, *early]:  # models.py, the longest, last
+            for formatting in [rest, *early]:  # models.py, the longest, last
                 result = formatting.result()
                 files.update(result)
                 if sink is not None:
