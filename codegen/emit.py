@@ -11,11 +11,9 @@ refused before anything is written.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import json
 import os
-import secrets
 import shutil
 import sys
 from pathlib import Path
@@ -59,6 +57,8 @@ def on_disk(package_dir: Path) -> dict[str, str]:
 def diff(files: dict[str, str], out_dir: Path, packages: list[str]) -> str:
     """A unified diff from what is on disk to `files` (with their manifests); empty when they
     are the same."""
+    import difflib  # only --check needs it
+
     wanted = with_manifests(files, packages)
     current: dict[str, str] = {}
     for package in packages:
@@ -113,6 +113,7 @@ class Writer:
         self._staging: dict[str, Path] = {}
         self._staged: dict[str, str] = {}  # path relative to out_dir -> text written
         self._made: list[Path] = []  # the folders of out_dir this made, outermost first
+        self._folders: set[Path] = set()  # the folders made in the staging folders
         self._error: OSError | None = None
         self._done = False
 
@@ -123,7 +124,11 @@ class Writer:
             for rel, text in files.items():
                 package, _, inner = rel.partition("/")
                 if package in self._packages:
-                    _write_file(self._stage(package) / inner, text)
+                    path = self._stage(package) / inner
+                    if path.parent not in self._folders:  # one mkdir a folder, not a file
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        self._folders.add(path.parent)
+                    path.write_bytes(text.encode("utf-8"))
                     self._staged[rel] = text
         except OSError as exc:
             self._error = exc
@@ -263,7 +268,7 @@ def _sha256(data: bytes) -> str:
 def _fresh_dir(parent: Path, prefix: str) -> Path:
     """A new folder with the umask's mode (mkdtemp would make it 0700)."""
     while True:
-        path = parent / f"{prefix}{secrets.token_hex(4)}"
+        path = parent / f"{prefix}{os.urandom(4).hex()}"
         try:
             path.mkdir()
             return path

@@ -14,7 +14,7 @@ import keyword
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostics, InputError
 from .ir import Model
@@ -23,9 +23,11 @@ from .naming import Names, assign_names
 from .parse.classify import build_model
 from .parse.load import Source, load
 from .render.env import banner, environment
-from .render.lower import lower
-from .render.package import LaneFacts, package_files
+from .render.lower import lower, lower_models
 from .render.ruff import Formatting
+
+if TYPE_CHECKING:
+    from .render.package import LaneFacts
 
 
 @dataclass(frozen=True)
@@ -133,20 +135,37 @@ def generate_package(
             if dialect is None and {"SessionUpdate", "PromptRequest"} <= model.index.keys():
                 skipped.append(_skip_note(package, folder, target, model))  # an older ACP draft
             header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
-            contexts = lower(
-                model, names, modules, banner=header, ref=target.ref, sha256=source.sha256
-            )
             prefix = f"{package}/{folder}/"
+            # models.py first: ruff formats it while the lane's other modules are made.
+            models = lower_models(model, names, header)
             rendered: dict[str, str] = {}
             for module in modules:
-                assert module.template is not None
-                variables = contexts[module.context or module.module].variables()
-                path = prefix + module.filename
-                rendered[path] = env.get_template(module.template).render(variables)
-                if fmt and module.module == "models":
-                    early.append(stack.enter_context(Formatting({path: rendered[path]})))
+                if module.module == "models":
+                    assert module.template is not None
+                    path = prefix + module.filename
+                    template = env.get_template(module.template)
+                    rendered[path] = template.render(models.variables())
+                    if fmt:
+                        early.append(stack.enter_context(Formatting({path: rendered[path]})))
+            contexts = lower(
+                model,
+                names,
+                modules,
+                banner=header,
+                ref=target.ref,
+                sha256=source.sha256,
+                models=models,
+            )
+            for module in modules:
+                if module.module != "models":
+                    assert module.template is not None
+                    variables = contexts[module.context or module.module].variables()
+                    template = env.get_template(module.template)
+                    rendered[prefix + module.filename] = template.render(variables)
             files.update(rendered)
-            exports = contexts["models"].variables()["exports"]
+            exports = models.exports
+            from .render.package import LaneFacts  # imported once ruff has models.py to format
+
             facts.append(
                 LaneFacts(
                     folder,
@@ -161,6 +180,8 @@ def generate_package(
                     exports,
                 )
             )
+        from .render.package import package_files
+
         shared, copied = package_files(package, facts, template_dir, env, flat=flat)
         files.update(shared)
         if fmt:  # the rest in one more ruff, beside the first ones

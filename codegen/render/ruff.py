@@ -52,10 +52,13 @@ class Formatting:
         self._tmp = tempfile.TemporaryDirectory(prefix="acp-codegen-")
         root = Path(self._tmp.name)
         try:
+            folders: set[Path] = set()
             for name in self._py:
                 path = root / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(files[name], encoding="utf-8")
+                if path.parent not in folders:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    folders.add(path.parent)
+                path.write_bytes(files[name].encode("utf-8"))
             argv = [ruff_binary(), "format", *RUFF_ARGS, str(root)]  # not --quiet: it hides errors
             self._proc = subprocess.Popen(
                 argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
