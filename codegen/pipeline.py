@@ -24,7 +24,7 @@ from .parse.classify import build_model
 from .parse.load import Source, load
 from .render.env import banner, environment
 from .render.lower import lower, lower_models
-from .render.ruff import Formatting
+from .render.ruff import Formatting, WaitingRuff
 
 if TYPE_CHECKING:
     from .render.package import LaneFacts
@@ -116,7 +116,7 @@ def generate_package(
     skipped: list[str] = []
     copied: set[str] = set()  # formatted source already (`make lint` checks them)
     with contextlib.ExitStack() as stack:
-        early: list[Formatting] = []  # models.py, the largest: ruff starts on each at once
+        early: list[WaitingRuff] = []  # models.py, the largest: ruff starts on each at once
         for target in lanes:
             source, model, names = analyse(target.schema_path, diags, target.overrides)
             folder = lane_name(target, model)
@@ -136,17 +136,21 @@ def generate_package(
                 skipped.append(_skip_note(package, folder, target, model))  # an older ACP draft
             header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
             prefix = f"{package}/{folder}/"
-            # models.py first: ruff formats it while the lane's other modules are made.
+            # models.py first, for a ruff started now (it starts up while models.py is made),
+            # which formats it while the lane's other modules are made.
+            spec = next((m for m in modules if m.module == "models"), None)
+            ruff = None
+            if fmt and spec is not None:
+                ruff = stack.enter_context(WaitingRuff(prefix + spec.filename))
             models = lower_models(model, names, header)
             rendered: dict[str, str] = {}
-            for module in modules:
-                if module.module == "models":
-                    assert module.template is not None
-                    path = prefix + module.filename
-                    template = env.get_template(module.template)
-                    rendered[path] = template.render(models.variables())
-                    if fmt:
-                        early.append(stack.enter_context(Formatting({path: rendered[path]})))
+            if spec is not None:
+                assert spec.template is not None
+                text = env.get_template(spec.template).render(models.variables())
+                rendered[prefix + spec.filename] = text
+                if ruff is not None:
+                    ruff.format(text)
+                    early.append(ruff)
             contexts = lower(
                 model,
                 names,
@@ -191,7 +195,8 @@ def generate_package(
             )
             if sink is not None:  # final already: written while ruff formats
                 sink({p: files[p] for p in copied})
-            for formatting in [rest, *early]:  # models.py, the longest, last
+            waits: list[Formatting | WaitingRuff] = [rest, *early]  # models.py, the longest, last
+            for formatting in waits:
                 result = formatting.result()
                 files.update(result)
                 if sink is not None:
