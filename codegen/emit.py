@@ -29,12 +29,16 @@ MANIFEST_NOTE = (
 IGNORED_DIRS = {"__pycache__", ".mypy_cache"}  # caches Python and mypy add: replaced with it
 
 
-def with_manifests(files: dict[str, str], packages: list[str]) -> dict[str, str]:
-    """`files` (path relative to the out dir → text) plus each package's manifest."""
+def with_manifests(
+    files: dict[str, str], packages: list[str], digests: dict[str, str] | None = None
+) -> dict[str, str]:
+    """`files` (path relative to the out dir → text) plus each package's manifest (`digests`:
+    the sha256 of some of the files, known already)."""
     out = dict(files)
+    known = digests or {}
     for package in packages:
         entries = {
-            rel.split("/", 1)[1]: _sha256(text.encode("utf-8"))
+            rel.split("/", 1)[1]: known.get(rel) or _sha256(text.encode("utf-8"))
             for rel, text in sorted(files.items())
             if rel.split("/", 1)[0] == package
         }
@@ -88,8 +92,9 @@ def diff(files: dict[str, str], out_dir: Path, packages: list[str]) -> str:
 
 def refusals(files: dict[str, str], out_dir: Path, packages: list[str]) -> list[str]:
     """Why `write(files, ...)` would refuse each package target it would refuse (a line each)."""
-    wanted = with_manifests(files, packages)
-    reasons = [_refusal(out_dir / package, _package_files(wanted, package)) for package in packages]
+    present = [package for package in packages if os.path.lexists(out_dir / package)]
+    wanted = with_manifests(files, present)  # a target not there yet refuses nothing
+    reasons = [_refusal(out_dir / package, _package_files(wanted, package)) for package in present]
     return [r for r in reasons if r]
 
 
@@ -114,6 +119,7 @@ class Writer:
         self._staged: dict[str, str] = {}  # path relative to out_dir -> text written
         self._made: list[Path] = []  # the folders of out_dir this made, outermost first
         self._folders: set[Path] = set()  # the folders made in the staging folders
+        self._digests: dict[str, str] = {}  # the sha256 of each file staged
         self._error: OSError | None = None
         self._done = False
 
@@ -128,8 +134,10 @@ class Writer:
                     if path.parent not in self._folders:  # one mkdir a folder, not a file
                         path.parent.mkdir(parents=True, exist_ok=True)
                         self._folders.add(path.parent)
-                    path.write_bytes(text.encode("utf-8"))
+                    data = text.encode("utf-8")
+                    path.write_bytes(data)
                     self._staged[rel] = text
+                    self._digests[rel] = _sha256(data)  # for the manifest
         except OSError as exc:
             self._error = exc
 
@@ -141,7 +149,10 @@ class Writer:
             refused = refusals(files, out_dir, self._packages)
             if refused:
                 raise InputError(refused[0])
-        files = with_manifests(files, self._packages)
+        digests = {
+            rel: d for rel, d in self._digests.items() if self._staged[rel] == files.get(rel)
+        }
+        files = with_manifests(files, self._packages, digests)
         try:
             if self._error is not None:
                 raise self._error
