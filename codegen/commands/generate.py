@@ -226,30 +226,40 @@ def _file_target(package: str, schema: Path, overrides: dict[str, Any] | None) -
 
 
 def _as_pinned(schema: Path) -> Pin | None:
-    """The pin `schema` is the cached copy of, in the project's lock or the lock beside the
-    cache folder it sits in; None for any other file (or one whose bytes differ from the pin)."""
+    """The pin `schema` is the cached copy of, in the lock beside the cache folder it sits in
+    or the project's lock; None for any other file (or one whose bytes differ from the pin).
+    The lock beside the cache is asked first: when it has the pin, the project's
+    pyproject.toml is not read (a pin of the file in both gives the same ref, path and
+    sha256)."""
     try:
         resolved = schema.resolve(strict=True)
         digest = hashlib.sha256(resolved.read_bytes()).hexdigest()
     except OSError:
         return None  # the loader reports it
     locks = [p.parent / "pins.lock.json" for p in resolved.parents if p.name == "cache"]
+    for lock_path in locks:
+        pin = _pinned_in(lock_path, resolved, digest)
+        if pin is not None:
+            return pin
     try:
-        locks.insert(0, load_config().lock)
+        project = load_config().lock
     except InputError:
-        pass  # no project here: only the lock beside the cache
-    for lock_path in dict.fromkeys(locks):
-        if not lock_path.is_file():
-            continue
-        try:
-            lock = read_lock(lock_path)
-            relative = resolved.relative_to(lock.cache_dir.resolve()).as_posix()
-        except (InputError, ValueError, OSError):
-            continue
-        ref, _, path = relative.partition("/")
-        for pin in lock.pins:
-            if (pin.ref, pin.path, pin.sha256) == (ref, path, digest):
-                return pin
+        return None  # no project here: only the lock beside the cache
+    return None if project in locks else _pinned_in(project, resolved, digest)
+
+
+def _pinned_in(lock_path: Path, resolved: Path, digest: str) -> Pin | None:
+    if not lock_path.is_file():
+        return None
+    try:
+        lock = read_lock(lock_path)
+        relative = resolved.relative_to(lock.cache_dir.resolve()).as_posix()
+    except (InputError, ValueError, OSError):
+        return None
+    ref, _, path = relative.partition("/")
+    for pin in lock.pins:
+        if (pin.ref, pin.path, pin.sha256) == (ref, path, digest):
+            return pin
     return None
 
 
