@@ -4,6 +4,7 @@ into a folder of the user's choosing."""
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import sys
@@ -88,7 +89,20 @@ def run(args: argparse.Namespace) -> int:
 def _generate(
     targets: list[Package], templates: Path, user_templates: bool, verbose: bool, sink: Sink | None
 ) -> tuple[dict[str, str], list[str]]:
-    """Every package's files, and the notes to say once they are written (or found current)."""
+    """Every package's files, and the notes to say once they are written (or found current).
+    The garbage collector is off meanwhile: what the generation makes lives until it ends."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _generate_all(targets, templates, user_templates, verbose, sink)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _generate_all(
+    targets: list[Package], templates: Path, user_templates: bool, verbose: bool, sink: Sink | None
+) -> tuple[dict[str, str], list[str]]:
     diags = Diagnostics()
     files: dict[str, str] = {}
     notes: list[str] = []
