@@ -10,11 +10,10 @@ refused before anything is written.
 
 from __future__ import annotations
 
-import difflib
+import contextlib
 import hashlib
 import json
 import os
-import secrets
 import shutil
 import sys
 from pathlib import Path
@@ -30,12 +29,16 @@ MANIFEST_NOTE = (
 IGNORED_DIRS = {"__pycache__", ".mypy_cache"}  # caches Python and mypy add: replaced with it
 
 
-def with_manifests(files: dict[str, str], packages: list[str]) -> dict[str, str]:
-    """`files` (path relative to the out dir → text) plus each package's manifest."""
+def with_manifests(
+    files: dict[str, str], packages: list[str], digests: dict[str, str] | None = None
+) -> dict[str, str]:
+    """`files` (path relative to the out dir → text) plus each package's manifest (`digests`:
+    the sha256 of some of the files, known already)."""
     out = dict(files)
+    known = digests or {}
     for package in packages:
         entries = {
-            rel.split("/", 1)[1]: _sha256(text.encode("utf-8"))
+            rel.split("/", 1)[1]: known.get(rel) or _sha256(text.encode("utf-8"))
             for rel, text in sorted(files.items())
             if rel.split("/", 1)[0] == package
         }
@@ -58,6 +61,8 @@ def on_disk(package_dir: Path) -> dict[str, str]:
 def diff(files: dict[str, str], out_dir: Path, packages: list[str]) -> str:
     """A unified diff from what is on disk to `files` (with their manifests); empty when they
     are the same."""
+    import difflib  # only --check needs it
+
     wanted = with_manifests(files, packages)
     current: dict[str, str] = {}
     for package in packages:
@@ -87,28 +92,113 @@ def diff(files: dict[str, str], out_dir: Path, packages: list[str]) -> str:
 
 def refusals(files: dict[str, str], out_dir: Path, packages: list[str]) -> list[str]:
     """Why `write(files, ...)` would refuse each package target it would refuse (a line each)."""
-    wanted = with_manifests(files, packages)
-    reasons = [_refusal(out_dir / package, _package_files(wanted, package)) for package in packages]
+    present = [package for package in packages if os.path.lexists(out_dir / package)]
+    wanted = with_manifests(files, present)  # a target not there yet refuses nothing
+    reasons = [_refusal(out_dir / package, _package_files(wanted, package)) for package in present]
     return [r for r in reasons if r]
 
 
 def write(files: dict[str, str], out_dir: Path, packages: list[str]) -> None:
     """Replace each package directory whole: build it aside, then swap it in. Every target is
     checked first: one that is not ours stops the run with nothing written."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError(f"output folder {out_dir} is a file")
-    if out_dir.is_dir():
-        refused = refusals(files, out_dir, packages)
-        if refused:
-            raise InputError(refused[0])
-    files = with_manifests(files, packages)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for package in packages:
-            _swap_in(_package_files(files, package), out_dir / package)
-    except OSError as exc:  # a bad --out (read-only, ...): bad input, not a bug
-        where = exc.filename or out_dir
-        raise InputError(f"cannot write {where}: {exc.strerror or exc}") from None
+    with Writer(out_dir, packages) as writer:
+        writer.finish(files)
+
+
+class Writer:
+    """`write`, begun before every file is known: `add` puts final files into each package's
+    staging folder at once (the generator calls it while ruff still formats the rest), `finish`
+    checks every target, adds the manifests and swaps the packages in. Until `finish` no target
+    changes; leaving the `with` block without it removes the staging folders (and the folders
+    of `out_dir` it made). An error of `add`'s is raised by `finish`, after the generation's."""
+
+    def __init__(self, out_dir: Path, packages: list[str]) -> None:
+        self._out = out_dir
+        self._packages = packages
+        self._staging: dict[str, Path] = {}
+        self._staged: dict[str, str] = {}  # path relative to out_dir -> text written
+        self._made: list[Path] = []  # the folders of out_dir this made, outermost first
+        self._folders: set[Path] = set()  # the folders made in the staging folders
+        self._digests: dict[str, str] = {}  # the sha256 of each file staged
+        self._error: OSError | None = None
+        self._done = False
+
+    def add(self, files: dict[str, str]) -> None:
+        if self._error is not None or (self._out.exists() and not self._out.is_dir()):
+            return  # finish says why
+        try:
+            for rel, text in files.items():
+                package, _, inner = rel.partition("/")
+                if package in self._packages:
+                    path = self._stage(package) / inner
+                    if path.parent not in self._folders:  # one mkdir a folder, not a file
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        self._folders.add(path.parent)
+                    data = text.encode("utf-8")
+                    path.write_bytes(data)
+                    self._staged[rel] = text
+                    self._digests[rel] = _sha256(data)  # for the manifest
+        except OSError as exc:
+            self._error = exc
+
+    def finish(self, files: dict[str, str]) -> None:
+        out_dir = self._out
+        if out_dir.exists() and not out_dir.is_dir():
+            raise InputError(f"output folder {out_dir} is a file")
+        if out_dir.is_dir():
+            refused = refusals(files, out_dir, self._packages)
+            if refused:
+                raise InputError(refused[0])
+        digests = {
+            rel: d for rel, d in self._digests.items() if self._staged[rel] == files.get(rel)
+        }
+        files = with_manifests(files, self._packages, digests)
+        try:
+            if self._error is not None:
+                raise self._error
+            for package in self._packages:
+                staging = self._stage(package)
+                wanted = _package_files(files, package)
+                for inner, text in wanted.items():
+                    if self._staged.get(f"{package}/{inner}") != text:
+                        _write_file(staging / inner, text)
+                for rel in self._staged:
+                    if rel.startswith(package + "/") and rel.split("/", 1)[1] not in wanted:
+                        (staging / rel.split("/", 1)[1]).unlink()
+                target = out_dir / package
+                if os.path.lexists(target):
+                    _exchange(staging, target)  # staging now holds the previous package
+                else:
+                    os.rename(staging, target)
+        except OSError as exc:  # a bad --out (read-only, ...): bad input, not a bug
+            where = exc.filename or out_dir
+            raise InputError(f"cannot write {where}: {exc.strerror or exc}") from None
+        self._done = True
+
+    def _stage(self, package: str) -> Path:
+        """The staging folder of `package` (made, and out_dir with it, on first use)."""
+        if package not in self._staging:
+            if not self._out.is_dir():
+                missing = [self._out, *(p for p in self._out.parents if not p.exists())]
+                self._out.mkdir(parents=True, exist_ok=True)
+                self._made = sorted(missing, key=lambda p: len(p.parts))
+            self._staging[package] = _fresh_dir(self._out, f".{package}.new-")
+        return self._staging[package]
+
+    def close(self) -> None:
+        for staging in self._staging.values():
+            shutil.rmtree(staging, ignore_errors=True)
+        self._staging.clear()
+        if not self._done:
+            for folder in reversed(self._made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only while empty
+
+    def __enter__(self) -> Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _package_files(files: dict[str, str], package: str) -> dict[str, str]:
@@ -186,23 +276,10 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _swap_in(files: dict[str, str], target: Path) -> None:
-    staging = _fresh_dir(target.parent, f".{target.name}.new-")
-    try:
-        for rel, text in files.items():
-            _write_file(staging / rel, text)
-        if os.path.lexists(target):
-            _exchange(staging, target)  # staging now holds the previous package
-        else:
-            os.rename(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
 def _fresh_dir(parent: Path, prefix: str) -> Path:
     """A new folder with the umask's mode (mkdtemp would make it 0700)."""
     while True:
-        path = parent / f"{prefix}{secrets.token_hex(4)}"
+        path = parent / f"{prefix}{os.urandom(4).hex()}"
         try:
             path.mkdir()
             return path

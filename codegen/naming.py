@@ -78,6 +78,7 @@ RESERVED_ATTRS = frozenset(
     | {"str", "dict", "list", "int", "float", "bool", "frozenset"}
 )
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
+_NON_WORD = re.compile(r"\W", flags=re.ASCII)
 
 
 def pascal(text: str) -> str:
@@ -95,7 +96,7 @@ def upper_snake(text: str) -> str:
 
 def identifier(text: str, fallback: str) -> str:
     """A valid, non-keyword identifier made from `text`."""
-    name = re.sub(r"\W", "_", text, flags=re.ASCII).strip("_") or fallback
+    name = _NON_WORD.sub("_", text).strip("_") or fallback
     if name[0].isdigit():
         name = f"{fallback}_{name}"
     if keyword.iskeyword(name) or keyword.issoftkeyword(name):

@@ -22,7 +22,6 @@ from typing import Any
 
 from .diagnostics import InputError
 from .parse.load import meta_names
-from .refs import NPM_PREFIX
 
 RAW_URL = "https://raw.githubusercontent.com/agentclientprotocol/agent-client-protocol/{ref}/schema/{path}"
 # Files a release may carry, by layout (flat before v2, then one folder per protocol version).
@@ -82,6 +81,8 @@ def _flat_note(files: Collection[str], path: str) -> str:
 def missing_in_mirror(ref: str, paths: Collection[str]) -> str | None:
     """With $ACP_SCHEMA_MIRROR set: why pinning `ref` cannot provide all of `paths` (None when
     it can, or when there is no mirror to ask)."""
+    from .refs import NPM_PREFIX  # here: what names refs is no part of generate's start-up
+
     mirror = os.environ.get(MIRROR_ENV)
     if not mirror:
         return None
@@ -313,6 +314,8 @@ def _cache_ok(lock: Lock, pin: Pin) -> bool:
 def _fetch_all(pins: list[Pin]) -> list[tuple[Pin, bytes]]:
     """The bytes of every pin, each sha256-checked: from the mirror when one is set, else
     from their URLs, downloading each URL (a tarball) once."""
+    from .refs import NPM_PREFIX
+
     mirror = os.environ.get(MIRROR_ENV)
     out: list[tuple[Pin, bytes]] = []
     by_url: dict[str, list[Pin]] = {}

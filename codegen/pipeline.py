@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import keyword
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostics, InputError
 from .ir import Model
@@ -22,9 +23,11 @@ from .naming import Names, assign_names
 from .parse.classify import build_model
 from .parse.load import Source, load
 from .render.env import banner, environment
-from .render.lower import lower
-from .render.package import LaneFacts, package_files
-from .render.ruff import Formatting
+from .render.lower import lower, lower_models
+from .render.ruff import Formatting, WaitingRuff
+
+if TYPE_CHECKING:
+    from .render.package import LaneFacts
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,9 @@ def generate(
     return generate_package(target.package, [target], template_dir, diags, flat=True, fmt=fmt)
 
 
+Sink = Callable[[dict[str, str]], None]  # given files once they are final (emit.Writer.add)
+
+
 def lane_name(target: Target, model: Model) -> str:
     """The folder a lane gets in a package of several: its major version (`v2`), and
     `_unstable` for an unstable schema (`v2/schema.unstable.json` → `v2_unstable`)."""
@@ -93,9 +99,12 @@ def generate_package(
     *,
     flat: bool = False,
     fmt: bool = True,
+    sink: Sink | None = None,
 ) -> Generated:
     """A package of `lanes`, each in a subpackage named after it (`lane_name`), beside one
-    runtime and one toolkit; with `flat`, its one lane's names are exported at the root too."""
+    runtime and one toolkit; with `flat`, its one lane's names are exported at the root too.
+    `sink`, when given, gets every file as soon as it is final: the copied ones while ruff
+    formats the rest, each ruff's as it is waited for (models.py last)."""
     if not package.isidentifier() or keyword.iskeyword(package):
         raise InputError(f"package name {package!r} is not a Python identifier")
     if not lanes or (flat and len(lanes) != 1):
@@ -107,7 +116,7 @@ def generate_package(
     skipped: list[str] = []
     copied: set[str] = set()  # formatted source already (`make lint` checks them)
     with contextlib.ExitStack() as stack:
-        early: list[Formatting] = []  # models.py, the largest: ruff starts on each at once
+        early: list[WaitingRuff] = []  # models.py, the largest: ruff starts on each at once
         for target in lanes:
             source, model, names = analyse(target.schema_path, diags, target.overrides)
             folder = lane_name(target, model)
@@ -126,23 +135,41 @@ def generate_package(
             if dialect is None and {"SessionUpdate", "PromptRequest"} <= model.index.keys():
                 skipped.append(_skip_note(package, folder, target, model))  # an older ACP draft
             header = banner(target.ref, target.label or target.schema_path.name, source.sha256)
-            contexts = lower(
-                model, names, modules, banner=header, ref=target.ref, sha256=source.sha256
-            )
             prefix = f"{package}/{folder}/"
+            # models.py first, for a ruff started now (it starts up while models.py is made),
+            # which formats it while the lane's other modules are made.
+            spec = next((m for m in modules if m.module == "models"), None)
+            ruff = None
+            if fmt and spec is not None:
+                ruff = stack.enter_context(WaitingRuff(prefix + spec.filename))
+            models = lower_models(model, names, header)
             rendered: dict[str, str] = {}
+            if spec is not None:
+                assert spec.template is not None
+                text = env.get_template(spec.template).render(models.variables())
+                rendered[prefix + spec.filename] = text
+                if ruff is not None:
+                    ruff.format(text)
+                    early.append(ruff)
+            contexts = lower(
+                model,
+                names,
+                modules,
+                banner=header,
+                ref=target.ref,
+                sha256=source.sha256,
+                models=models,
+            )
             for module in modules:
-                assert module.template is not None
-                variables = contexts[module.context or module.module].variables()
-                path = prefix + module.filename
-                rendered[path] = env.get_template(module.template).render(variables)
-                if fmt and module.module == "models":
-                    early.append(stack.enter_context(Formatting({path: rendered[path]})))
+                if module.module != "models":
+                    assert module.template is not None
+                    variables = contexts[module.context or module.module].variables()
+                    template = env.get_template(module.template)
+                    rendered[prefix + module.filename] = template.render(variables)
             files.update(rendered)
-            if fmt:  # the lane's other modules, while the next lane and the package render
-                lane_rest = {p: t for p, t in rendered.items() if p != prefix + "models.py"}
-                early.append(stack.enter_context(Formatting(lane_rest)))
-            exports = contexts["models"].variables()["exports"]
+            exports = models.exports
+            from .render.package import LaneFacts  # imported once ruff has models.py to format
+
             facts.append(
                 LaneFacts(
                     folder,
@@ -157,16 +184,25 @@ def generate_package(
                     exports,
                 )
             )
+        from .render.package import package_files
+
         shared, copied = package_files(package, facts, template_dir, env, flat=flat)
         files.update(shared)
-        if fmt:  # the rest in a second ruff, beside the first ones
+        if fmt:  # the rest in one more ruff, beside the first ones
             apart = copied.union(*(e.names for e in early))
             rest = stack.enter_context(
                 Formatting({p: t for p, t in files.items() if p not in apart})
             )
-            files.update(rest.result())
-            for formatting in early:
-                files.update(formatting.result())
+            if sink is not None:  # final already: written while ruff formats
+                sink({p: files[p] for p in copied})
+            waits: list[Formatting | WaitingRuff] = [rest, *early]  # models.py, the longest, last
+            for formatting in waits:
+                result = formatting.result()
+                files.update(result)
+                if sink is not None:
+                    sink(result)
+        elif sink is not None:
+            sink(files)
     model, names = next(iter(seen.values()))
     return Generated(model, names, files, seen, skipped)
 

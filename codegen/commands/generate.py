@@ -4,6 +4,7 @@ into a folder of the user's choosing."""
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import sys
@@ -16,8 +17,8 @@ from jinja2 import TemplateSyntaxError
 
 from ..config import Config, default_templates, load_config
 from ..diagnostics import Diagnostics, InputError, print_diagnostics
+from ..emit import Writer, refusals
 from ..emit import diff as diff_files
-from ..emit import refusals, write
 from ..pins import (
     Lock,
     NotPinned,
@@ -27,7 +28,7 @@ from ..pins import (
     missing_in_mirror,
     read_lock,
 )
-from ..pipeline import Target, generate_package
+from ..pipeline import Sink, Target, generate_package
 from ..render.ruff import RuffFailed
 
 
@@ -61,13 +62,54 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     targets, out, templates, user_templates = _targets(args)
+    packages = [package.name for package in targets]
+    if not args.check:
+        with Writer(out, packages) as writer:  # files are written as they are made
+            files, notes = _generate(targets, templates, user_templates, args.verbose, writer.add)
+            writer.finish(files)
+        _say(notes)
+        return 0
+    files, notes = _generate(targets, templates, user_templates, args.verbose, None)
+    text = diff_files(files, out, packages)
+    if text:
+        sys.stdout.write(text)
+        refused = refusals(files, out, packages) if out.is_dir() else []
+        for reason in refused:
+            print(f"acp-codegen: `acp-codegen generate` would stop: {reason}", file=sys.stderr)
+        if not refused:
+            print(
+                f"acp-codegen: {out} is not current: run `acp-codegen generate`",
+                file=sys.stderr,
+            )
+        return 1
+    _say(notes)
+    return 0
+
+
+def _generate(
+    targets: list[Package], templates: Path, user_templates: bool, verbose: bool, sink: Sink | None
+) -> tuple[dict[str, str], list[str]]:
+    """Every package's files, and the notes to say once they are written (or found current).
+    The garbage collector is off meanwhile: what the generation makes lives until it ends."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _generate_all(targets, templates, user_templates, verbose, sink)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _generate_all(
+    targets: list[Package], templates: Path, user_templates: bool, verbose: bool, sink: Sink | None
+) -> tuple[dict[str, str], list[str]]:
     diags = Diagnostics()
     files: dict[str, str] = {}
-    notes: list[str] = []  # said once the packages are written (or found current)
+    notes: list[str] = []
     try:
         for package in targets:
             made = generate_package(
-                package.name, package.lanes, templates, diags, flat=package.flat
+                package.name, package.lanes, templates, diags, flat=package.flat, sink=sink
             )
             files.update(made.files)
             notes += made.skipped
@@ -87,26 +129,8 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         raise
     finally:
-        print_diagnostics(diags, args.verbose, skip_errors=True)
-    packages = [package.name for package in targets]
-    if args.check:
-        text = diff_files(files, out, packages)
-        if text:
-            sys.stdout.write(text)
-            refused = refusals(files, out, packages) if out.is_dir() else []
-            for reason in refused:
-                print(f"acp-codegen: `acp-codegen generate` would stop: {reason}", file=sys.stderr)
-            if not refused:
-                print(
-                    f"acp-codegen: {out} is not current: run `acp-codegen generate`",
-                    file=sys.stderr,
-                )
-            return 1
-        _say(notes)
-        return 0
-    write(files, out, packages)
-    _say(notes)
-    return 0
+        print_diagnostics(diags, verbose, skip_errors=True)
+    return files, notes
 
 
 def _say(notes: list[str]) -> None:
@@ -216,30 +240,40 @@ def _file_target(package: str, schema: Path, overrides: dict[str, Any] | None) -
 
 
 def _as_pinned(schema: Path) -> Pin | None:
-    """The pin `schema` is the cached copy of, in the project's lock or the lock beside the
-    cache folder it sits in; None for any other file (or one whose bytes differ from the pin)."""
+    """The pin `schema` is the cached copy of, in the lock beside the cache folder it sits in
+    or the project's lock; None for any other file (or one whose bytes differ from the pin).
+    The lock beside the cache is asked first: when it has the pin, the project's
+    pyproject.toml is not read (a pin of the file in both gives the same ref, path and
+    sha256)."""
     try:
         resolved = schema.resolve(strict=True)
         digest = hashlib.sha256(resolved.read_bytes()).hexdigest()
     except OSError:
         return None  # the loader reports it
     locks = [p.parent / "pins.lock.json" for p in resolved.parents if p.name == "cache"]
+    for lock_path in locks:
+        pin = _pinned_in(lock_path, resolved, digest)
+        if pin is not None:
+            return pin
     try:
-        locks.insert(0, load_config().lock)
+        project = load_config().lock
     except InputError:
-        pass  # no project here: only the lock beside the cache
-    for lock_path in dict.fromkeys(locks):
-        if not lock_path.is_file():
-            continue
-        try:
-            lock = read_lock(lock_path)
-            relative = resolved.relative_to(lock.cache_dir.resolve()).as_posix()
-        except (InputError, ValueError, OSError):
-            continue
-        ref, _, path = relative.partition("/")
-        for pin in lock.pins:
-            if (pin.ref, pin.path, pin.sha256) == (ref, path, digest):
-                return pin
+        return None  # no project here: only the lock beside the cache
+    return None if project in locks else _pinned_in(project, resolved, digest)
+
+
+def _pinned_in(lock_path: Path, resolved: Path, digest: str) -> Pin | None:
+    if not lock_path.is_file():
+        return None
+    try:
+        lock = read_lock(lock_path)
+        relative = resolved.relative_to(lock.cache_dir.resolve()).as_posix()
+    except (InputError, ValueError, OSError):
+        return None
+    ref, _, path = relative.partition("/")
+    for pin in lock.pins:
+        if (pin.ref, pin.path, pin.sha256) == (ref, path, digest):
+            return pin
     return None
 
 

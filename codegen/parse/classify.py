@@ -106,11 +106,29 @@ def _break_alias_cycles(types: tuple[TypeDef, ...], diags: Diagnostics) -> tuple
 
 
 def _check_leniency_keywords(schema: dict[str, Any], diags: Diagnostics) -> None:
+    if not _unknown_leniency(schema):  # the usual case, found without building paths
+        return
     for path, key, _ in iter_keys(schema):
         if key.startswith("x-deserialize-") and key not in KNOWN_LENIENCY:
             diags.error(
                 pointer("#", path), f"unknown leniency rule {key!r}: the generator cannot honour it"
             )
+
+
+def _unknown_leniency(schema: dict[str, Any]) -> bool:
+    """Whether any object below `schema` has an `x-deserialize-` key the generator does not know."""
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            for key, value in node.items():
+                if key.startswith("x-deserialize-") and key not in KNOWN_LENIENCY:
+                    return True
+                if type(value) is dict or type(value) is list:
+                    stack.append(value)
+        else:
+            stack.extend(v for v in node if type(v) is dict or type(v) is list)
+    return False
 
 
 class _Builder:

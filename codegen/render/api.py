@@ -19,6 +19,8 @@ from .env import user_cache
 
 @dataclass(frozen=True)
 class Member:
+    """One public method or property of a toolkit class, as the API reference lists it."""
+
     name: str
     signature: str  # `(self, ...) -> T` without `self`, or `: T` for a property
     doc: str

@@ -117,6 +117,8 @@ class NumberCheck(Check):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class NullCheck(Check):
+    """The value must be null."""
+
     kind: ClassVar[str] = "null"
 
     def steps(self) -> list[str]:

@@ -130,6 +130,8 @@ class UnionContext:
 
 @dataclass(slots=True, eq=False, repr=False)
 class MemberContext:
+    """One member of an enum: its Python name, value and description."""
+
     py: str
     value: str | int
     doc: str

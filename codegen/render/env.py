@@ -4,9 +4,9 @@ valid, inert Python literals (`lower` calls `pylit` too, for the numbers it writ
 
 from __future__ import annotations
 
-import json
 import math
 import os
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +84,9 @@ def pylit(value: Any) -> str:
 
 def json_text(value: str) -> str:
     """The JSON text of the string `value` as the generated runtime writes it (UTF-8 kept;
-    the runtime escapes the line separators of the whole line): data, for `pylit`."""
-    return json.dumps(value, ensure_ascii=False)
+    the runtime escapes the line separators of the whole line): data, for `pylit`. It is
+    `json.dumps(value, ensure_ascii=False)`, without a JSON encoder made for each call."""
+    return encode_basestring(value)
 
 
 def docstring(text: str, indent: int = 0, note: str = "") -> str:

@@ -20,14 +20,18 @@ from ..naming import Names
 from .context import (
     MethodContext,
     MethodsContext,
+    ModelsContext,
     ModuleContext,
     ReferenceContext,
     RpcContext,
     UnionContext,
 )
 from .models import ModelsLowering
-from .reference import object_rows
-from .session import SESSION_RULES, SESSION_RULES_V1, SESSION_TEMPLATE_V1, session_state
+
+
+def lower_models(model: Model, names: Names, banner: str) -> ModelsContext:
+    """`models.py`'s context, which the pipeline makes first (ruff formats it the longest)."""
+    return ModelsLowering(model, names).context(banner)
 
 
 def lower(
@@ -38,9 +42,15 @@ def lower(
     banner: str,
     ref: str,
     sha256: str,
+    models: ModelsContext | None = None,
 ) -> dict[str, ModuleContext]:
-    """The context of each templated module of `modules`, by module name."""
-    models = ModelsLowering(model, names).context(banner)
+    """The context of each templated module of `modules`, by module name (`models`: the one
+    `lower_models` made already)."""
+    from .reference import object_rows  # imported here, once ruff formats models.py
+    from .session import SESSION_RULES, SESSION_RULES_V1, SESSION_TEMPLATE_V1, session_state
+
+    if models is None:
+        models = lower_models(model, names, banner)
     requests = {m.name for m in model.methods if m.kind == "request"}
     methods = tuple(
         _method(m, names, twin=m.kind == "notification" and m.name in requests)

@@ -13,6 +13,8 @@ _SCALARS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null"
 
 @dataclass(frozen=True, slots=True)
 class FieldRow:
+    """One field of an object in REFERENCE.md's tables."""
+
     py: str
     wire: str
     type: str
@@ -21,6 +23,8 @@ class FieldRow:
 
 @dataclass(frozen=True, slots=True)
 class ObjectRow:
+    """One object type in REFERENCE.md: its class, description and fields."""
+
     py: str
     doc: str  # the first sentence of its description
     fields: tuple[FieldRow, ...]

@@ -52,10 +52,13 @@ class Formatting:
         self._tmp = tempfile.TemporaryDirectory(prefix="acp-codegen-")
         root = Path(self._tmp.name)
         try:
+            folders: set[Path] = set()
             for name in self._py:
                 path = root / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(files[name], encoding="utf-8")
+                if path.parent not in folders:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    folders.add(path.parent)
+                path.write_bytes(files[name].encode("utf-8"))
             argv = [ruff_binary(), "format", *RUFF_ARGS, str(root)]  # not --quiet: it hides errors
             self._proc = subprocess.Popen(
                 argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -77,7 +80,9 @@ class Formatting:
         out = dict(self._files)
         for name in self._py:
             out[name] = (root / name).read_text(encoding="utf-8")
-        return out
+        self._files = out  # what result() gives from now on
+        self.close()  # its folder goes now, while the other ruffs still run
+        return dict(out)
 
     def close(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -88,6 +93,50 @@ class Formatting:
             self._tmp = None
 
     def __enter__(self) -> Formatting:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class WaitingRuff:
+    """A ruff started before the one file it formats is rendered, to read it from its stdin:
+    its start-up goes by meanwhile. `format(text)` hands it the file; then, as with
+    `Formatting`, `result()` waits and gives it formatted."""
+
+    def __init__(self, name: str) -> None:
+        self.names = {name}
+        self._name = name
+        self._text = ""
+        argv = [ruff_binary(), "format", *RUFF_ARGS, "--stdin-filename", name, "-"]
+        self._proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+
+    def format(self, text: str) -> None:
+        self._text = text
+        stdin, self._proc.stdin = self._proc.stdin, None  # closed here, not by communicate()
+        assert stdin is not None
+        try:
+            stdin.write(text.encode("utf-8"))  # ruff reads it all before it formats
+            stdin.close()
+        except BrokenPipeError:
+            pass  # ruff ended early: result() says why
+
+    def result(self) -> dict[str, str]:
+        stdout, stderr = self._proc.communicate()
+        if self._proc.returncode != 0:
+            text = (stderr or stdout).decode("utf-8", "replace").strip()
+            first = text.splitlines()[0] if text else f"exit status {self._proc.returncode}"
+            raise RuffFailed(f"ruff failed on the generated code: {first}")
+        return {self._name: stdout.decode("utf-8")}
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.communicate()
+
+    def __enter__(self) -> WaitingRuff:
         return self
 
     def __exit__(self, *exc: object) -> None:

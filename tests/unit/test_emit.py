@@ -325,3 +325,27 @@ def test_with_manifests_adds_one_per_package() -> None:
         "models.py",
         "py.typed",
     ]
+
+
+def test_a_writer_changes_no_target_before_finish(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write(package(), out, ["pkg"])
+    before = tree(out / "pkg")
+    with emit.Writer(out, ["pkg"]) as writer:
+        files = package(marker="2")
+        writer.add({"pkg/models.py": files["pkg/models.py"]})  # staged beside the target
+        assert tree(out / "pkg") == before
+        writer.finish(files)
+    assert (out / "pkg" / "__init__.py").read_text(encoding="utf-8").endswith("VALUE = 2\n")
+    assert sorted(p.name for p in out.iterdir()) == ["pkg"]  # no staging folder left
+    assert with_manifests(files, ["pkg"])[f"pkg/{MANIFEST}"] == (
+        (out / "pkg" / MANIFEST).read_text(encoding="utf-8")
+    )
+
+
+def test_a_writer_left_without_finish_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "out"
+    with emit.Writer(out, ["pkg"]) as writer:
+        writer.add(package())
+        assert out.is_dir()
+    assert list(tmp_path.iterdir()) == []  # the folders it made are gone too

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from codegen.render.env import docstring, pylit
+from codegen.render.env import docstring, json_text, pylit
 from codegen.render.ruff import ruff_binary
 from tests.conftest import REPO, write_schema
 
@@ -432,6 +432,12 @@ def test_docstring_is_always_one_inert_literal_holding_the_text(text: str, note:
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), st.lists, max_leaves=8))
 def test_pylit_is_always_an_inert_literal_of_the_value(value: Any) -> None:
     assert ast.literal_eval(pylit(value)) == value
+
+
+@given(st.text())
+def test_json_text_is_the_json_of_the_string_with_its_characters_kept(text: str) -> None:
+    assert json_text(text) == json.dumps(text, ensure_ascii=False)
+    assert json.loads(json_text(text)) == text
 
 
 def test_pylit_refuses_what_has_no_literal() -> None:
