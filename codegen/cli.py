@@ -132,7 +132,10 @@ def run() -> NoReturn:
     name = sys.argv[1] if len(sys.argv) > 1 else ""
     if name in {command for command, _, _ in COMMANDS}:
         gc.disable()
-        importlib.import_module(f"codegen.commands.{name}")
+        try:
+            importlib.import_module(f"codegen.commands.{name}")
+        except Exception:  # noqa: BLE001, S110 (main imports it again and reports it as a bug)
+            pass
         gc.freeze()
         gc.enable()
     code = main()
